@@ -1,0 +1,3 @@
+export type { PGliteLike } from './sql-client.js';
+export type { PostgresKeyStoreOptions } from './store.js';
+export { PostgresKeyStore } from './store.js';

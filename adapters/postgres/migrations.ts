@@ -1,0 +1,55 @@
+/**
+ * The schema, one entry per version, each a list of statements (PGlite runs one statement per call).
+ * Never edit a released entry: add the next version. `T` stands for the schema-qualified table prefix.
+ */
+export const MIGRATIONS: readonly (readonly string[])[] = [
+  [
+    `CREATE TABLE T.keygate_keys (
+      id text PRIMARY KEY,
+      hash text NOT NULL,
+      account_id text NOT NULL,
+      name text NOT NULL,
+      mode text NOT NULL CHECK (mode IN ('live', 'test')),
+      status text NOT NULL CHECK (status IN ('active', 'revoked')),
+      permissions jsonb NOT NULL,
+      allowed_ips jsonb NOT NULL,
+      hint text NOT NULL,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      expires_at timestamptz,
+      revoked_at timestamptz,
+      rotated_from text,
+      rotated_to text,
+      metadata jsonb NOT NULL,
+      version integer NOT NULL CHECK (version >= 1)
+    )`,
+    'CREATE UNIQUE INDEX keygate_keys_hash ON T.keygate_keys (hash)',
+    'CREATE INDEX keygate_keys_account ON T.keygate_keys (account_id, created_at)',
+    // Revocation is permanent even for a hand-written UPDATE: the database refuses to change a revoked row.
+    `CREATE FUNCTION T.keygate_keys_revoked_is_final() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF OLD.status = 'revoked' THEN
+        RAISE EXCEPTION 'keygate: key % is revoked and can no longer be changed', OLD.id USING ERRCODE = 'check_violation';
+      END IF;
+      RETURN NEW;
+    END $$`,
+    `CREATE TRIGGER keygate_keys_revoked_is_final BEFORE UPDATE ON T.keygate_keys
+      FOR EACH ROW EXECUTE FUNCTION T.keygate_keys_revoked_is_final()`,
+  ],
+  // 2: usage statistics. Counts are added by upsert, so several processes flushing add up exactly.
+  [
+    `CREATE TABLE T.keygate_usage (
+      key_id text NOT NULL,
+      account_id text NOT NULL,
+      day date NOT NULL,
+      outcome text NOT NULL,
+      count bigint NOT NULL CHECK (count >= 0),
+      PRIMARY KEY (key_id, day, outcome)
+    )`,
+    `CREATE TABLE T.keygate_key_activity (
+      key_id text PRIMARY KEY,
+      last_used_at timestamptz NOT NULL,
+      last_used_ip text
+    )`,
+  ],
+];

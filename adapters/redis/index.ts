@@ -1,0 +1,3 @@
+export type { RedisClientLike, RedisKeyStoreOptions, RedisSubscriberLike } from './store.js';
+export { RedisKeyStore } from './store.js';
+export { RedisAttemptCounter, type RedisAttemptCounterOptions, type RedisCommandClient } from './throttle.js';

@@ -1,0 +1,56 @@
+// Lua scripts run atomically on the server: no other command interleaves with one.
+
+/** KEYS: digest index. ARGV: record-key prefix. Returns the record JSON or nil. */
+export const FIND_BY_HASH = `
+local id = redis.call('GET', KEYS[1])
+if not id then return false end
+return redis.call('GET', ARGV[1] .. id)`;
+
+/** KEYS: record, digest index, account set. ARGV: record JSON, id, channel, change JSON. */
+export const INSERT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'id' end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 'hash' end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 'ok'`;
+
+/**
+ * Compare-and-set of one record. KEYS: record. ARGV: the version the new record was computed from,
+ * new record JSON, channel, change JSON. A revoked record is never overwritten, whatever the caller sent.
+ */
+export const UPDATE = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 'missing' end
+local record = cjson.decode(current)
+if record.status == 'revoked' then return 'revoked' end
+if tonumber(record.version) ~= tonumber(ARGV[1]) then return 'stale' end
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 'ok'`;
+
+/**
+ * Adds a flush of usage. KEYS: one usage hash per count, then one activity hash per key.
+ * ARGV: count n, activity m, then n triples (field `day|outcome`, increment, account id) and m pairs
+ * (last used at, ISO-8601; last used ip or ''). Counts are added with HINCRBY, so flushes from any
+ * number of processes add up exactly; activity keeps the newest time (ISO-8601 sorts as text).
+ */
+export const ADD_USAGE = `
+local n = tonumber(ARGV[1])
+local m = tonumber(ARGV[2])
+local a = 3
+for i = 1, n do
+  redis.call('HINCRBY', KEYS[i], ARGV[a], ARGV[a + 1])
+  redis.call('HSET', KEYS[i], '_account', ARGV[a + 2])
+  a = a + 3
+end
+for j = 1, m do
+  local k = KEYS[n + j]
+  local current = redis.call('HGET', k, 'at')
+  if (not current) or current < ARGV[a] then
+    redis.call('HSET', k, 'at', ARGV[a], 'ip', ARGV[a + 1])
+  end
+  a = a + 2
+end
+return 'ok'`;

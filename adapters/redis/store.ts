@@ -1,0 +1,275 @@
+import {
+  type ApiKeyRecord,
+  applyPatch,
+  ChangeRelay,
+  changeOf,
+  freezeRecord,
+  InvalidInputError,
+  type KeyActivity,
+  type KeyChange,
+  KeyConflictError,
+  KeyNotFoundError,
+  type KeyPatch,
+  KeyRevokedError,
+  KeyStoreUnavailableError,
+  mergeUsage,
+  parseChange,
+  quote,
+  type UsageBatch,
+  type UsageCount,
+  type UsageOutcome,
+  type UsageStore,
+  type WritableKeyStore,
+} from 'keygate';
+import { ADD_USAGE, FIND_BY_HASH, INSERT, UPDATE } from './scripts.js';
+
+/** The connection that receives the change channel: what `client.duplicate()` returns. */
+export interface RedisSubscriberLike {
+  connect(): Promise<unknown>;
+  subscribe(channel: string, listener: (message: string, channel: string) => unknown): Promise<unknown>;
+  on(event: 'error', listener: (err: Error) => void): unknown;
+  /** node-redis v5. */
+  destroy?(): void;
+  /** node-redis v4. */
+  disconnect?(): Promise<void>;
+}
+
+/**
+ * The part of a node-redis client (v4 or v5, `createClient()` from `redis`) this store uses, typed
+ * structurally so that `redis` stays an optional peer.
+ */
+export interface RedisClientLike {
+  sendCommand(args: string[]): Promise<unknown>;
+  duplicate(): RedisSubscriberLike;
+}
+
+/** Options of {@link RedisKeyStore}. */
+export interface RedisKeyStoreOptions {
+  /** A connected node-redis client. The caller owns it and closes it. */
+  client: RedisClientLike;
+  /** Prefix of every key and of the change channel. Default `'keygate:'`. */
+  prefix?: string;
+  /** Called when the change channel fails (node-redis reconnects it by itself). Default: ignore. */
+  onError?: (err: unknown) => void;
+}
+
+/** Optimistic writes retry on a concurrent change; each round at least one writer wins. */
+const MAX_ATTEMPTS = 100;
+
+/**
+ * A key store in Redis (standalone, or a cluster when the prefix is one hash tag such as `'{keygate}:'`).
+ * A record is JSON under `<prefix>key:<id>`, with an index `<prefix>hash:<digest>` -> id and a set
+ * `<prefix>account:<accountId>`. Writes are Lua scripts, so a revoke and a concurrent update never
+ * leave a revoked key active. Changes are published on `<prefix>changes`; the first `subscribe`
+ * opens a second connection (`client.duplicate()`) for them, and `close()` ends it.
+ *
+ * @example
+ * const client = await createClient({ url: 'redis://127.0.0.1:6379' }).connect();
+ * const store = new RedisKeyStore({ client });
+ * const keys = new KeyManager({ store });
+ * const cached = new CachedKeyStore(store, { ttl: 30_000 });
+ */
+export class RedisKeyStore implements WritableKeyStore, UsageStore {
+  readonly prefix: string;
+  readonly channel: string;
+  private readonly client: RedisClientLike;
+  private readonly onError: (err: unknown) => void;
+  private readonly relay = new ChangeRelay();
+  private readonly shas = new Map<string, Promise<string>>();
+  private subscriber: RedisSubscriberLike | undefined;
+  private closed = false;
+
+  constructor(options: RedisKeyStoreOptions) {
+    const client = options?.client as Partial<RedisClientLike> | undefined;
+    if (!client || typeof client.sendCommand !== 'function' || typeof client.duplicate !== 'function') {
+      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
+    }
+    const prefix = options.prefix ?? 'keygate:';
+    if (typeof prefix !== 'string' || prefix.length > 100 || /\s/.test(prefix)) {
+      throw new InvalidInputError(
+        'prefix',
+        `prefix must be a string of at most 100 non-space characters, got ${quote(prefix)}`,
+      );
+    }
+    this.client = options.client;
+    this.prefix = prefix;
+    this.channel = `${prefix}changes`;
+    this.onError = options.onError ?? (() => {});
+  }
+
+  private recordKey(id: string): string {
+    return `${this.prefix}key:${id}`;
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const json = await this.run(FIND_BY_HASH, [`${this.prefix}hash:${hash}`], [this.recordKey('')]);
+    return typeof json === 'string' ? parse(json) : null;
+  }
+
+  async findById(id: string): Promise<ApiKeyRecord | null> {
+    const json = await this.client.sendCommand(['GET', this.recordKey(id)]);
+    return typeof json === 'string' ? parse(json) : null;
+  }
+
+  async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    const ids = (await this.client.sendCommand(['SMEMBERS', `${this.prefix}account:${accountId}`])) as string[];
+    if (ids.length === 0) return [];
+    const values = (await this.client.sendCommand(['MGET', ...ids.map((id) => this.recordKey(id))])) as (
+      | string
+      | null
+    )[];
+    return values
+      .filter((v): v is string => typeof v === 'string')
+      .map(parse)
+      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
+  }
+
+  async insert(record: ApiKeyRecord): Promise<ApiKeyRecord> {
+    const stored = freezeRecord({ ...record, version: 1 });
+    const change = changeOf('created', stored);
+    const outcome = await this.run(
+      INSERT,
+      [this.recordKey(stored.id), `${this.prefix}hash:${stored.hash}`, `${this.prefix}account:${stored.accountId}`],
+      [JSON.stringify(stored), stored.id, this.channel, JSON.stringify(change)],
+    );
+    if (outcome === 'id') throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`);
+    if (outcome === 'hash') throw new KeyConflictError('a key with the same digest already exists');
+    this.relay.emit(change);
+    return stored;
+  }
+
+  async update(id: string, patch: KeyPatch): Promise<ApiKeyRecord> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await this.findById(id);
+      if (!current) throw new KeyNotFoundError(id);
+      // The shared patch semantics (throws KeyRevokedError); the script then writes only if nobody wrote meanwhile.
+      const next = applyPatch(current, patch);
+      const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
+      const outcome = await this.run(
+        UPDATE,
+        [this.recordKey(id)],
+        [String(current.version), JSON.stringify(next), this.channel, JSON.stringify(change)],
+      );
+      if (outcome === 'ok') {
+        this.relay.emit(change);
+        return next;
+      }
+      if (outcome === 'missing') throw new KeyNotFoundError(id);
+      if (outcome === 'revoked') throw new KeyRevokedError(id);
+    }
+    throw new KeyStoreUnavailableError(`key ${quote(id)} changed ${MAX_ATTEMPTS} times while being updated; try again`);
+  }
+
+  /**
+   * Adds a flush of usage in one script: counts per key in a hash `<prefix>usage:<id>` (field
+   * `day|outcome`), last use in `<prefix>activity:<id>`. Atomic, and additive across processes.
+   */
+  async addUsage(batch: UsageBatch): Promise<void> {
+    const { counts, activity } = mergeUsage(batch);
+    if (counts.length === 0 && activity.length === 0) return;
+    const keys = [
+      ...counts.map((c) => `${this.prefix}usage:${c.keyId}`),
+      ...activity.map((a) => `${this.prefix}activity:${a.keyId}`),
+    ];
+    const args = [String(counts.length), String(activity.length)];
+    for (const c of counts) args.push(`${c.day}|${c.outcome}`, String(c.count), c.accountId);
+    for (const a of activity) args.push(a.lastUsedAt, a.lastUsedIp ?? '');
+    await this.run(ADD_USAGE, keys, args);
+  }
+
+  async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
+    const flat = (await this.client.sendCommand(['HGETALL', `${this.prefix}usage:${keyId}`])) as
+      | string[]
+      | Record<string, string>;
+    const entries = Array.isArray(flat)
+      ? Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i] as string, flat[2 * i + 1] as string] as const)
+      : Object.entries(flat);
+    const accountId = entries.find(([field]) => field === '_account')?.[1] ?? '';
+    const out: UsageCount[] = [];
+    for (const [field, value] of entries) {
+      const bar = field.indexOf('|');
+      if (bar < 0) continue;
+      const day = field.slice(0, bar);
+      if (day < from || day > to) continue;
+      out.push({ keyId, accountId, day, outcome: field.slice(bar + 1) as UsageOutcome, count: Number(value) });
+    }
+    return out.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : a.outcome < b.outcome ? -1 : 1));
+  }
+
+  async getActivity(keyId: string): Promise<KeyActivity | null> {
+    const [at, ip] = (await this.client.sendCommand(['HMGET', `${this.prefix}activity:${keyId}`, 'at', 'ip'])) as [
+      string | null,
+      string | null,
+    ];
+    if (!at) return null;
+    return { keyId, lastUsedAt: at, lastUsedIp: ip ? ip : null };
+  }
+
+  /**
+   * Subscribes to changes made by this process and, through Redis pub/sub, by every other process
+   * using the same prefix. The first subscription opens the pub/sub connection.
+   */
+  subscribe(listener: (change: KeyChange) => void): () => void {
+    const off = this.relay.subscribe(listener);
+    if (!this.subscriber && !this.closed) this.startSubscriber();
+    return () => {
+      off();
+      if (this.relay.listeners === 0) this.stopSubscriber();
+    };
+  }
+
+  /** Ends the pub/sub connection, if one is open. The client passed in stays open: it is the caller's. */
+  close(): void {
+    this.closed = true;
+    this.stopSubscriber();
+  }
+
+  private startSubscriber(): void {
+    const sub = this.client.duplicate();
+    this.subscriber = sub;
+    // Without an error listener a dropped connection would crash the process; node-redis reconnects and resubscribes.
+    sub.on('error', (err) => this.onError(err));
+    sub
+      .connect()
+      .then(() =>
+        sub.subscribe(this.channel, (message) => {
+          const change = parseChange(message);
+          if (change) this.relay.emit(change);
+        }),
+      )
+      .catch((err: unknown) => {
+        this.onError(err);
+        if (this.subscriber === sub) this.stopSubscriber();
+      });
+  }
+
+  private stopSubscriber(): void {
+    const sub = this.subscriber;
+    this.subscriber = undefined;
+    if (!sub) return;
+    if (typeof sub.destroy === 'function') sub.destroy();
+    else sub.disconnect?.().catch(() => {});
+  }
+
+  /** EVALSHA, loading the script on first use and again if the server forgot it (restart, SCRIPT FLUSH). */
+  private async run(script: string, keys: string[], args: string[]): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      let sha = this.shas.get(script);
+      if (!sha) {
+        sha = this.client.sendCommand(['SCRIPT', 'LOAD', script]) as Promise<string>;
+        this.shas.set(script, sha);
+        sha.catch(() => this.shas.delete(script));
+      }
+      try {
+        return await this.client.sendCommand(['EVALSHA', await sha, String(keys.length), ...keys, ...args]);
+      } catch (err) {
+        if (attempt > 0 || !String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
+        this.shas.delete(script);
+      }
+    }
+  }
+}
+
+function parse(json: string): ApiKeyRecord {
+  return freezeRecord(JSON.parse(json) as ApiKeyRecord);
+}

@@ -1,0 +1,207 @@
+// The e-mail verification API: keygate decides who may call what, the ledger decides whether the
+// call is paid for, and only then does the work run. Test keys get the sandbox and never reach the ledger.
+import express from 'express';
+import { CachedKeyStore, KeyManager } from 'keygate';
+import { apiKeyAuth } from 'keygate/express';
+import { parseAddress } from './address.js';
+import { candidates } from './contacts.js';
+import { createMxLookup } from './mx.js';
+import { InvalidRequest, sendProblem } from './problem.js';
+import { sandboxMx, sandboxVerify } from './sandbox.js';
+import { parseBatchBody, parseEmailBody, parseFindBody } from './validate.js';
+import { invalid, judge, scoreOf, verifyAddress } from './verify.js';
+
+/** Credits per processed item. A batch costs `verify` per address; a contacts search costs `find` once. */
+export const PRICES = Object.freeze({ verify: 1, score: 1, find: 5 });
+/** Largest accepted request body (express.json `limit`). */
+export const BODY_LIMIT = '100kb';
+
+/**
+ * Builds the service. Nothing listens yet: `app.listen(port)` or `http.createServer(app)`.
+ *
+ * @param {object} options
+ * @param {import('keygate').KeyStore} options.store where keys are looked up; wrapped in a `CachedKeyStore` unless `cache` is false
+ * @param {import('./ledger.js').Ledger} options.ledger prepaid balances and charges
+ * @param {import('./mx.js').MxResolver} [options.resolver] DNS for live keys. Default: the system resolver
+ * @param {number} [options.dnsTimeout] milliseconds per domain before an answer is `unknown`. Default `3000`
+ * @param {Partial<typeof PRICES>} [options.prices] default {@link PRICES}
+ * @param {boolean | string | number} [options.trustProxy] Express `trust proxy`. Default `false`: the peer address is the client
+ * @param {boolean} [options.cache] cache key lookups. Default `true`
+ * @param {import('keygate').UsageRecorder} [options.usage] counts every request per key; `GET /v1/account` then reports the calling key's usage. Default: none
+ * @param {(err: unknown) => void} [options.onError] unexpected errors (answered 500). Default `console.error`
+ * @returns {import('express').Express}
+ * @example
+ * const app = createApp({ store: new MemoryKeyStore(), ledger: new MemoryLedger() });
+ * app.listen(3000);
+ */
+export function createApp({
+  store,
+  ledger,
+  resolver,
+  dnsTimeout = 3000,
+  prices: priceOverrides = {},
+  trustProxy = false,
+  cache = true,
+  usage,
+  onError = console.error,
+}) {
+  const prices = { ...PRICES, ...priceOverrides };
+  const lookupMx = createMxLookup({ resolver, timeout: dnsTimeout });
+  const keys = cache ? new CachedKeyStore(/** @type {import('keygate').WritableKeyStore} */ (store)) : store;
+  /** @param {string[]} permissions */
+  const auth = (permissions) => apiKeyAuth({ store: keys, permissions, onResult: usage?.record });
+  // Per-key usage statistics for GET /v1/account, when the service counts them.
+  const manager = usage
+    ? new KeyManager({ store: /** @type {import('keygate').WritableKeyStore} */ (store), usage })
+    : undefined;
+  // After the key check, so an unauthenticated client cannot make the server read its body.
+  const json = express.json({ limit: BODY_LIMIT });
+
+  /**
+   * Charges a live key `items * price` up front (all or nothing), runs the work, refunds if it throws.
+   *
+   * @template T
+   * @param {import('express').Request} req
+   * @param {import('express').Response} res
+   * @param {keyof typeof PRICES} operation
+   * @param {number} items
+   * @param {(live: boolean) => Promise<T>} work
+   */
+  async function billed(req, res, operation, items, work) {
+    const key = /** @type {import('keygate').PublicKey} */ (req.apiKey);
+    if (key.mode === 'test') return res.json({ ...(await work(false)), mode: 'test', billing: { charged: 0 } });
+    const credits = items * prices[operation];
+    let debit;
+    try {
+      debit = await ledger.debit({ accountId: key.accountId, keyId: key.id, operation, items, credits });
+    } catch (err) {
+      onError(err);
+      return sendProblem(res, 503, 'ledger_unavailable', 'The balance could not be checked; nothing was charged.');
+    }
+    if (!debit.ok) {
+      return sendProblem(
+        res,
+        402,
+        'insufficient_credits',
+        `This request costs ${credits} credits and the balance is ${debit.balance}; nothing was charged.`,
+        { required: credits, balance: debit.balance },
+      );
+    }
+    let result;
+    try {
+      result = await work(true);
+    } catch (err) {
+      await ledger.refund(debit.chargeId).catch(onError);
+      throw err;
+    }
+    res.json({
+      ...result,
+      mode: 'live',
+      billing: { charged: credits, balance: debit.balance, chargeId: debit.chargeId },
+    });
+  }
+
+  /** @param {string} email @param {boolean} live */
+  const check = (email, live) => (live ? verifyAddress(email, lookupMx) : Promise.resolve(sandboxVerify(email)));
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', trustProxy);
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+
+  app.post('/v1/email/verify', auth(['email:verify']), json, async (req, res) => {
+    const { email } = parseEmailBody(req.body);
+    await billed(req, res, 'verify', 1, (live) => check(email, live));
+  });
+
+  app.post('/v1/email/verify/batch', auth(['email:verify']), json, async (req, res) => {
+    const { emails } = parseBatchBody(req.body);
+    await billed(req, res, 'verify', emails.length, async (live) => {
+      const results = await Promise.all(emails.map((email) => check(email, live)));
+      return { count: results.length, results };
+    });
+  });
+
+  app.post('/v1/email/score', auth(['email:score']), json, async (req, res) => {
+    const { email } = parseEmailBody(req.body);
+    await billed(req, res, 'score', 1, async (live) => {
+      const item = await check(email, live);
+      return { ...item, ...scoreOf(item) };
+    });
+  });
+
+  app.post('/v1/contacts/find', auth(['contacts:find']), json, async (req, res) => {
+    const { domain, first, last } = parseFindBody(req.body);
+    await billed(req, res, 'find', 1, async (live) => {
+      const ascii = /** @type {{ asciiDomain: string }} */ (parseAddress(`x@${domain}`)).asciiDomain;
+      const mx = live ? await lookupMx(ascii) : sandboxMx('found');
+      const found = candidates(first, last).map(({ pattern, local }) => {
+        const email = `${local}@${ascii}`;
+        const parsed = parseAddress(email);
+        const item = parsed.ok ? judge(email, parsed, mx) : invalid(email, parsed.reason);
+        return { email, pattern, result: item.result, reason: item.reason };
+      });
+      return { domain: ascii, mx, candidates: found };
+    });
+  });
+
+  app.get('/v1/account', auth([]), async (req, res) => {
+    const key = /** @type {import('keygate').PublicKey} */ (req.apiKey);
+    const [balance, charges, keyUsage] = await Promise.all([
+      ledger.balance(key.accountId),
+      ledger.charges(key.accountId, 10),
+      manager?.usage(key.id),
+    ]);
+    res.json({
+      account: { id: key.accountId, balance, recentCharges: charges },
+      key,
+      usage: keyUsage,
+      prices,
+      mode: key.mode,
+    });
+  });
+
+  app.use((req, res) => {
+    sendProblem(res, 404, 'not_found', `There is no ${req.method} ${req.path}.`);
+  });
+
+  app.use(
+    /** @type {import('express').ErrorRequestHandler} */
+    (err, _req, res, _next) => {
+      if (res.headersSent) return;
+      if (err instanceof InvalidRequest)
+        return sendProblem(res, 400, 'invalid_request', err.message, { field: err.field });
+      const parserError = bodyParserProblem(err);
+      if (parserError) return sendProblem(res, 400, 'invalid_request', parserError, { field: 'body' });
+      onError(err);
+      sendProblem(res, 500, 'internal_error', 'Something failed on our side; a charge for this request was refunded.');
+    },
+  );
+  return app;
+}
+
+/**
+ * What went wrong with the raw body, in words, or null for errors that are not body-parser's.
+ *
+ * @param {unknown} err
+ */
+function bodyParserProblem(err) {
+  switch (/** @type {{ type?: string }} */ (err)?.type) {
+    case 'entity.parse.failed':
+      return 'The body is not valid JSON.';
+    case 'entity.too.large':
+      return `The body is larger than ${BODY_LIMIT}.`;
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return 'The body must be UTF-8 JSON, uncompressed or gzip/deflate/br.';
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return 'The body could not be read.';
+    default:
+      return null;
+  }
+}

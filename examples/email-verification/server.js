@@ -1,0 +1,187 @@
+// `npm start`: the e-mail verification service on PGlite in ./.keygate (state survives restarts),
+// `--memory` for a throw-away run, DATABASE_URL for PostgreSQL. The first start creates a demo
+// account with credits and prints its two keys, once.
+import { once } from 'node:events';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { KeyManager, UsageRecorder } from 'keygate';
+import { createApp, PRICES } from './app.js';
+import { openStores } from './stores.js';
+
+/** The account `npm start` creates on first start, and its starting balance in credits. */
+export const DEMO_ACCOUNT = 'acct_demo';
+export const DEMO_CREDITS = 1000;
+const PERMISSIONS = ['email:verify', 'email:score', 'contacts:find'];
+
+export const USAGE = `Usage: node examples/email-verification/server.js [--memory] [--data-dir DIR] [--new-keys]
+  --memory        keys and balances in memory: fresh demo keys on every start
+  --data-dir DIR  PGlite folder (default ./.keygate); ignored with --memory or DATABASE_URL
+  --new-keys      create and print a new pair of demo keys even though some exist
+Environment: PORT (default 3000), HOST (default 127.0.0.1), DATABASE_URL (PostgreSQL instead of PGlite),
+  TRUST_PROXY (Express "trust proxy" value, e.g. 1 or 10.0.0.2; default off), DNS_TIMEOUT_MS (default 3000)`;
+
+/**
+ * Starts the service and returns once it listens.
+ *
+ * @param {object} [options]
+ * @param {string[]} [options.argv] command-line arguments. Default `process.argv.slice(2)`
+ * @param {Record<string, string | undefined>} [options.env] default `process.env`
+ * @param {(line: string) => void} [options.log] where the start-up message goes. Default `console.log`
+ * @param {import('./mx.js').MxResolver} [options.resolver] DNS for live keys. Default: the system resolver
+ * @returns {Promise<{ url: string, close: () => Promise<void> }>}
+ * @example
+ * const { url, close } = await main({ argv: ['--memory'], env: { PORT: '0' } });
+ */
+export async function main({ argv = process.argv.slice(2), env = process.env, log = console.log, resolver } = {}) {
+  const { values: args } = parseArgs({
+    args: argv,
+    options: {
+      memory: { type: 'boolean', default: false },
+      'data-dir': { type: 'string', default: './.keygate' },
+      'new-keys': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be 0-65535, got ${env.PORT}`);
+  const host = env.HOST ?? '127.0.0.1';
+
+  const stores = await openStores({ memory: args.memory, databaseUrl: env.DATABASE_URL, dataDir: args['data-dir'] });
+  let server;
+  /** @type {UsageRecorder | undefined} */
+  let usage;
+  try {
+    const keys = new KeyManager({ store: stores.store });
+    const demo = await seed(keys, stores.ledger, args['new-keys']);
+    usage = new UsageRecorder({ store: stores.store });
+    const app = createApp({
+      usage,
+      store: stores.store,
+      ledger: stores.ledger,
+      resolver,
+      trustProxy: trustProxyValue(env.TRUST_PROXY),
+      dnsTimeout: env.DNS_TIMEOUT_MS ? Number(env.DNS_TIMEOUT_MS) : undefined,
+    });
+    server = app.listen(port, host);
+    await once(server, 'listening');
+    const { port: actual } = /** @type {import('node:net').AddressInfo} */ (server.address());
+    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    const url = `http://${shown}:${actual}`;
+    log(`keygate e-mail verification service on ${url} (keys and balances ${stores.describe})`);
+    log(welcome({ url, ...demo, cliStore: stores.cliStore }));
+    const listening = server;
+    return {
+      url,
+      close: async () => {
+        listening.closeAllConnections();
+        await new Promise((resolve) => listening.close(resolve));
+        await usage?.close(); // the last counts, before the store goes
+        await stores.close();
+      },
+    };
+  } catch (err) {
+    server?.close();
+    await usage?.close().catch(() => {});
+    await stores.close();
+    throw err;
+  }
+}
+
+/**
+ * Creates the demo account (once) and its keys (when it has no active key, or when asked).
+ *
+ * @param {KeyManager} keys
+ * @param {import('./ledger.js').Ledger} ledger
+ * @param {boolean} newKeys
+ */
+async function seed(keys, ledger, newKeys) {
+  await ledger.open(DEMO_ACCOUNT, DEMO_CREDITS);
+  const existing = (await keys.list(DEMO_ACCOUNT)).filter((k) => k.status === 'active');
+  const created = [];
+  if (existing.length === 0 || newKeys) {
+    for (const mode of /** @type {const} */ (['test', 'live'])) {
+      created.push(
+        await keys.create({ accountId: DEMO_ACCOUNT, name: `demo ${mode}`, mode, permissions: PERMISSIONS }),
+      );
+    }
+  }
+  return { created, existing, balance: await ledger.balance(DEMO_ACCOUNT) };
+}
+
+/**
+ * The start-up message: new keys with working curl lines, or, when the keys already exist, their
+ * hints and how to get new ones (a secret is shown only when it is created).
+ *
+ * @param {{ url: string, created: import('keygate').CreatedKey[], existing: import('keygate').ManagedKey[], balance: number, cliStore: string | null }} state
+ */
+function welcome({ url, created, existing, balance, cliStore }) {
+  const lines = [
+    `Demo account ${DEMO_ACCOUNT}: ${balance} credits (verify ${PRICES.verify}, score ${PRICES.score}, contacts/find ${PRICES.find} per item).`,
+  ];
+  const test = created.find((k) => k.key.mode === 'test');
+  const live = created.find((k) => k.key.mode === 'live');
+  if (test && live) {
+    const post = (key, path, body) =>
+      `curl -s ${url}${path} -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '${JSON.stringify(body)}'`;
+    lines.push(
+      '',
+      'New demo keys, shown this once (only their digests are stored):',
+      'test key (sandbox answers, never billed):',
+      test.secret,
+      'live key (real checks: syntax, lists, DNS MX; billed from the balance):',
+      live.secret,
+      '',
+      'Try them:',
+      post(test.secret, '/v1/email/verify', { email: 'undeliverable@example.com' }),
+      post(live.secret, '/v1/email/verify', { email: 'ada@gmail.com' }),
+      post(live.secret, '/v1/contacts/find', { domain: 'example.com', firstName: 'Ada', lastName: 'Lovelace' }),
+      `curl -s ${url}/v1/account -H 'x-api-key: ${live.secret}'`,
+    );
+  }
+  if (existing.length > 0) {
+    lines.push(
+      '',
+      `Keys that already exist (secrets were printed when they were created and are not stored): ${existing
+        .map((k) => `${k.hint} (${k.name})`)
+        .join(', ')}`,
+    );
+    if (created.length === 0) {
+      lines.push(
+        'New keys: restart with `npm start -- --new-keys`',
+        cliStore
+          ? `  or, with the server stopped: node dist/cli.js keys create --store ${cliStore} --account ${DEMO_ACCOUNT} --name mine --mode live --permission email:verify`
+          : '',
+      );
+    }
+  }
+  return lines.filter((line, i, all) => line !== '' || all[i - 1] !== '').join('\n');
+}
+
+/** @param {string | undefined} value */
+function trustProxyValue(value) {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  let started;
+  try {
+    started = await main();
+  } catch (err) {
+    console.error(
+      err instanceof TypeError && /** @type {{ code?: string }} */ (err).code?.startsWith('ERR_PARSE_ARGS')
+        ? `${err.message}\n${USAGE}`
+        : err,
+    );
+    process.exit(1);
+  }
+  for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {
+    process.once(signal, () => {
+      started.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+}

@@ -1,0 +1,71 @@
+// Where keys and balances live: both in one database (PGlite or PostgreSQL), or both in memory.
+import { MemoryKeyStore } from 'keygate';
+import { MemoryLedger, SqlLedger } from './ledger.js';
+
+/**
+ * @typedef {object} Stores
+ * @property {import('keygate').WritableKeyStore} store keygate's keys
+ * @property {import('./ledger.js').Ledger} ledger balances and charges, beside the keys
+ * @property {string} describe where they live, for the start-up message
+ * @property {string | null} cliStore the `--store` value that lets the keygate CLI reach the same keys
+ * @property {() => Promise<void>} close releases connections
+ */
+
+/**
+ * Opens the stores: `memory` (lost at exit), `databaseUrl` (PostgreSQL), or else PGlite in `dataDir`.
+ * Tables are created or upgraded, idempotently. Drivers load only when chosen.
+ *
+ * @param {{ memory?: boolean, databaseUrl?: string, dataDir: string }} where
+ * @returns {Promise<Stores>}
+ * @example
+ * const { store, ledger, close } = await openStores({ dataDir: './.keygate' });
+ */
+export async function openStores({ memory, databaseUrl, dataDir }) {
+  if (memory) {
+    return {
+      store: new MemoryKeyStore(),
+      ledger: new MemoryLedger(),
+      describe: 'in memory, lost at exit',
+      cliStore: null,
+      close: async () => {},
+    };
+  }
+  const { PostgresKeyStore } = await import('keygate/postgres');
+  /** @type {import('pg').Pool | import('@electric-sql/pglite').PGlite} */
+  let client;
+  let describe;
+  if (databaseUrl) {
+    const pg = await import('pg');
+    client = new (pg.default ?? pg).Pool({ connectionString: databaseUrl });
+    describe = 'in PostgreSQL (DATABASE_URL)';
+  } else {
+    const { PGlite } = await import('@electric-sql/pglite');
+    client = new PGlite(dataDir);
+    describe = `in PGlite at ${dataDir}`;
+  }
+  const store = new PostgresKeyStore({ client });
+  const ledger = new SqlLedger({ client });
+  try {
+    await store.migrate();
+    await ledger.migrate();
+  } catch (err) {
+    await endClient(client);
+    throw err;
+  }
+  return {
+    store,
+    ledger,
+    describe,
+    cliStore: databaseUrl ? '"$DATABASE_URL"' : `pglite:${dataDir}`,
+    close: async () => {
+      await store.close();
+      await endClient(client);
+    },
+  };
+}
+
+/** @param {{ end?: () => Promise<void>, close?: () => Promise<void> }} client */
+async function endClient(client) {
+  if ('end' in client && typeof client.end === 'function') await client.end();
+  else await client.close?.();
+}

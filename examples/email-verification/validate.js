@@ -1,0 +1,96 @@
+// Request bodies, checked before anything is charged. Every refusal names the field at fault.
+import { checkDomain } from './address.js';
+import { addressPart } from './contacts.js';
+import { InvalidRequest } from './problem.js';
+
+/** Most addresses one batch request may carry. */
+export const MAX_BATCH = 100;
+/** Longest name accepted by contacts/find, in characters. */
+export const MAX_NAME = 100;
+
+/**
+ * @param {unknown} body the parsed JSON body (undefined when the request had none)
+ * @returns {Record<string, unknown>}
+ */
+function object(body) {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new InvalidRequest('body', 'The body must be a JSON object, sent with Content-Type: application/json.');
+  }
+  return /** @type {Record<string, unknown>} */ (body);
+}
+
+/**
+ * @param {unknown} value
+ * @param {string} field
+ * @returns {string}
+ */
+function text(value, field) {
+  if (value === undefined) throw new InvalidRequest(field, `${field} is required.`);
+  if (typeof value !== 'string') throw new InvalidRequest(field, `${field} must be a string.`);
+  if (value.trim() === '') throw new InvalidRequest(field, `${field} must not be empty.`);
+  return value;
+}
+
+/**
+ * `{ email }` of verify and score. A string that is not a valid address is not bad input: it is the
+ * thing being checked, and it gets an `invalid_syntax` result.
+ *
+ * @param {unknown} body
+ * @returns {{ email: string }}
+ * @example
+ * parseEmailBody({ email: 'ada@example.com' }); // { email: 'ada@example.com' }
+ * parseEmailBody({ email: 42 });                // throws InvalidRequest, field 'email'
+ */
+export function parseEmailBody(body) {
+  return { email: text(object(body).email, 'email') };
+}
+
+/**
+ * `{ emails: [...] }` of verify/batch: 1 to {@link MAX_BATCH} non-empty strings.
+ *
+ * @param {unknown} body
+ * @returns {{ emails: string[] }}
+ * @example
+ * parseBatchBody({ emails: ['a@example.com', 7] }); // throws InvalidRequest, field 'emails[1]'
+ */
+export function parseBatchBody(body) {
+  const emails = object(body).emails;
+  if (emails === undefined) throw new InvalidRequest('emails', 'emails is required.');
+  if (!Array.isArray(emails)) throw new InvalidRequest('emails', 'emails must be an array of strings.');
+  if (emails.length === 0) throw new InvalidRequest('emails', 'emails must hold at least one address.');
+  if (emails.length > MAX_BATCH) {
+    throw new InvalidRequest('emails', `emails holds ${emails.length} addresses; a batch takes at most ${MAX_BATCH}.`);
+  }
+  return { emails: emails.map((email, i) => text(email, `emails[${i}]`)) };
+}
+
+/**
+ * `{ domain, firstName, lastName }` of contacts/find. The domain must be a usable domain name and
+ * each name must keep at least one letter or digit once accents and punctuation are dropped.
+ *
+ * @param {unknown} body
+ * @returns {{ domain: string, firstName: string, lastName: string, first: string, last: string }}
+ * @example
+ * parseFindBody({ domain: 'example.com', firstName: 'Ada', lastName: 'Lovelace' }).first; // 'ada'
+ */
+export function parseFindBody(body) {
+  const fields = object(body);
+  const domain = text(fields.domain, 'domain').trim();
+  const domainError = checkDomain(domain);
+  if (domainError) throw new InvalidRequest('domain', `domain is not usable: ${domainError}.`);
+  const [firstName, lastName] = /** @type {const} */ (['firstName', 'lastName']).map((field) => {
+    const name = text(fields[field], field);
+    if (name.length > MAX_NAME) throw new InvalidRequest(field, `${field} is longer than ${MAX_NAME} characters.`);
+    if (addressPart(name) === '') {
+      throw new InvalidRequest(field, `${field} has no letter or digit that can appear in an address.`);
+    }
+    return name;
+  });
+  return {
+    domain,
+    firstName: /** @type {string} */ (firstName),
+    lastName: /** @type {string} */ (lastName),
+    first: addressPart(/** @type {string} */ (firstName)),
+    last: addressPart(/** @type {string} */ (lastName)),
+  };
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// `npm run size` (also run by `npm run build`): the min+gzip size of each entry point as a user's
+// bundler would ship it for the web (esbuild, minified, `#digest` = the Web Crypto module). An
+// adapter's line counts the adapter alone: `keygate` (shared by every entry), frameworks and
+// database clients stay external. The core line bundles its own dependency (lru-cache). Exits 1 if
+// the core grows past its budget.
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const root = new URL('..', import.meta.url).pathname;
+const pkg = (await import('../package.json', { with: { type: 'json' } })).default;
+const peers = Object.keys(pkg.peerDependencies ?? {});
+
+/** Budgets in bytes, min+gzip. The core is what every user ships; keep it small. */
+const BUDGET = { keygate: 20_000, 'keygate (authenticate only)': 6_000 };
+
+async function measure(contents, external) {
+  const result = await build({
+    stdin: { contents, resolveDir: root, loader: 'js' },
+    bundle: true,
+    write: false,
+    minify: true,
+    format: 'esm',
+    platform: 'neutral',
+    conditions: ['worker', 'browser'],
+    mainFields: ['module', 'main'],
+    target: 'es2022',
+    external: [...external, 'node:*'],
+    logLevel: 'silent',
+  });
+  const code = result.outputFiles[0]?.contents ?? new Uint8Array();
+  return { min: code.length, gzip: gzipSync(code, { level: 9 }).length };
+}
+
+const rows = [
+  ['keygate', await measure(`export * from 'keygate';`, peers)],
+  ['keygate (authenticate only)', await measure(`export { authenticate } from 'keygate';`, peers)],
+  [
+    'keygate (a typical server)',
+    await measure(`export { authenticate, CachedKeyStore, KeyManager, MemoryKeyStore } from 'keygate';`, peers),
+  ],
+];
+const adapterOnly = ['keygate', ...peers, ...peers.map((peer) => `${peer}/*`)];
+for (const subpath of Object.keys(pkg.exports)) {
+  if (subpath === '.' || subpath.endsWith('.json')) continue;
+  const name = `keygate${subpath.slice(1)}`;
+  // The dist file itself: marking `keygate` external would also mark `keygate/<subpath>` external.
+  const file = pkg.exports[subpath].import.default;
+  rows.push([name, await measure(`export * from '${file}';`, adapterOnly)]);
+}
+
+const kB = (bytes) => `${(bytes / 1000).toFixed(2)} kB`.padStart(9);
+console.log('bundle size (esbuild --minify, gzip -9; adapters without the shared core):');
+let over = false;
+for (const [name, { min, gzip }] of rows) {
+  const budget = BUDGET[name];
+  const flag =
+    budget === undefined
+      ? ''
+      : gzip > budget
+        ? `  OVER BUDGET (${kB(budget).trim()})`
+        : `  (budget ${kB(budget).trim()})`;
+  over ||= budget !== undefined && gzip > budget;
+  console.log(`  ${name.padEnd(28)} ${kB(gzip)} min+gzip ${kB(min)} min${flag}`);
+}
+if (over) process.exitCode = 1;

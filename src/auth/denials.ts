@@ -1,0 +1,52 @@
+/** Why a request was refused. Every adapter sends the same status, title and code for each. */
+export type DenialCode =
+  | 'missing_api_key'
+  | 'malformed_api_key'
+  | 'key_store_unavailable'
+  | 'invalid_api_key'
+  | 'revoked_api_key'
+  | 'expired_api_key'
+  | 'ip_not_allowed'
+  | 'insufficient_permissions'
+  | 'too_many_failed_attempts';
+
+/**
+ * Status and human text of each denial, in check order.
+ *
+ * @example
+ * DENIALS.ip_not_allowed.status // 403
+ */
+export const DENIALS: Readonly<
+  Record<DenialCode, { readonly status: 401 | 403 | 429 | 503; readonly title: string; readonly detail: string }>
+> = {
+  missing_api_key: { status: 401, title: 'Missing API key', detail: 'The request carries no API key.' },
+  malformed_api_key: {
+    status: 401,
+    title: 'Malformed API key',
+    detail: 'The API key is not in the expected format (prefix, mode, length, characters or checksum).',
+  },
+  key_store_unavailable: {
+    status: 503,
+    title: 'Key store unavailable',
+    detail: 'The API key could not be checked right now. Retry later.',
+  },
+  invalid_api_key: { status: 401, title: 'Invalid API key', detail: 'The API key is not recognised.' },
+  revoked_api_key: { status: 401, title: 'Revoked API key', detail: 'The API key has been revoked.' },
+  expired_api_key: { status: 401, title: 'Expired API key', detail: 'The API key has expired.' },
+  ip_not_allowed: {
+    status: 403,
+    title: 'Address not allowed',
+    detail: "The client address is not in the API key's allow list.",
+  },
+  insufficient_permissions: {
+    status: 403,
+    title: 'Insufficient permissions',
+    detail: 'The API key lacks a permission this operation requires.',
+  },
+  // Only with the `throttle` option; checked before everything else.
+  too_many_failed_attempts: {
+    status: 429,
+    title: 'Too many failed attempts',
+    detail: 'Too many requests from this address failed authentication. Retry after the time given.',
+  },
+};

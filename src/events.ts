@@ -1,0 +1,53 @@
+import type { DenialCode } from './auth/denials.js';
+
+/** The kinds of event keygate reports through `onEvent`. */
+export type KeygateEventType =
+  | 'key.created'
+  | 'key.updated'
+  | 'key.rotated'
+  | 'key.revoked'
+  | 'auth.denied'
+  | 'usage.spike'
+  | 'key.rotation_due';
+
+/**
+ * Something that happened to a key. Never carries a secret or a digest: ids, account, hint and time,
+ * plus what the type needs (`code` and `ip` for `auth.denied`, rates for `usage.spike`, ...).
+ */
+export interface KeygateEvent {
+  readonly type: KeygateEventType;
+  /** Null for denials of requests whose key is unknown or malformed. */
+  readonly keyId: string | null;
+  readonly accountId: string | null;
+  readonly hint: string | null;
+  /** ISO-8601. */
+  readonly at: string;
+  readonly code?: DenialCode;
+  readonly ip?: string | null;
+  /** For `key.rotated`: the successor's id. */
+  readonly newKeyId?: string;
+  /** For `usage.spike`: requests in the last full minute and the key's usual rate per minute. */
+  readonly lastMinute?: number;
+  readonly baselinePerMinute?: number;
+  /** For `key.rotation_due`: age in whole days. */
+  readonly ageDays?: number;
+}
+
+/** A host's event listener. Its failures (thrown or rejected) are swallowed. */
+export type EventHook = (event: KeygateEvent) => void | Promise<void>;
+
+/**
+ * Calls `hook` with `event`, isolating its failures: an event hook can never break a request or a write.
+ *
+ * @example
+ * emitSafely(onEvent, { type: 'key.revoked', keyId, accountId, hint, at: new Date().toISOString() });
+ */
+export function emitSafely(hook: EventHook | undefined, event: KeygateEvent): void {
+  if (!hook) return;
+  try {
+    const pending = hook(event);
+    if (pending && typeof (pending as Promise<void>).catch === 'function') (pending as Promise<void>).catch(() => {});
+  } catch {
+    // The hook's failure is the host's to log; it never changes an outcome.
+  }
+}

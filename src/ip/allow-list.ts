@@ -1,0 +1,260 @@
+import { InvalidInputError, quote } from '../errors.js';
+import { formatIPv4, formatIPv6, parseAddress } from './parse.js';
+
+// Allow lists are compiled once into sorted, merged numeric ranges; a request does one strict parse
+// of its address and one binary search, so a 10,000-entry list costs a few more comparisons than a
+// 1-entry list, not 10,000 of them.
+//
+// IPv4 entries and the part of any IPv6 entry inside ::ffff:0:0/96 (IPv4-mapped space) go to the IPv4
+// table; an IPv4 client, written either way, is looked up there. Every other IPv6 address is looked
+// up in the IPv6 table. Matching is therefore by bits, whatever the spelling.
+
+const scratch = new Uint32Array(4);
+
+/** One parsed allow-list entry. */
+export interface ParsedEntry {
+  /** 4 or 6. */
+  readonly kind: 4 | 6;
+  /** Network address: `[v4]` or four 32-bit words. */
+  readonly words: readonly number[];
+  readonly prefix: number;
+  /** Canonical text, e.g. `203.0.113.0/24`, `2001:db8::/32`, `198.51.100.7`. */
+  readonly canonical: string;
+}
+
+function prefixOf(text: string, max: number): number {
+  if (!/^(0|[1-9][0-9]{0,2})$/.test(text)) return -1;
+  const n = Number(text);
+  return n <= max ? n : -1;
+}
+
+function hostBitsClear(words: readonly number[], prefix: number): boolean {
+  for (let i = 0; i < words.length; i++) {
+    const bitsHere = Math.min(32, Math.max(0, prefix - i * 32));
+    const mask = bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0;
+    if (((words[i] as number) & ~mask) >>> 0 !== 0) return false;
+  }
+  return true;
+}
+
+/**
+ * Parses one allow-list entry strictly, or throws `InvalidInputError` whose `field` is `field` and
+ * whose message names the entry and what is wrong with it.
+ *
+ * @example
+ * parseAllowListEntry('2001:DB8::/32').canonical // '2001:db8::/32'
+ * parseAllowListEntry('10/8')                    // throws: not an IPv4 or IPv6 address
+ */
+export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): ParsedEntry {
+  if (typeof entry !== 'string') {
+    throw new InvalidInputError(field, `allow-list entry must be a string, got ${typeof entry}`);
+  }
+  const slash = entry.indexOf('/');
+  const addressText = slash < 0 ? entry : entry.slice(0, slash);
+  if (addressText.includes('%')) {
+    throw new InvalidInputError(field, `allow-list entry ${quote(entry)} has a zone id; zone ids are not allowed`);
+  }
+  const kind = parseAddress(addressText, scratch);
+  if (kind === 0) {
+    throw new InvalidInputError(
+      field,
+      `allow-list entry ${quote(entry)} is not an IPv4 address (four decimal parts, no leading zeros) or an IPv6 address, optionally with /prefix`,
+    );
+  }
+  // An IPv4-mapped entry is kept as IPv6 so that its prefix keeps its IPv6 meaning.
+  const isV6Text = addressText.includes(':');
+  const words = isV6Text
+    ? kind === 4
+      ? [0, 0, 0xffff, scratch[0] as number]
+      : Array.from(scratch)
+    : [scratch[0] as number];
+  const max = isV6Text ? 128 : 32;
+  const prefix = slash < 0 ? max : prefixOf(entry.slice(slash + 1), max);
+  if (prefix < 0) {
+    throw new InvalidInputError(
+      field,
+      `allow-list entry ${quote(entry)} has a prefix length that is not a whole number from 0 to ${max}`,
+    );
+  }
+  if (!hostBitsClear(words, prefix)) {
+    const masked = words.map((w, i) => {
+      const bitsHere = Math.min(32, Math.max(0, prefix - i * 32));
+      return (w & (bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0)) >>> 0;
+    });
+    const suggestion = `${isV6Text ? formatIPv6(masked) : formatIPv4(masked[0] as number)}/${prefix}`;
+    throw new InvalidInputError(
+      field,
+      `allow-list entry ${quote(entry)} has host bits set; did you mean ${suggestion}?`,
+    );
+  }
+  const address = isV6Text ? formatIPv6(words) : formatIPv4(words[0] as number);
+  const canonical = prefix === max ? address : `${address}/${prefix}`;
+  return { kind: isV6Text ? 6 : 4, words, prefix, canonical };
+}
+
+/**
+ * Validates a whole allow list and returns its entries in canonical form, duplicates removed, order kept.
+ * Throws `InvalidInputError` naming the first bad entry (`field` is `allowedIps[i]`).
+ *
+ * @example
+ * normalizeAllowList(['203.0.113.0/24', '2001:DB8::/32']) // ['203.0.113.0/24', '2001:db8::/32']
+ */
+export function normalizeAllowList(entries: unknown, field = 'allowedIps'): string[] {
+  if (!Array.isArray(entries)) {
+    throw new InvalidInputError(field, `${field} must be an array of IP addresses or CIDR ranges`);
+  }
+  if (entries.length > 100_000) {
+    throw new InvalidInputError(field, `${field} has ${entries.length} entries; at most 100000 are allowed`);
+  }
+  const seen = new Set<string>();
+  entries.forEach((entry, i) => {
+    seen.add(parseAllowListEntry(entry, `${field}[${i}]`).canonical);
+  });
+  return [...seen];
+}
+
+// 128-bit helpers on four-word big-endian tuples held in plain arrays.
+type Words = [number, number, number, number];
+
+function cmp128(a: ArrayLike<number>, ai: number, b: ArrayLike<number>, bi: number): number {
+  for (let k = 0; k < 4; k++) {
+    const x = a[ai + k] as number;
+    const y = b[bi + k] as number;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+function rangeOf(entry: ParsedEntry): { start: Words; end: Words } {
+  const start = [0, 0, 0, 0] as Words;
+  const end = [0, 0, 0, 0] as Words;
+  for (let i = 0; i < 4; i++) {
+    const bitsHere = Math.min(32, Math.max(0, entry.prefix - i * 32));
+    const mask = bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0;
+    const w = (entry.words[i] as number) >>> 0;
+    start[i] = (w & mask) >>> 0;
+    end[i] = (w | ~mask) >>> 0;
+  }
+  return { start, end };
+}
+
+const MAPPED_START: Words = [0, 0, 0xffff, 0];
+const MAPPED_END: Words = [0, 0, 0xffff, 0xffffffff];
+
+/**
+ * A compiled allow list: answers "is this client address allowed?" with one strict parse and one
+ * binary search. An empty list allows every address, even an absent one.
+ *
+ * @example
+ * const list = compileAllowList(['203.0.113.0/24', '2001:db8::/32']);
+ * list.allows('::ffff:203.0.113.9') // true
+ * list.allows('203.0.113.9:443')    // false (not an address)
+ */
+export class CompiledAllowList {
+  /** Number of entries it was compiled from. */
+  readonly size: number;
+  private readonly v4Starts: Float64Array;
+  private readonly v4Ends: Float64Array;
+  private readonly v6Starts: Uint32Array;
+  private readonly v6Ends: Uint32Array;
+
+  constructor(entries: readonly ParsedEntry[]) {
+    this.size = entries.length;
+    const v4: Array<[number, number]> = [];
+    const v6: Array<{ start: Words; end: Words }> = [];
+    for (const entry of entries) {
+      if (entry.kind === 4) {
+        const w = entry.words[0] as number;
+        const span = 2 ** (32 - entry.prefix);
+        v4.push([w, w + span - 1]);
+        continue;
+      }
+      const r = rangeOf(entry);
+      // The IPv4-mapped part of an IPv6 range is matched in the IPv4 table.
+      const lo = cmp128(r.start, 0, MAPPED_START, 0) > 0 ? r.start : MAPPED_START;
+      const hi = cmp128(r.end, 0, MAPPED_END, 0) < 0 ? r.end : MAPPED_END;
+      if (cmp128(lo, 0, hi, 0) <= 0) v4.push([lo[3], hi[3]]);
+      v6.push(r);
+    }
+    v4.sort((a, b) => a[0] - b[0]);
+    const starts: number[] = [];
+    const ends: number[] = [];
+    for (const [s, e] of v4) {
+      const last = ends.length - 1;
+      if (last >= 0 && s <= (ends[last] as number) + 1) ends[last] = Math.max(ends[last] as number, e);
+      else {
+        starts.push(s);
+        ends.push(e);
+      }
+    }
+    this.v4Starts = Float64Array.from(starts);
+    this.v4Ends = Float64Array.from(ends);
+    v6.sort((a, b) => cmp128(a.start, 0, b.start, 0));
+    const s6: number[] = [];
+    const e6: number[] = [];
+    for (const r of v6) {
+      const last = e6.length - 4;
+      if (last >= 0 && cmp128(r.start, 0, e6, last) <= 0) {
+        if (cmp128(r.end, 0, e6, last) > 0) e6.splice(last, 4, ...r.end);
+      } else {
+        s6.push(...r.start);
+        e6.push(...r.end);
+      }
+    }
+    this.v6Starts = Uint32Array.from(s6);
+    this.v6Ends = Uint32Array.from(e6);
+  }
+
+  /** True when the list is empty (any address, or none, is allowed). */
+  get empty(): boolean {
+    return this.size === 0;
+  }
+
+  /**
+   * Whether `address` may use the key. Unparseable, absent, zoned or port-carrying addresses are
+   * refused unless the list is empty.
+   */
+  allows(address: string | undefined | null): boolean {
+    if (this.size === 0) return true;
+    if (typeof address !== 'string') return false;
+    const kind = parseAddress(address, scratch);
+    if (kind === 4) return this.hasV4(scratch[0] as number);
+    if (kind === 6) return this.hasV6(scratch);
+    return false;
+  }
+
+  private hasV4(x: number): boolean {
+    const starts = this.v4Starts;
+    let lo = 0;
+    let hi = starts.length - 1;
+    // Last range whose start <= x.
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((starts[mid] as number) <= x) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return hi >= 0 && x <= (this.v4Ends[hi] as number);
+  }
+
+  private hasV6(x: Uint32Array): boolean {
+    const starts = this.v6Starts;
+    let lo = 0;
+    let hi = starts.length / 4 - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cmp128(starts, mid * 4, x, 0) <= 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return hi >= 0 && cmp128(x, 0, this.v6Ends, hi * 4) <= 0;
+  }
+}
+
+/**
+ * Validates and compiles an allow list. Throws `InvalidInputError` naming the first bad entry.
+ *
+ * @example
+ * compileAllowList(['10.0.0.0/8']).allows('10.1.2.3') // true
+ */
+export function compileAllowList(entries: readonly string[]): CompiledAllowList {
+  return new CompiledAllowList(entries.map((e, i) => parseAllowListEntry(e, `allowedIps[${i}]`)));
+}

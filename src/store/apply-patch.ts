@@ -1,0 +1,41 @@
+import { KeyRevokedError } from '../errors.js';
+import type { ApiKeyRecord, KeyPatch } from '../types.js';
+
+/**
+ * The record that results from applying `patch` to `current`, with `version` bumped, frozen.
+ * Throws `KeyRevokedError` when `current` is revoked: no write ever changes a revoked key.
+ * Stores that hold records as objects share this, so every store applies a patch the same way.
+ *
+ * @example
+ * const next = applyPatch(current, { name: 'ci', updatedAt: new Date().toISOString() });
+ */
+export function applyPatch(current: ApiKeyRecord, patch: KeyPatch): ApiKeyRecord {
+  if (current.status === 'revoked') throw new KeyRevokedError(current.id);
+  const next: ApiKeyRecord = {
+    ...current,
+    ...definedFields(patch),
+    version: current.version + 1,
+  };
+  return freezeRecord(next);
+}
+
+function definedFields(patch: KeyPatch): Partial<ApiKeyRecord> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(patch)) if (v !== undefined) out[k] = v;
+  return out as Partial<ApiKeyRecord>;
+}
+
+/**
+ * A deep-frozen copy of a record, so that nobody can change a stored or cached record in place.
+ *
+ * @example
+ * const stored = freezeRecord({ ...record, version: 1 });
+ */
+export function freezeRecord(record: ApiKeyRecord): ApiKeyRecord {
+  return Object.freeze({
+    ...record,
+    permissions: Object.freeze([...record.permissions]),
+    allowedIps: Object.freeze([...record.allowedIps]),
+    metadata: Object.freeze({ ...record.metadata }),
+  });
+}

@@ -1,0 +1,171 @@
+import { LRUCache } from 'lru-cache';
+import { InvalidInputError } from '../errors.js';
+import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore } from '../types.js';
+import { isUsageStore, type KeyActivity, type UsageBatch, type UsageCount, type UsageStore } from '../usage/types.js';
+
+interface InFlight {
+  promise: Promise<ApiKeyRecord | null>;
+}
+
+/** Options of {@link CachedKeyStore}. Every bound has a default; none can be switched off. */
+export interface CachedKeyStoreOptions {
+  /** How long a found key is served from memory, in milliseconds. Bounds the revocation delay when no change channel reaches this process. Default `30_000`. */
+  ttl?: number;
+  /** Most found keys held at once. Default `10_000`. */
+  max?: number;
+  /** How long "no such key" is remembered, in milliseconds. Default `5_000` (or `ttl`, if lower). */
+  negativeTtl?: number;
+  /** Most unknown digests remembered at once; kept apart so that a flood of made-up keys cannot evict real ones. Default `10_000`. */
+  negativeMax?: number;
+}
+
+function positiveInteger(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * An in-memory, bounded cache in front of any `KeyStore`. It remembers found and unknown digests,
+ * shares one in-flight lookup among concurrent requests for the same digest, never serves an
+ * entry past its TTL and never caches a failure (a store error still gives 503, never a stale allow).
+ * Changes made through it, or announced by the store it wraps (its `subscribe`), evict at once;
+ * a load that started before a change is not cached after it.
+ *
+ * @example
+ * const cached = new CachedKeyStore(new MemoryKeyStore(), { ttl: 30_000, max: 100_000 });
+ * const keys = new KeyManager({ store: cached }); // changes through keys evict from the cache
+ */
+export class CachedKeyStore implements WritableKeyStore, UsageStore {
+  readonly ttl: number;
+  private readonly found: LRUCache<string, ApiKeyRecord>;
+  private readonly missing: LRUCache<string, true>;
+  private readonly inflight = new Map<string, InFlight>();
+  // Lowest version a cached record of that id may have: what the newest change announced.
+  private readonly floor: LRUCache<string, number>;
+  private readonly unsubscribe: (() => void) | undefined;
+
+  constructor(
+    readonly store: KeyStore,
+    options: CachedKeyStoreOptions = {},
+  ) {
+    this.ttl = positiveInteger('ttl', options.ttl ?? 30_000);
+    const max = positiveInteger('max', options.max ?? 10_000);
+    const negativeTtl = positiveInteger('negativeTtl', options.negativeTtl ?? Math.min(5_000, this.ttl));
+    const negativeMax = positiveInteger('negativeMax', options.negativeMax ?? 10_000);
+    this.found = new LRUCache({ max, ttl: this.ttl, allowStale: false, updateAgeOnGet: false });
+    this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtl, allowStale: false, updateAgeOnGet: false });
+    this.floor = new LRUCache({ max, ttl: this.ttl });
+    const writable = store as Partial<WritableKeyStore>;
+    this.unsubscribe = writable.subscribe?.call(store, (change) => this.invalidate(change));
+  }
+
+  /** The cached answer, without I/O: a record, `null` for a remembered unknown digest, `undefined` when not cached. */
+  peek(hash: string): ApiKeyRecord | null | undefined {
+    const record = this.found.get(hash);
+    if (record !== undefined) return record;
+    return this.missing.get(hash) ? null : undefined;
+  }
+
+  findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const hit = this.peek(hash);
+    if (hit !== undefined) return Promise.resolve(hit);
+    let pending = this.inflight.get(hash);
+    if (!pending) {
+      pending = { promise: undefined as unknown as Promise<ApiKeyRecord | null> };
+      this.inflight.set(hash, pending);
+      pending.promise = this.load(hash, pending);
+    }
+    return pending.promise;
+  }
+
+  private async load(hash: string, entry: InFlight): Promise<ApiKeyRecord | null> {
+    try {
+      const record = (await this.store.findByHash(hash)) ?? null;
+      // Cache only if no change arrived meanwhile (a change removes the in-flight entry) and the
+      // record is not older than the newest version announced for its id.
+      if (this.inflight.get(hash) === entry) {
+        if (record === null) this.missing.set(hash, true);
+        else if (record.version >= (this.floor.get(record.id) ?? 0)) this.found.set(hash, record);
+      }
+      return record;
+    } finally {
+      if (this.inflight.get(hash) === entry) this.inflight.delete(hash);
+    }
+  }
+
+  /** Forgets everything known about the changed key, here and for any in-flight load. */
+  invalidate(change: Pick<KeyChange, 'hash'> & Partial<KeyChange>): void {
+    this.found.delete(change.hash);
+    this.missing.delete(change.hash);
+    this.inflight.delete(change.hash);
+    if (change.id !== undefined && change.version !== undefined) {
+      this.floor.set(change.id, Math.max(change.version, this.floor.get(change.id) ?? 0));
+    }
+  }
+
+  /** Empties the cache. */
+  clear(): void {
+    this.found.clear();
+    this.missing.clear();
+    this.inflight.clear();
+  }
+
+  /** Stops listening to the wrapped store's changes. */
+  close(): void {
+    this.unsubscribe?.();
+  }
+
+  private writable(): WritableKeyStore {
+    const s = this.store as Partial<WritableKeyStore>;
+    if (typeof s.insert !== 'function' || typeof s.update !== 'function') {
+      throw new InvalidInputError('store', 'the store wrapped by this CachedKeyStore does not support writes');
+    }
+    return this.store as WritableKeyStore;
+  }
+
+  async findById(id: string): Promise<ApiKeyRecord | null> {
+    return (await this.writable().findById(id)) ?? null;
+  }
+
+  listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    return this.writable().listByAccount(accountId);
+  }
+
+  async insert(record: ApiKeyRecord): Promise<ApiKeyRecord> {
+    const stored = await this.writable().insert(record);
+    this.invalidate({ hash: stored.hash, id: stored.id, version: stored.version });
+    return stored;
+  }
+
+  async update(id: string, patch: KeyPatch): Promise<ApiKeyRecord> {
+    const next = await this.writable().update(id, patch);
+    this.invalidate({ hash: next.hash, id: next.id, version: next.version });
+    return next;
+  }
+
+  subscribe(listener: (change: KeyChange) => void): () => void {
+    const s = this.store as Partial<WritableKeyStore>;
+    return s.subscribe ? s.subscribe.call(this.store, listener) : () => {};
+  }
+
+  private usageStore(): UsageStore {
+    if (!isUsageStore(this.store)) {
+      throw new InvalidInputError('store', 'the store wrapped by this CachedKeyStore does not keep usage');
+    }
+    return this.store;
+  }
+
+  addUsage(batch: UsageBatch): Promise<void> {
+    return this.usageStore().addUsage(batch);
+  }
+
+  getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
+    return this.usageStore().getUsage(keyId, from, to);
+  }
+
+  getActivity(keyId: string): Promise<KeyActivity | null> {
+    return this.usageStore().getActivity(keyId);
+  }
+}

@@ -1,0 +1,94 @@
+import { KeyConflictError, KeyNotFoundError, quote } from '../errors.js';
+import type { ApiKeyRecord, KeyChange, KeyPatch, WritableKeyStore } from '../types.js';
+import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
+import { applyPatch, freezeRecord } from './apply-patch.js';
+import { ChangeFeed, changeOf } from './change-feed.js';
+
+/**
+ * The embedded key store: everything in this process's memory, nothing persisted. Right for tests,
+ * demos and single-process services that create their keys at start-up; use `keygate/postgres` or
+ * `keygate/redis` to share keys between processes or keep them across restarts.
+ *
+ * @example
+ * const store = new MemoryKeyStore();
+ * const keys = new KeyManager({ store });
+ */
+export class MemoryKeyStore implements WritableKeyStore, UsageStore {
+  private readonly byHash = new Map<string, ApiKeyRecord>();
+  private readonly byId = new Map<string, ApiKeyRecord>();
+  private readonly byAccount = new Map<string, Set<string>>();
+  private readonly feed = new ChangeFeed();
+  // Usage: keyId -> "day|outcome" -> count, and the newest activity per key.
+  private readonly usage = new Map<string, Map<string, UsageCount>>();
+  private readonly activity = new Map<string, KeyActivity>();
+
+  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    return this.byHash.get(hash) ?? null;
+  }
+
+  async findById(id: string): Promise<ApiKeyRecord | null> {
+    return this.byId.get(id) ?? null;
+  }
+
+  async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    const ids = this.byAccount.get(accountId);
+    if (!ids) return [];
+    return [...ids].map((id) => this.byId.get(id) as ApiKeyRecord);
+  }
+
+  async insert(record: ApiKeyRecord): Promise<ApiKeyRecord> {
+    if (this.byId.has(record.id)) throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`);
+    if (this.byHash.has(record.hash)) throw new KeyConflictError('a key with the same digest already exists');
+    const stored = freezeRecord({ ...record, version: 1 });
+    this.put(stored);
+    const ids = this.byAccount.get(stored.accountId) ?? new Set<string>();
+    this.byAccount.set(stored.accountId, ids.add(stored.id));
+    this.feed.emit(changeOf('created', stored));
+    return stored;
+  }
+
+  async update(id: string, patch: KeyPatch): Promise<ApiKeyRecord> {
+    const current = this.byId.get(id);
+    if (!current) throw new KeyNotFoundError(id);
+    const next = applyPatch(current, patch);
+    this.put(next);
+    this.feed.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
+    return next;
+  }
+
+  subscribe(listener: (change: KeyChange) => void): () => void {
+    return this.feed.subscribe(listener);
+  }
+
+  async addUsage(batch: UsageBatch): Promise<void> {
+    for (const c of batch.counts) {
+      let perKey = this.usage.get(c.keyId);
+      if (!perKey) {
+        perKey = new Map();
+        this.usage.set(c.keyId, perKey);
+      }
+      const slot = `${c.day}|${c.outcome}`;
+      const before = perKey.get(slot)?.count ?? 0;
+      perKey.set(slot, { ...c, count: before + c.count });
+    }
+    for (const a of batch.activity) {
+      const current = this.activity.get(a.keyId);
+      if (!current || current.lastUsedAt < a.lastUsedAt) this.activity.set(a.keyId, { ...a });
+    }
+  }
+
+  async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
+    const perKey = this.usage.get(keyId);
+    if (!perKey) return [];
+    return [...perKey.values()].filter((c) => c.day >= from && c.day <= to);
+  }
+
+  async getActivity(keyId: string): Promise<KeyActivity | null> {
+    return this.activity.get(keyId) ?? null;
+  }
+
+  private put(record: ApiKeyRecord): void {
+    this.byId.set(record.id, record);
+    this.byHash.set(record.hash, record);
+  }
+}

@@ -1,0 +1,97 @@
+/** Whether a key touches real, billed data (`live`) or sandbox data that is never billed (`test`). */
+export type KeyMode = 'live' | 'test';
+
+/** A key is `active` until it is revoked; revocation is permanent. */
+export type KeyStatus = 'active' | 'revoked';
+
+/** Free-form JSON metadata a host attaches to a key (owner, ticket, environment, ...). */
+export type KeyMetadata = Readonly<Record<string, unknown>>;
+
+/**
+ * A key as a store keeps it. It holds the digest of the secret, never the secret itself.
+ *
+ * Dates are ISO-8601 strings in UTC so that every store (memory, SQL, Redis, JSON) round-trips them
+ * byte for byte.
+ */
+export interface ApiKeyRecord {
+  /** Stable identifier, e.g. `key_3xY...`. Safe to log. */
+  readonly id: string;
+  /** SHA-256 (or HMAC-SHA-256 with a pepper) of the whole key, lower-case hex, 64 characters. */
+  readonly hash: string;
+  readonly accountId: string;
+  readonly name: string;
+  readonly mode: KeyMode;
+  readonly status: KeyStatus;
+  readonly permissions: readonly string[];
+  /** IPv4/IPv6 addresses and CIDR ranges in canonical form; empty means any address. */
+  readonly allowedIps: readonly string[];
+  /** Display hint such as `mk_live_…Xy9Z`: enough to recognise a key, useless to an attacker. */
+  readonly hint: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly expiresAt: string | null;
+  readonly revokedAt: string | null;
+  /** Id of the key this one replaced by rotation. */
+  readonly rotatedFrom: string | null;
+  /** Id of the key that replaced this one by rotation. */
+  readonly rotatedTo: string | null;
+  readonly metadata: KeyMetadata;
+  /** Incremented by the store on every write; lets caches drop answers older than a change. */
+  readonly version: number;
+}
+
+/** What callers may see of a key: the record without its digest. Returned by `authenticate` and `KeyManager`. */
+export type PublicKey = Omit<ApiKeyRecord, 'hash'>;
+
+/**
+ * The one method authentication needs. Any database can back it.
+ *
+ * @example
+ * const store: KeyStore = { findByHash: (hash) => db.keys.findOne({ hash }) };
+ */
+export interface KeyStore {
+  /** Returns the record whose `hash` equals `hash`, or null/undefined when there is none. Throws when the store fails. */
+  findByHash(hash: string): Promise<ApiKeyRecord | null | undefined>;
+  /**
+   * Optional synchronous fast path: the record or `null` (known absent) when the answer is at hand
+   * without I/O, `undefined` when it is not. `CachedKeyStore` implements it.
+   */
+  peek?(hash: string): ApiKeyRecord | null | undefined;
+}
+
+/** A change a store announces to its subscribers (in-process, and across processes where it has a channel). */
+export interface KeyChange {
+  readonly type: 'created' | 'updated' | 'revoked';
+  readonly id: string;
+  readonly hash: string;
+  readonly accountId: string;
+  readonly version: number;
+}
+
+/** Fields `KeyManager` may change on a key. `status` only ever moves to `revoked`. */
+export interface KeyPatch {
+  name?: string;
+  permissions?: readonly string[];
+  allowedIps?: readonly string[];
+  metadata?: KeyMetadata;
+  expiresAt?: string | null;
+  rotatedTo?: string | null;
+  status?: 'revoked';
+  revokedAt?: string;
+  updatedAt: string;
+}
+
+/**
+ * A store `KeyManager` can write to. Every write is atomic, and no write changes a revoked key:
+ * `update` on a revoked record throws `KeyRevokedError` and writes nothing.
+ */
+export interface WritableKeyStore extends KeyStore {
+  findById(id: string): Promise<ApiKeyRecord | null | undefined>;
+  listByAccount(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Inserts a new record (its `version` is 1). Throws when the id or hash already exists. */
+  insert(record: ApiKeyRecord): Promise<ApiKeyRecord>;
+  /** Applies `patch` atomically, bumps `version`, returns the new record. Throws `KeyNotFoundError` or `KeyRevokedError`. */
+  update(id: string, patch: KeyPatch): Promise<ApiKeyRecord>;
+  /** Subscribes to changes; returns the unsubscribe function. */
+  subscribe?(listener: (change: KeyChange) => void): () => void;
+}

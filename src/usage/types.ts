@@ -1,0 +1,82 @@
+import type { DenialCode } from '../auth/denials.js';
+
+/** What happened to one authenticated request of a key: allowed, or the reason it was refused. */
+export type UsageOutcome = 'allowed' | DenialCode;
+
+/** A number of requests of one key on one UTC day with one outcome. Stores add these up. */
+export interface UsageCount {
+  readonly keyId: string;
+  readonly accountId: string;
+  /** UTC day, `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly outcome: UsageOutcome;
+  readonly count: number;
+}
+
+/** When and from where a key was last presented (allowed or not). */
+export interface KeyActivity {
+  readonly keyId: string;
+  /** ISO-8601. */
+  readonly lastUsedAt: string;
+  readonly lastUsedIp: string | null;
+}
+
+/** One flush of usage: counts to add and the newest activity per key. */
+export interface UsageBatch {
+  readonly counts: readonly UsageCount[];
+  readonly activity: readonly KeyActivity[];
+}
+
+/**
+ * The part of a store that keeps usage statistics. Counts are added, never overwritten, so several
+ * processes flushing to one store add up exactly; activity keeps the newest `lastUsedAt`.
+ */
+export interface UsageStore {
+  addUsage(batch: UsageBatch): Promise<void>;
+  /** Counts of one key for the UTC days `from` to `to` (inclusive, `YYYY-MM-DD`). */
+  getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]>;
+  getActivity(keyId: string): Promise<KeyActivity | null>;
+}
+
+/** Usage of one key over a range of days, as `KeyManager.usage` reports it. */
+export interface UsageReport {
+  readonly keyId: string;
+  readonly from: string;
+  readonly to: string;
+  readonly allowed: number;
+  readonly denied: number;
+  /** Denials by reason, e.g. `{ ip_not_allowed: 3 }`. */
+  readonly deniedBy: Readonly<Partial<Record<DenialCode, number>>>;
+  /** One entry per UTC day that had traffic, oldest first. */
+  readonly days: ReadonlyArray<{
+    readonly day: string;
+    readonly allowed: number;
+    readonly denied: number;
+    readonly deniedBy: Readonly<Partial<Record<DenialCode, number>>>;
+  }>;
+  readonly lastUsedAt: string | null;
+  readonly lastUsedIp: string | null;
+}
+
+/**
+ * The UTC day of an epoch-millisecond time, `YYYY-MM-DD`.
+ *
+ * @example
+ * utcDay(Date.parse('2026-11-22T23:59:59Z')) // '2026-11-22'
+ */
+export function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/**
+ * True when `value` has the usage methods (`addUsage`, `getUsage`, `getActivity`).
+ *
+ * @example
+ * isUsageStore(new MemoryKeyStore()) // true
+ */
+export function isUsageStore(value: unknown): value is UsageStore {
+  const v = value as Partial<UsageStore> | null;
+  return (
+    !!v && typeof v.addUsage === 'function' && typeof v.getUsage === 'function' && typeof v.getActivity === 'function'
+  );
+}

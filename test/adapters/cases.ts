@@ -1,0 +1,136 @@
+// The one table every adapter answers: each row of the check-order table, then the allow-list
+// spellings. Each adapter test sends the rows through its own framework and must observe the same
+// status, headers and body bytes, all of which come from `createDenialResponder`.
+import { createDenialResponder, type DenialCode } from 'keygate';
+import { expect, it } from 'vitest';
+import type { CaseFixture, SecretName } from './fixtures.js';
+
+export type CasePath = '/v1/check' | '/v1/down' | '/v1/slow';
+
+export interface AdapterCase {
+  name: string;
+  path: CasePath;
+  /** A seeded key, sent in `x-api-key`. */
+  key?: SecretName;
+  /** A literal `x-api-key` value built from the secrets (for malformed keys). */
+  header?: (secrets: CaseFixture['secrets']) => string;
+  /**
+   * The client address, sent as `X-Forwarded-For` from a trusted proxy on 127.0.0.1 (Express and
+   * Fastify trust loopback; the Fetch and Hono apps read it through `clientIp`). Undefined: no header,
+   * so Express and Fastify see the socket's 127.0.0.1 and Fetch and Hono no address; both are outside
+   * the allow list.
+   */
+  ip?: string;
+  /** 200, or the denial code whose status the adapter must send. */
+  expect: 200 | DenialCode;
+}
+
+const typo = (key: string) => key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
+
+const ALLOW = { path: '/v1/check', key: 'allowListed' } as const;
+
+export const CASES: readonly AdapterCase[] = [
+  { name: 'no key', path: '/v1/check', expect: 'missing_api_key' },
+  { name: 'empty key header', path: '/v1/check', header: () => '', expect: 'missing_api_key' },
+  { name: 'garbage key', path: '/v1/check', header: () => 'hunter2', expect: 'malformed_api_key' },
+  { name: 'one typo (checksum)', path: '/v1/check', header: (s) => typo(s.open), expect: 'malformed_api_key' },
+  {
+    name: 'two keys in one header',
+    path: '/v1/check',
+    header: (s) => `${s.open}, ${s.open}`,
+    expect: 'malformed_api_key',
+  },
+  {
+    name: 'malformed is refused before the store',
+    path: '/v1/down',
+    header: () => 'mk_live_x',
+    expect: 'malformed_api_key',
+  },
+  { name: 'store down', path: '/v1/down', key: 'open', expect: 'key_store_unavailable' },
+  { name: 'store timeout', path: '/v1/slow', key: 'open', expect: 'key_store_unavailable' },
+  { name: 'unknown key', path: '/v1/check', key: 'unknown', expect: 'invalid_api_key' },
+  { name: 'revoked key', path: '/v1/check', key: 'revoked', expect: 'revoked_api_key' },
+  { name: 'expired key', path: '/v1/check', key: 'expired', expect: 'expired_api_key' },
+  { name: 'address outside the allow list', ...ALLOW, ip: '198.51.100.7', expect: 'ip_not_allowed' },
+  { name: 'permission not held', path: '/v1/check', key: 'readOnly', expect: 'insufficient_permissions' },
+  { name: 'open key', path: '/v1/check', key: 'open', expect: 200 },
+  { name: 'allow: IPv4 inside the list', ...ALLOW, ip: '203.0.113.7', expect: 200 },
+  { name: 'allow: IPv4-mapped IPv6', ...ALLOW, ip: '::ffff:203.0.113.7', expect: 200 },
+  { name: 'allow: IPv4-mapped IPv6 in hex', ...ALLOW, ip: '::FFFF:cb00:7107', expect: 200 },
+  { name: 'allow: expanded IPv6', ...ALLOW, ip: '2001:0db8:0000:0000:0000:0000:0000:0001', expect: 200 },
+  { name: 'allow: upper-case IPv6', ...ALLOW, ip: '2001:DB8::ABCD', expect: 200 },
+  { name: 'deny: IPv6 outside the list', ...ALLOW, ip: '2001:db9::1', expect: 'ip_not_allowed' },
+  { name: 'deny: octal IPv4', ...ALLOW, ip: '0313.0.113.7', expect: 'ip_not_allowed' },
+  { name: 'deny: hex IPv4', ...ALLOW, ip: '0xcb.0.113.7', expect: 'ip_not_allowed' },
+  { name: 'deny: short IPv4', ...ALLOW, ip: '203.113.7', expect: 'ip_not_allowed' },
+  { name: 'deny: integer IPv4', ...ALLOW, ip: '3405803783', expect: 'ip_not_allowed' },
+  { name: 'deny: zone id', ...ALLOW, ip: 'fe80::1%eth0', expect: 'ip_not_allowed' },
+  { name: 'deny: zone id on a listed address', ...ALLOW, ip: '2001:db8::1%eth0', expect: 'ip_not_allowed' },
+  { name: 'deny: "unknown"', ...ALLOW, ip: 'unknown', expect: 'ip_not_allowed' },
+  { name: 'deny: host:port', ...ALLOW, ip: '203.0.113.7:8080', expect: 'ip_not_allowed' },
+  { name: 'deny: [IPv6]:port', ...ALLOW, ip: '[2001:db8::1]:443', expect: 'ip_not_allowed' },
+  { name: 'deny: empty address', ...ALLOW, ip: '', expect: 'ip_not_allowed' },
+  { name: 'deny: no address', ...ALLOW, expect: 'ip_not_allowed' },
+];
+
+/** What a client sees of a response; headers absent from it are null. */
+export interface Observed {
+  status: number;
+  headers: Record<(typeof HEADERS)[number], string | null>;
+  body: string;
+}
+
+export const HEADERS = ['content-type', 'www-authenticate', 'retry-after', 'cache-control'] as const;
+
+/** A request as the table describes it. */
+export interface CaseRequest {
+  path: CasePath;
+  headers: Record<string, string>;
+}
+
+/** Sends one request to an adapter under test. */
+export type SendCase = (request: CaseRequest) => Promise<Observed>;
+
+/** Reads what matters of a Fetch `Response`. */
+export async function observe(response: Response): Promise<Observed> {
+  const headers = Object.fromEntries(HEADERS.map((h) => [h, response.headers.get(h)])) as Observed['headers'];
+  return { status: response.status, headers, body: await response.text() };
+}
+
+/** Sends a request over a real socket with the global `fetch`. */
+export function sendOverHttp(base: string | Promise<string>): SendCase {
+  return async ({ path, headers }) => observe(await fetch(`${await base}${path}`, { headers }));
+}
+
+/** The request a row describes. */
+export function requestOf(row: AdapterCase, fixture: CaseFixture): CaseRequest {
+  const headers: Record<string, string> = {};
+  if (row.key) headers['x-api-key'] = fixture.secrets[row.key];
+  if (row.header) headers['x-api-key'] = row.header(fixture.secrets);
+  if (row.ip !== undefined) headers['x-forwarded-for'] = row.ip;
+  return { path: row.path, headers };
+}
+
+const respond = createDenialResponder({ retryAfter: 7 });
+
+/**
+ * Runs the whole table against one adapter: a denial must be exactly `createDenialResponder`'s
+ * status, headers and body bytes; an allow reaches the route, which echoes the key id.
+ */
+export function itAnswersEveryCase(fixture: () => CaseFixture, send: () => SendCase): void {
+  it.each(CASES)('$name', async (row) => {
+    const f = fixture();
+    const got = await send()(requestOf(row, f));
+    if (row.expect === 200) {
+      expect(got.status).toBe(200);
+      expect(JSON.parse(got.body)).toEqual({ keyId: f.ids[row.key as SecretName] });
+      return;
+    }
+    const want = respond({ code: row.expect });
+    expect(got).toEqual({
+      status: want.status,
+      headers: Object.fromEntries(HEADERS.map((h) => [h, want.headers[h] ?? null])),
+      body: want.body,
+    });
+  });
+}

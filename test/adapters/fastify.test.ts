@@ -1,0 +1,146 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastify4 from 'fastify4';
+import { type CreatedKey, createDenialResponder } from 'keygate';
+import apiKeyAuthDefault, { apiKeyAuth } from 'keygate/fastify';
+import { describe, expect, it } from 'vitest';
+import { seedCaseStore } from './fixtures.js';
+
+const { store, secrets, ids } = await seedCaseStore();
+const standard = createDenialResponder();
+// The example is plain JavaScript; its path is a variable so the compiler does not look for its types.
+const example = '../../examples/fastify/server.js';
+const { build } = (await import(example)) as { build(): Promise<{ app: FastifyInstance; demo: CreatedKey }> };
+
+describe.each([
+  ['Fastify 5', Fastify],
+  ['Fastify 4', fastify4 as unknown as typeof Fastify],
+])('%s plugin', (_, make) => {
+  async function appWith(options: Partial<Parameters<typeof apiKeyAuth>[1]> = {}) {
+    const app = make();
+    let parsed = 0;
+    let handled = 0;
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+      parsed++;
+      done(null, JSON.parse(String(body)));
+    });
+    await app.register(apiKeyAuth, { store, ...options });
+    const reply = async (request: { apiKey: { id: string } | null }) => {
+      handled++;
+      return { keyId: request.apiKey?.id ?? null };
+    };
+    app.post('/plain', reply);
+    app.post('/verify', { config: { apiKey: { permissions: ['email:verify'] } } }, reply);
+    app.get('/public', { config: { apiKey: false } }, reply);
+    await app.ready();
+    return { app, counts: () => ({ parsed, handled }) };
+  }
+  const post = (app: Awaited<ReturnType<typeof appWith>>['app'], url: string, key?: string) =>
+    app.inject({ method: 'POST', url, payload: { email: 'a@b.c' }, headers: key ? { 'x-api-key': key } : {} });
+
+  it('is also the default export', () => {
+    expect(apiKeyAuthDefault).toBe(apiKeyAuth);
+  });
+
+  it('refuses in onRequest, before the body is parsed or the handler runs', async () => {
+    const { app, counts } = await appWith();
+    const res = await post(app, '/plain', secrets.revoked);
+    expect(res.statusCode).toBe(401);
+    expect(counts()).toEqual({ parsed: 0, handled: 0 });
+  });
+
+  it.each([
+    ['a route without config takes the plugin permissions only', '/plain', 'readOnly', 200],
+    ['a route that narrows requires its permissions too', '/verify', 'readOnly', 403],
+    ['...all of them (plugin: email:read, route: email:verify)', '/verify', 'open', 403],
+    ['a key without email:read fails the plugin permission', '/plain', 'open', 403],
+  ] as const)('%s', async (_, url, key, status) => {
+    const { app } = await appWith({ permissions: ['email:read'] });
+    const res = await post(app, url, secrets[key]);
+    expect(res.statusCode).toBe(status);
+    if (status === 200) expect(res.json()).toEqual({ keyId: ids[key] });
+  });
+
+  it('a route that opts out needs no key, and request.apiKey stays null', async () => {
+    const { app } = await appWith();
+    const res = await app.inject({ method: 'GET', url: '/public' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ keyId: null });
+  });
+
+  it('onDenied replaces the reply', async () => {
+    const { app } = await appWith({
+      onDenied: (failure, _request, reply) => {
+        reply.code(418).send({ nope: failure.code });
+      },
+    });
+    const res = await post(app, '/plain');
+    expect(res.statusCode).toBe(418);
+    expect(res.json()).toEqual({ nope: 'missing_api_key' });
+  });
+
+  it.each([
+    [
+      'throws',
+      () => {
+        throw new Error('hook bug');
+      },
+    ],
+    ['rejects', async () => Promise.reject(new Error('hook bug'))],
+    ['sends nothing', () => undefined],
+  ])('when onDenied %s, the standard denial is sent and the handler never runs', async (_, onDenied) => {
+    const { app, counts } = await appWith({ onDenied });
+    const res = await post(app, '/plain', secrets.expired);
+    const want = standard({ code: 'expired_api_key' });
+    expect(res.statusCode).toBe(want.status);
+    expect(res.body).toBe(want.body);
+    expect(counts().handled).toBe(0);
+  });
+
+  it.each([
+    [{}, /store/],
+    [{ store, header: 'bad header' }, /header/],
+    [{ store, retryAfter: 1.5 }, /retryAfter/],
+    [{ store, timeout: -1 }, /timeout/],
+    [{ store, permissions: [''] }, /permissions/],
+  ])('bad options %j fail at registration', async (options, message) => {
+    const app = make();
+    await expect(app.register(apiKeyAuth, options as never).ready()).rejects.toThrow(message);
+  });
+
+  it('a route added before the plugin still gets its own permissions', async () => {
+    const app = make();
+    app.get('/early', { config: { apiKey: { permissions: ['email:verify'] } } }, async () => 'early');
+    await app.register(apiKeyAuth, { store });
+    const res = await app.inject({ method: 'GET', url: '/early', headers: { 'x-api-key': secrets.readOnly } });
+    expect(res.json().code).toBe('insufficient_permissions');
+  });
+
+  it('a bad route config fails when the route is added', async () => {
+    const app = make();
+    await app.register(apiKeyAuth, { store });
+    await app.after();
+    expect(() => app.get('/x', { config: { apiKey: { permissions: [''] } } }, async () => 'x')).toThrow(/permissions/);
+  });
+});
+
+describe('examples/fastify/server.js', () => {
+  it.each([
+    ['the demo key verifies an address', 'POST', '/v1/email/verify', true, 200],
+    ['no key is refused', 'POST', '/v1/email/verify', false, 401],
+    ['a route that opts out answers without a key', 'GET', '/v1/status', false, 200],
+    ['an unknown route is refused before the 404', 'GET', '/nowhere', false, 401],
+  ] as const)('%s', async (_, method, url, withKey, status) => {
+    const { app, demo } = await build();
+    const res = await app.inject({
+      method,
+      url,
+      headers: withKey ? { 'x-api-key': demo.secret } : {},
+      ...(method === 'POST' ? { payload: { email: 'ada@example.com' } } : {}),
+    });
+    expect(res.statusCode).toBe(status);
+    if (url === '/v1/email/verify' && status === 200) {
+      expect(res.json()).toEqual({ email: 'ada@example.com', result: 'valid_syntax', mode: 'test' });
+    }
+    await app.close();
+  });
+});

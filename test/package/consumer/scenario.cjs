@@ -1,0 +1,133 @@
+// Runs inside a fresh project that installed the packed keygate tarball. `load(name)` is `import()`
+// (esm.mjs) or `require()` (cjs.cjs), so the same requests go through each module format. Prints
+// one JSON object: per entry point, the file it resolved to and what each request answered.
+const { once } = require('node:events');
+
+const SECRET_SHAPE = /^mk_test_[0-9A-Za-z]{38}$/;
+
+/** A key store with one test key, made through the installed KeyManager. */
+async function seeded(core, store = new core.MemoryKeyStore()) {
+  const keys = new core.KeyManager({ store });
+  const { secret, key } = await keys.create({
+    accountId: 'acct_1',
+    name: 'tarball',
+    mode: 'test',
+    permissions: ['email:verify'],
+  });
+  return { store, keys, secret, key };
+}
+
+/** Status of a request without a key, then with the key: what every adapter must answer. */
+async function statuses(send, secret) {
+  return [await send({}), await send({ 'x-api-key': secret })];
+}
+
+module.exports = async function run(load, resolvePath) {
+  const out = {};
+  const core = await load('keygate');
+  const entry = async (name, exercise) => {
+    try {
+      const mod = await load(name);
+      out[name] = { file: resolvePath(name), exports: Object.keys(mod).sort(), ...(await exercise(mod)) };
+    } catch (error) {
+      out[name] = { error: String(error?.stack ?? error) };
+    }
+  };
+
+  await entry('keygate', async () => {
+    const { store, secret } = await seeded(core);
+    const ok = await core.authenticate({ headers: { 'x-api-key': secret }, ip: '203.0.113.7' }, store);
+    const missing = await core.authenticate({ headers: {}, ip: undefined }, store);
+    return { secretShape: SECRET_SHAPE.test(secret), answers: [missing.status, ok.status], mode: ok.key?.mode };
+  });
+
+  await entry('keygate/express', async ({ apiKeyAuth }) => {
+    const express = await load('express');
+    const { store, secret } = await seeded(core);
+    const app = (express.default ?? express)();
+    app.get('/v1/check', apiKeyAuth({ store, permissions: ['email:verify'] }), (req, res) => {
+      res.json({ name: req.apiKey.name });
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const base = `http://127.0.0.1:${server.address().port}`;
+      return {
+        answers: await statuses(async (headers) => (await fetch(`${base}/v1/check`, { headers })).status, secret),
+      };
+    } finally {
+      server.close();
+    }
+  });
+
+  await entry('keygate/fastify', async (plugin) => {
+    const fastify = await load('fastify');
+    const { store, secret } = await seeded(core);
+    const app = (fastify.default ?? fastify)();
+    await app.register(plugin.default, { store });
+    app.get('/v1/check', async (request) => ({ name: request.apiKey.name }));
+    await app.ready();
+    try {
+      const send = async (headers) => (await app.inject({ url: '/v1/check', headers })).statusCode;
+      return { answers: await statuses(send, secret), defaultIsPlugin: plugin.default === plugin.apiKeyAuth };
+    } finally {
+      await app.close();
+    }
+  });
+
+  await entry('keygate/fetch', async ({ withApiKeyAuth }) => {
+    const { store, secret } = await seeded(core);
+    const handler = withApiKeyAuth((_request, key) => Response.json({ name: key.name }), { store });
+    const send = async (headers) => (await handler(new Request('http://api.test/v1/check', { headers }))).status;
+    return { answers: await statuses(send, secret) };
+  });
+
+  await entry('keygate/hono', async ({ apiKeyAuth }) => {
+    const { Hono } = await load('hono');
+    const { store, secret } = await seeded(core);
+    const app = new Hono();
+    app.get('/v1/check', apiKeyAuth({ store }), (c) => c.json({ name: c.get('apiKey').name }));
+    return { answers: await statuses(async (headers) => (await app.request('/v1/check', { headers })).status, secret) };
+  });
+
+  await entry('keygate/postgres', async ({ PostgresKeyStore }) => {
+    const { PGlite } = await load('@electric-sql/pglite');
+    const client = new PGlite();
+    try {
+      const store = new PostgresKeyStore({ client });
+      await store.migrate();
+      const { secret, keys, key } = await seeded(core, store);
+      const before = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      await keys.revoke(key.id);
+      const after = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      await store.close?.();
+      return { answers: [before.status, after.code] };
+    } finally {
+      await client.close();
+    }
+  });
+
+  await entry('keygate/redis', async ({ RedisKeyStore }) => {
+    if (process.env.KEYGATE_TARBALL_REDIS !== '1') return { skipped: 'no Redis at 127.0.0.1:6379' };
+    const { createClient } = await load('redis');
+    const client = createClient({ url: 'redis://127.0.0.1:6379', socket: { reconnectStrategy: false } });
+    await client.connect();
+    const prefix = `keygate-tarball-${process.pid}-${Date.now()}:`;
+    try {
+      const store = new RedisKeyStore({ client, prefix });
+      const { secret } = await seeded(core, store);
+      const ok = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      await store.close?.();
+      return { answers: [ok.status] };
+    } finally {
+      for (const key of await client.keys(`${prefix}*`)) await client.del(key);
+      await client.close();
+    }
+  });
+
+  await entry('keygate/testing', async ({ describeKeyStoreContract }) => ({
+    contract: typeof describeKeyStoreContract,
+  }));
+
+  return out;
+};

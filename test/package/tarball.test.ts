@@ -1,0 +1,163 @@
+// keygate as a user installs it: `npm pack` (through scripts/pack.mjs, which runs the pack hooks in a
+// staging copy), `npm install <tarball>` into a fresh project, then every entry point from ESM and
+// from CommonJS answering real requests, and the `keygate` binary. Needs `npm run build` first.
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REDIS_URL, serviceAvailable } from '../stores/support/services.js';
+
+const ROOT = join(import.meta.dirname, '../..');
+const work = mkdtempSync(join(tmpdir(), 'keygate-tarball-'));
+const project = join(work, 'consumer');
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
+const PEERS = ['express', 'fastify', 'hono', '@electric-sql/pglite', 'pg', 'redis'];
+const pinned = (name: string) => {
+  const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
+  return `${name}@${version}`;
+};
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, env: { ...process.env, ...env }, timeout: 240_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+async function ok(command: string, args: string[], cwd: string, env?: Record<string, string>): Promise<string> {
+  const result = await run(command, args, cwd, env);
+  if (result.code !== 0) throw new Error(`${command} ${args.join(' ')} failed (${result.code}):\n${result.stderr}`);
+  return result.stdout;
+}
+
+const npmInstall = (...specs: string[]) =>
+  ok('npm', ['install', ...specs, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], project);
+
+let tarball = '';
+let aloneModules: string[] = [];
+const outputs: Record<'esm' | 'cjs', Record<string, Record<string, unknown>>> = { esm: {}, cjs: {} };
+let withRedis = false;
+
+beforeAll(async () => {
+  if (!existsSync(join(ROOT, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  tarball = (await ok(process.execPath, [join(ROOT, 'scripts', 'pack.mjs'), work], ROOT)).trim().split('\n').at(-1)!;
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }));
+  await npmInstall(tarball);
+  aloneModules = readdirSync(join(project, 'node_modules')).filter((name) => !name.startsWith('.'));
+  await npmInstall(...PEERS.map(pinned));
+  cpSync(join(import.meta.dirname, 'consumer'), project, { recursive: true });
+  withRedis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
+  const env = { KEYGATE_TARBALL_REDIS: withRedis ? '1' : '0' };
+  outputs.esm = JSON.parse(await ok(process.execPath, ['esm.mjs'], project, env));
+  outputs.cjs = JSON.parse(await ok(process.execPath, ['cjs.cjs'], project, env));
+}, 300_000);
+
+describe('the tarball', () => {
+  const listing = () =>
+    // `tar` is on every machine that runs npm; the listing is what the registry would serve.
+    run('tar', ['tzf', tarball], work).then((r) => r.stdout.trim().split('\n'));
+
+  it('ships dist, README, LICENSE and package.json, nothing else', async () => {
+    const files = await listing();
+    const outside = files.filter((file) => !file.startsWith('package/dist/'));
+    expect(outside.sort()).toEqual(['package/LICENSE', 'package/README.md', 'package/package.json']);
+    expect(files).toContain('package/dist/cli.js');
+  });
+
+  it('publishes a package.json without the `source` conditions, which name files it does not ship', async () => {
+    const packed = JSON.parse(readFileSync(join(project, 'node_modules', 'keygate', 'package.json'), 'utf8'));
+    expect(JSON.stringify(packed.exports)).not.toContain('"source"');
+    expect(JSON.stringify(packed.imports)).not.toContain('"source"');
+    expect(packed.sideEffects).toBe(false);
+    // The repository keeps them for its own tests.
+    expect(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).exports['.'].source).toBe('./src/index.ts');
+  });
+
+  it('installs alone with only its own dependencies', () => {
+    expect(aloneModules.sort()).toEqual(['fastify-plugin', 'keygate', 'lru-cache']);
+  });
+});
+
+/** Entry point, its dist file, exports a user relies on (DESIGN.md), what its requests answered. */
+const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
+  [
+    'keygate',
+    'index',
+    ['authenticate', 'KeyManager', 'MemoryKeyStore', 'CachedKeyStore', 'generateKey', 'parseKey', 'hashKey'],
+    { secretShape: true, answers: [401, 200], mode: 'test' },
+  ],
+  ['keygate/express', 'express', ['apiKeyAuth'], { answers: [401, 200] }],
+  ['keygate/fastify', 'fastify', ['apiKeyAuth', 'default'], { answers: [401, 200], defaultIsPlugin: true }],
+  ['keygate/fetch', 'fetch', ['withApiKeyAuth', 'clientIp'], { answers: [401, 200] }],
+  ['keygate/hono', 'hono', ['apiKeyAuth'], { answers: [401, 200] }],
+  ['keygate/postgres', 'postgres', ['PostgresKeyStore'], { answers: [200, 'revoked_api_key'] }],
+  ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
+  ['keygate/testing', 'testing', ['describeKeyStoreContract'], { contract: 'function' }],
+];
+
+describe.each([
+  ['import', 'esm', '.js'],
+  ['require', 'cjs', '.cjs'],
+] as const)('every entry point through %s', (_, format, extension) => {
+  it.each(ENTRIES)('%s resolves to its built file and answers', (name, file, names, expected) => {
+    const got = outputs[format][name];
+    expect(got?.error).toBeUndefined();
+    expect(got?.file).toBe(join(project, 'node_modules', 'keygate', 'dist', `${file}${extension}`));
+    expect(got?.exports).toEqual(expect.arrayContaining(names));
+    const redis = withRedis ? { answers: [200] } : { skipped: 'no Redis at 127.0.0.1:6379' };
+    expect(got).toMatchObject(name === 'keygate/redis' ? redis : expected);
+  });
+});
+
+describe('the keygate binary', () => {
+  it('prints its help', async () => {
+    const help = await run('npx', ['--no', '--', 'keygate', '--help'], project);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('keygate keys create');
+  });
+
+  it('creates a key in a PGlite folder and lists it', async () => {
+    const store = `pglite:${join(work, 'store')}`;
+    const created = JSON.parse(
+      await ok(
+        'npx',
+        [
+          '--no',
+          'keygate',
+          'keys',
+          'create',
+          '--store',
+          store,
+          '--account',
+          'acct_1',
+          '--name',
+          'ci',
+          '--mode',
+          'test',
+          '--json',
+        ],
+        project,
+      ),
+    );
+    expect(created.secret).toMatch(/^mk_test_[0-9A-Za-z]{38}$/);
+    const listed = JSON.parse(
+      await ok(
+        'npx',
+        ['--no', '--', 'keygate', 'keys', 'list', '--store', store, '--account', 'acct_1', '--json'],
+        project,
+      ),
+    );
+    expect(listed.map((key: { id: string }) => key.id)).toEqual([created.key.id]);
+  });
+});

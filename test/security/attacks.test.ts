@@ -1,0 +1,61 @@
+// The attack catalogue (test/fixtures/attacks.ts) through every adapter on Node, over real sockets
+// where the adapter has a server. Each denial must be the exact problem+json every adapter sends.
+import { createDenialResponder } from 'keygate';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HEADERS } from '../adapters/cases.js';
+import { seedCaseStore } from '../adapters/fixtures.js';
+import { ATTACKS, type Attack } from '../fixtures/attacks.js';
+import { type RawRequest, startApps } from './support/apps.js';
+
+const fixture = await seedCaseStore();
+const trusted = await startApps({ store: fixture.store }, true);
+const untrusted = await startApps({ store: fixture.store }, false);
+afterAll(() => Promise.all([trusted.close(), untrusted.close()]));
+
+const respond = createDenialResponder({ retryAfter: 7 });
+
+function requestOf(row: Attack): RawRequest {
+  const headers: Array<[string, string]> = row.headers
+    ? row.headers(fixture.secrets)
+    : row.key
+      ? [['x-api-key', fixture.secrets[row.key]]]
+      : [];
+  if (row.forwardedFor !== undefined) headers.push(['x-forwarded-for', row.forwardedFor]);
+  return { path: row.query ? `/v1/check?${row.query(fixture.secrets)}` : '/v1/check', headers };
+}
+
+describe('the catalogue covers every bypass class the issue names', () => {
+  it.each([
+    'non-canonical IPv4',
+    'IPv4 in IPv6',
+    'IPv6 spelling',
+    'zone id',
+    'not an address',
+    'forged forwarded header',
+    'key header',
+    'key value',
+  ])('%s', (cls) => {
+    expect(ATTACKS.filter((a) => a.class === cls).length).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe.each(trusted.adapters.map(([name], i) => [name, i] as const))('%s', (_, i) => {
+  it.each(ATTACKS)('$class: $name -> $expect', async (row) => {
+    const apps = row.proxy === 'untrusted' ? untrusted : trusted;
+    const send = (apps.adapters[i] as (typeof apps.adapters)[number])[1];
+    const got = await send(requestOf(row));
+    if (row.expect === 200) {
+      expect({ status: got.status, body: got.body }).toEqual({
+        status: 200,
+        body: JSON.stringify({ keyId: fixture.ids[row.key ?? 'open'] }),
+      });
+      return;
+    }
+    const want = respond({ code: row.expect });
+    expect(got).toEqual({
+      status: want.status,
+      headers: Object.fromEntries(HEADERS.map((h) => [h, want.headers[h] ?? null])),
+      body: want.body,
+    });
+  });
+});

@@ -1,0 +1,252 @@
+import {
+  type AttemptWindow,
+  authenticate,
+  createDenialResponder,
+  FailedAttemptThrottle,
+  KeyManager,
+  MemoryKeyStore,
+  type SharedAttemptCounter,
+} from 'keygate';
+import { RedisAttemptCounter } from 'keygate/redis';
+import { createClient } from 'redis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { HEADERS } from '../adapters/cases.js';
+import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
+import { hangingStore } from '../support/fixtures.js';
+import { startApps } from './support/apps.js';
+
+const store = new MemoryKeyStore();
+const keys = new KeyManager({ store });
+const good = await keys.create({ accountId: 'a', name: 'good', mode: 'live' });
+const listed = await keys.create({ accountId: 'a', name: 'listed', mode: 'live', allowedIps: ['203.0.113.0/24'] });
+const wrong = `${good.secret.slice(0, -1)}${good.secret.endsWith('a') ? 'b' : 'a'}`;
+
+/** A clock the test moves by hand. */
+function clock(start = 1_700_000_000_000) {
+  let t = start;
+  return { now: () => t, advance: (ms: number) => (t += ms) };
+}
+
+function attempt(throttle: FailedAttemptThrottle, ip: string | undefined, key = wrong, on = store) {
+  return authenticate({ headers: { 'x-api-key': key }, ip }, on, { throttle });
+}
+
+async function failTimes(throttle: FailedAttemptThrottle, ip: string, n: number) {
+  for (let i = 0; i < n; i++) expect((await attempt(throttle, ip)).status).toBe(401);
+}
+
+/** An in-process stand-in for Redis, as the shared counter contract describes it. */
+function memoryCounter(now: () => number): SharedAttemptCounter & { down: boolean } {
+  const windows = new Map<string, { count: number; resetAt: number }>();
+  return {
+    down: false,
+    async increment(bucket, window) {
+      if (this.down) throw new Error('ECONNREFUSED');
+      let w = windows.get(bucket);
+      if (!w || w.resetAt <= now()) {
+        w = { count: 0, resetAt: now() + window };
+        windows.set(bucket, w);
+      }
+      w.count++;
+      return { count: w.count, resetIn: w.resetAt - now() };
+    },
+    async get(bucket): Promise<AttemptWindow | null> {
+      if (this.down) throw new Error('ECONNREFUSED');
+      const w = windows.get(bucket);
+      return w && w.resetAt > now() ? { count: w.count, resetIn: w.resetAt - now() } : null;
+    },
+  };
+}
+
+describe('FailedAttemptThrottle through authenticate', () => {
+  it('answers 429 too_many_failed_attempts with a Retry-After after max 401s, to a valid key too', async () => {
+    const c = clock();
+    const throttle = new FailedAttemptThrottle({ max: 3, window: 60_000, now: c.now });
+    await failTimes(throttle, '198.51.100.7', 3);
+    c.advance(15_000);
+    expect(await attempt(throttle, '198.51.100.7')).toMatchObject({
+      ok: false,
+      status: 429,
+      code: 'too_many_failed_attempts',
+      retryAfter: 45,
+    });
+    // Checked before the key: a right guess from a throttled address learns nothing either.
+    expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(429);
+  });
+
+  it('never locks out a valid key used from another address', async () => {
+    const throttle = new FailedAttemptThrottle({ max: 2 });
+    await failTimes(throttle, '198.51.100.7', 2);
+    expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(429);
+    for (const ip of ['198.51.100.8', '2001:db8::1', '::ffff:198.51.100.9', undefined]) {
+      expect((await attempt(throttle, ip, good.secret)).status).toBe(200);
+    }
+  });
+
+  it.each([
+    ['IPv4-mapped spelling of the same IPv4', '198.51.100.7', '::ffff:198.51.100.7', 429],
+    ['another address in the same IPv6 /64', '2001:db8:1:2::1', '2001:db8:1:2:ffff:ffff:ffff:fffe', 429],
+    ['an upper-case spelling in the same /64', '2001:db8:1:2::1', '2001:DB8:1:2::9', 429],
+    ['the next /64', '2001:db8:1:2::1', '2001:db8:1:3::1', 200],
+    ['two different made-up address strings', 'unknown', 'not-an-ip', 429],
+  ])('groups clients: %s', async (_, first, second, status) => {
+    const throttle = new FailedAttemptThrottle({ max: 2 });
+    await failTimes(throttle, first, 2);
+    expect((await attempt(throttle, second, good.secret)).status).toBe(status);
+  });
+
+  it('counts only 401s: 403s, 503s and allows never add up', async () => {
+    const throttle = new FailedAttemptThrottle({ max: 1 });
+    for (let i = 0; i < 3; i++) {
+      expect((await attempt(throttle, '198.51.100.7', listed.secret)).status).toBe(403);
+      expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(200);
+      const slow = await authenticate({ headers: { 'x-api-key': good.secret }, ip: '198.51.100.7' }, hangingStore, {
+        throttle,
+        timeout: 5,
+      });
+      expect(slow.status).toBe(503);
+    }
+    expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(200);
+  });
+
+  it('counts every kind of 401: missing, malformed, invalid, revoked', async () => {
+    const throttle = new FailedAttemptThrottle({ max: 4 });
+    const revoked = await keys.create({ accountId: 'a', name: 'r', mode: 'live' });
+    await keys.revoke(revoked.key.id);
+    const codes = [];
+    for (const headers of [{}, { 'x-api-key': 'nope' }, { 'x-api-key': wrong }, { 'x-api-key': revoked.secret }]) {
+      const result = await authenticate({ headers, ip: '198.51.100.7' }, store, { throttle });
+      codes.push(result.ok ? 'ok' : result.code);
+    }
+    expect(codes).toEqual(['missing_api_key', 'malformed_api_key', 'malformed_api_key', 'revoked_api_key']);
+    expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(429);
+  });
+
+  it('lets a client try again once the window has closed', async () => {
+    const c = clock();
+    const throttle = new FailedAttemptThrottle({ max: 2, window: 10_000, now: c.now });
+    await failTimes(throttle, '198.51.100.7', 2);
+    expect((await attempt(throttle, '198.51.100.7')).status).toBe(429);
+    c.advance(10_000);
+    expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(200);
+  });
+
+  it('does not throttle requests without a client address (nothing to key on)', async () => {
+    const throttle = new FailedAttemptThrottle({ max: 1 });
+    for (let i = 0; i < 3; i++) expect((await attempt(throttle, undefined)).status).toBe(401);
+    expect((await attempt(throttle, undefined, good.secret)).status).toBe(200);
+  });
+
+  it('holds at most maxClients buckets: the least recently used is forgotten', async () => {
+    const throttle = new FailedAttemptThrottle({ max: 1, maxClients: 2 });
+    await failTimes(throttle, '198.51.100.1', 1);
+    await failTimes(throttle, '198.51.100.2', 1);
+    await failTimes(throttle, '198.51.100.3', 1);
+    expect((await attempt(throttle, '198.51.100.3', good.secret)).status).toBe(429);
+    expect((await attempt(throttle, '198.51.100.1', good.secret)).status).toBe(200);
+  });
+
+  it.each([[{ max: 0 }], [{ window: 1.5 }], [{ maxClients: -1 }], [{ shared: {} as never }]])(
+    'refuses bad options at construction: %j',
+    (options) => {
+      expect(() => new FailedAttemptThrottle(options)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    },
+  );
+
+  it('refuses a throttle option that is not a throttle', async () => {
+    await expect(authenticate({ headers: {} }, store, { throttle: {} as never })).rejects.toMatchObject({
+      code: 'invalid_input',
+      field: 'throttle',
+    });
+  });
+});
+
+describe('a shared counter', () => {
+  it('adds failures up across instances', async () => {
+    const c = clock();
+    const counter = memoryCounter(c.now);
+    const a = new FailedAttemptThrottle({ max: 4, shared: counter, now: c.now });
+    const b = new FailedAttemptThrottle({ max: 4, shared: counter, now: c.now });
+    await failTimes(a, '198.51.100.7', 2);
+    await failTimes(b, '198.51.100.7', 2);
+    expect((await attempt(a, '198.51.100.7', good.secret)).status).toBe(429);
+    expect((await attempt(b, '198.51.100.7', good.secret)).status).toBe(429);
+    expect((await attempt(b, '198.51.100.8', good.secret)).status).toBe(200);
+  });
+
+  it.each([
+    ['down (rejects)', (counter: ReturnType<typeof memoryCounter>) => Object.assign(counter, { down: true })],
+    [
+      'hanging',
+      (counter: ReturnType<typeof memoryCounter>) =>
+        Object.assign(counter, { get: () => new Promise(() => {}), increment: () => new Promise(() => {}) }),
+    ],
+  ])('that is %s neither locks anyone out nor lifts the limit', async (_, breakIt) => {
+    const errors: unknown[] = [];
+    const counter = breakIt(memoryCounter(Date.now));
+    const throttle = new FailedAttemptThrottle({
+      max: 3,
+      shared: counter,
+      sharedTimeout: 20,
+      onError: (e) => errors.push(e),
+    });
+    expect((await attempt(throttle, '198.51.100.8', good.secret)).status).toBe(200);
+    await failTimes(throttle, '198.51.100.7', 3);
+    expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(429);
+    expect(errors.length).toBeGreaterThan(0);
+  });
+});
+
+describe('RedisAttemptCounter', async () => {
+  const up = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
+  const client = up ? await createClient({ url: REDIS_URL }).connect() : undefined;
+  afterAll(() => client?.destroy());
+
+  it.runIf(up)('counts with INCR+PEXPIRE in one script, shared by two throttles; the key expires', async () => {
+    const prefix = `keygate-test:${RUN_ID}:throttle:`;
+    const counter = new RedisAttemptCounter({ client: client as never, prefix });
+    const a = new FailedAttemptThrottle({ max: 3, window: 30_000, shared: counter });
+    const b = new FailedAttemptThrottle({ max: 3, window: 30_000, shared: counter });
+    await failTimes(a, '2001:db8:7:7::1', 2);
+    await failTimes(b, '2001:db8:7:7::2', 1);
+    const refused = await attempt(b, '2001:db8:7:7::3', good.secret);
+    expect(refused).toMatchObject({ status: 429, code: 'too_many_failed_attempts' });
+    expect(refused.ok ? 0 : refused.retryAfter).toBeGreaterThan(25);
+    const ttl = Number(await client?.sendCommand(['PTTL', `${prefix}6:20010db800070007`]));
+    expect(ttl).toBeGreaterThan(25_000);
+    expect(ttl).toBeLessThanOrEqual(30_000);
+    expect(await counter.get('4:00000000')).toBeNull();
+  });
+});
+
+describe('through every adapter', async () => {
+  const throttle = new FailedAttemptThrottle({ max: 2, window: 60_000 });
+  const apps = await startApps({ store, throttle }, true);
+  afterAll(() => apps.close());
+  const respond = createDenialResponder({ retryAfter: 7 });
+
+  it.each(apps.adapters.map(([name], i) => [name, i] as const))(
+    '%s sends problem+json 429 with Retry-After',
+    async (_, i) => {
+      const send = (apps.adapters[i] as (typeof apps.adapters)[number])[1];
+      const ip = `198.51.100.${10 + i}`;
+      const request = (key: string) => ({
+        path: '/v1/check',
+        headers: [
+          ['x-api-key', key],
+          ['x-forwarded-for', ip],
+        ] as Array<[string, string]>,
+      });
+      for (let n = 0; n < 2; n++) expect((await send(request(wrong))).status).toBe(401);
+      const got = await send(request(good.secret));
+      const want = respond({ code: 'too_many_failed_attempts', retryAfter: 60 });
+      expect(Number(got.headers['retry-after'])).toBeGreaterThanOrEqual(59);
+      expect({ ...got, headers: { ...got.headers, 'retry-after': '60' } }).toEqual({
+        status: 429,
+        headers: Object.fromEntries(HEADERS.map((h) => [h, want.headers[h] ?? null])),
+        body: want.body,
+      });
+      expect(JSON.parse(got.body)).toMatchObject({ status: 429, code: 'too_many_failed_attempts' });
+    },
+  );
+});

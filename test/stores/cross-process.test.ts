@@ -1,0 +1,163 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { build } from 'esbuild';
+import { authenticate, CachedKeyStore, KeyManager, type KeyStore, type WritableKeyStore } from 'keygate';
+import { PostgresKeyStore } from 'keygate/postgres';
+import { RedisKeyStore } from 'keygate/redis';
+import pg from 'pg';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from './support/services.js';
+
+const postgres = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
+const redis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
+
+// Children run the TypeScript sources, bundled by esbuild (plain node has no `source` condition and no
+// TS loader). The bundle sits under node_modules/.cache so that its bare imports of the database clients resolve.
+const root = resolve(import.meta.dirname, '../..');
+const outDir = join(root, 'node_modules/.cache/keygate-cross-process');
+const childFile = join(outDir, `child-${RUN_ID}.mjs`);
+const cleanups: (() => Promise<unknown>)[] = [];
+
+beforeAll(async () => {
+  if (!postgres && !redis) return;
+  await mkdir(outDir, { recursive: true });
+  await build({
+    entryPoints: [join(import.meta.dirname, 'support/cross-process-child.ts')],
+    outfile: childFile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    conditions: ['source', 'node'],
+    external: ['pg', 'redis', '@electric-sql/pglite', 'lru-cache', 'ipaddr.js'],
+    logLevel: 'silent',
+  });
+});
+
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await rm(childFile, { force: true });
+});
+
+interface Child {
+  next(event: string): Promise<Record<string, number | string>>;
+  process: ChildProcess;
+}
+
+function child(args: Record<string, unknown>): Child {
+  const proc = spawn(process.execPath, [childFile, JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  cleanups.push(async () => proc.kill());
+  const waiting = new Map<string, (event: Record<string, number | string>) => void>();
+  const seen = new Map<string, Record<string, number | string>>();
+  createInterface({ input: proc.stdout! }).on('line', (line) => {
+    const event = JSON.parse(line) as Record<string, number | string>;
+    const name = String(event.event);
+    if (!seen.has(name)) seen.set(name, event);
+    waiting.get(name)?.(event);
+  });
+  return {
+    process: proc,
+    next: (name) =>
+      new Promise((resolveEvent, reject) => {
+        const already = seen.get(name);
+        if (already) return resolveEvent(already);
+        waiting.set(name, resolveEvent);
+        proc.once('exit', (code) => reject(new Error(`child exited (${code}) before "${name}"`)));
+      }),
+  };
+}
+
+interface Backend {
+  kind: 'postgres' | 'redis';
+  url: string;
+  namespace: string;
+  store: WritableKeyStore;
+}
+
+async function pgBackend(): Promise<Backend> {
+  const pool = new pg.Pool({ connectionString: PG_URL });
+  const namespace = `keygate_x${RUN_ID}`;
+  cleanups.push(async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${namespace}" CASCADE`);
+    await pool.end();
+  });
+  const store = new PostgresKeyStore({ client: pool, schema: namespace });
+  await store.migrate();
+  return { kind: 'postgres', url: PG_URL, namespace, store };
+}
+
+async function redisBackend(): Promise<Backend> {
+  const client = await createClient({ url: REDIS_URL }).connect();
+  const namespace = `keygate:test:${RUN_ID}:x:`;
+  cleanups.push(async () => {
+    for await (const keys of client.scanIterator({ MATCH: `${namespace}*` })) if (keys.length) await client.del(keys);
+    client.destroy();
+  });
+  return { kind: 'redis', url: REDIS_URL, namespace, store: new RedisKeyStore({ client, prefix: namespace }) };
+}
+
+const backends = [
+  { name: 'postgres', available: postgres, open: pgBackend },
+  { name: 'redis', available: redis, open: redisBackend },
+].filter((b) => b.available);
+
+describe.skipIf(backends.length === 0)('revocation across processes', () => {
+  it.each(backends)('process A refuses a key within 1 s of process B revoking it ($name)', async ({ name, open }) => {
+    const backend = await open();
+    const keys = new KeyManager({ store: backend.store });
+    const { secret, key } = await keys.create({ accountId: 'acct_x', name: 'victim', mode: 'live' });
+    const probe = await keys.create({ accountId: 'acct_x', name: 'probe', mode: 'test' });
+    const common = { kind: backend.kind, url: backend.url, namespace: backend.namespace };
+
+    const a = child({ ...common, role: 'watch', secret });
+    await a.next('ready');
+    // The channel is live in A once A has seen a change we made; only then does the measurement start.
+    const live = a.next('channel');
+    let probing = true;
+    const stop = () => {
+      probing = false;
+    };
+    live.then(stop, stop);
+    for (let i = 0; probing && i < 100; i++) {
+      await keys.update(probe.key.id, { name: `probe ${i}` });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await live;
+
+    const b = child({ ...common, role: 'revoke', id: key.id });
+    const revoked = await b.next('revoked');
+    const refused = await a.next('refused');
+    // Measured from the start of B's revoke call (connection set-up included), so it is an upper bound.
+    const delay = Number(refused.at) - Number(revoked.startedAt);
+    const afterReturn = Number(refused.at) - Number(revoked.returnedAt);
+    console.log(
+      `revocation delay (${name}): ${delay.toFixed(1)} ms from the revoke call in process B to the first refusal in process A (${afterReturn.toFixed(1)} ms after the call returned)`,
+    );
+    expect(refused.code).toBe('revoked_api_key');
+    expect(delay).toBeLessThan(1000);
+  });
+
+  it.each(backends)(
+    'with no change channel, a cache still drops a revoked key within its TTL ($name)',
+    async ({ open }) => {
+      const backend = await open();
+      const keys = new KeyManager({ store: backend.store });
+      const { secret, key } = await keys.create({ accountId: 'acct_y', name: 'victim', mode: 'live' });
+      // This cache only sees findByHash: no change reaches it, as when the channel is down.
+      const deaf: KeyStore = { findByHash: (hash) => backend.store.findByHash(hash) };
+      const ttl = 1000;
+      const cached = new CachedKeyStore(deaf, { ttl });
+      const auth = () => authenticate({ headers: { 'x-api-key': secret } }, cached);
+      expect(await auth()).toMatchObject({ ok: true });
+      await keys.revoke(key.id);
+      // The documented window: until its TTL runs out the cache still holds the old verdict...
+      expect(await auth()).toMatchObject({ ok: true });
+      await new Promise((r) => setTimeout(r, ttl + 100));
+      // ...and after it, the store's answer.
+      expect(await auth()).toMatchObject({ ok: false, code: 'revoked_api_key' });
+    },
+  );
+});

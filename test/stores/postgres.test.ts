@@ -1,0 +1,124 @@
+import { KeyManager } from 'keygate';
+import { PostgresKeyStore } from 'keygate/postgres';
+import { describeKeyStoreContract } from 'keygate/testing';
+import pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PG_URL, RUN_ID, serviceAvailable } from './support/services.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+
+const available = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
+const pools: pg.Pool[] = [];
+const schemas: string[] = [];
+
+function pool(connectionString: string): pg.Pool {
+  const p = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis: 1000 });
+  // An idle connection the server (or the test's proxy) drops is reported here; the pool replaces it.
+  p.on('error', () => {});
+  pools.push(p);
+  return p;
+}
+
+/** A fresh schema per test, so parallel runs and tests never see each other's keys or notifications. */
+function nextSchema(): string {
+  const schema = `keygate_t${RUN_ID}_${schemas.length + 1}`;
+  schemas.push(schema);
+  return schema;
+}
+
+afterAll(async () => {
+  if (!available) return;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await admin.end();
+  await Promise.all(pools.map((p) => p.end()));
+});
+
+describe.skipIf(!available)('PostgresKeyStore over pg', () => {
+  const { hostname, port } = new URL(PG_URL);
+
+  // The store reaches PostgreSQL through a proxy the test can cut; the peer, as another process, connects directly.
+  describeKeyStoreContract(
+    'PostgresKeyStore over a pg Pool',
+    async () => {
+      const proxy = new TcpProxy(hostname, Number(port || 5432));
+      const url = new URL(PG_URL);
+      url.hostname = '127.0.0.1';
+      url.port = String(await proxy.resume());
+      const schema = nextSchema();
+      const store = new PostgresKeyStore({ client: pool(url.toString()), schema });
+      await store.migrate();
+      const peer = new PostgresKeyStore({ client: pool(PG_URL), schema });
+      return {
+        store,
+        peer,
+        breakStore: () => proxy.cut(),
+        restoreStore: async () => {
+          await proxy.resume();
+        },
+        close: async () => {
+          store.close();
+          await proxy.cut();
+        },
+      };
+    },
+    { describe, it, expect, beforeEach, afterEach },
+    { channel: true, outage: true },
+  );
+
+  it('migrates once when two instances migrate at the same time, and a second migrate is a no-op', async () => {
+    const schema = nextSchema();
+    const first = pool(PG_URL);
+    const a = new PostgresKeyStore({ client: first, schema });
+    const b = new PostgresKeyStore({ client: pool(PG_URL), schema });
+    const results = await Promise.all([a.migrate(), b.migrate()]);
+    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2]]);
+    expect(await a.migrate()).toEqual({ applied: [] });
+    const { rows } = await first.query(`SELECT version FROM "${schema}".keygate_migrations`);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+  });
+
+  it('finds a key by digest through the unique index', async () => {
+    const schema = nextSchema();
+    const client = pool(PG_URL);
+    const store = new PostgresKeyStore({ client, schema });
+    await store.migrate();
+    const { key } = await new KeyManager({ store }).create({ accountId: 'a', name: 'k', mode: 'test' });
+    const record = await store.findById(key.id);
+    const { rows } = await client.query(
+      `SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'keygate_keys_hash'`,
+      [schema],
+    );
+    expect(rows[0]?.indexdef).toMatch(/CREATE UNIQUE INDEX .* USING btree \(hash\)/);
+    expect(await store.findByHash(record!.hash)).toEqual(record);
+  });
+
+  it('reconnects its LISTEN connection after the server drops it', async () => {
+    const schema = nextSchema();
+    const store = new PostgresKeyStore({ client: pool(PG_URL), schema });
+    await store.migrate();
+    const admin = pool(PG_URL);
+    const keys = new KeyManager({ store: new PostgresKeyStore({ client: admin, schema }) });
+    const seen: string[] = [];
+    const off = store.subscribe((c) => seen.push(`${c.type}:${c.version}`));
+    const { key } = await keys.create({ accountId: 'a', name: 'k', mode: 'test' });
+    // Wait for the LISTEN connection, then kill it from the server side.
+    let listeners: { pid: number }[] = [];
+    while (listeners.length === 0) {
+      await new Promise((r) => setTimeout(r, 20));
+      ({ rows: listeners } = await admin.query(
+        `SELECT pid FROM pg_stat_activity WHERE query = $1 AND datname = current_database()`,
+        [`LISTEN "${store.channel}"`],
+      ));
+    }
+    await admin.query('SELECT pg_terminate_backend($1)', [listeners[0]!.pid]);
+    // Changes keep coming until one arrives through the new connection.
+    for (let i = 0; !seen.some((s) => s.startsWith('updated:')) && i < 200; i++) {
+      await keys.update(key.id, { name: `n${i}` });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    off();
+    store.close();
+    expect(seen.some((s) => s.startsWith('updated:'))).toBe(true);
+  });
+});

@@ -1,0 +1,15 @@
+import { defaultServerConditions } from 'vite';
+import { defineConfig } from 'vitest/config';
+
+// Tests import `keygate`, `keygate/express`, ... by the package's own name. The `source` export
+// condition points those names at the TypeScript sources, so the exports map is exercised without
+// a build; the packed-tarball test covers the built files.
+export default defineConfig({
+  ssr: { resolve: { conditions: ['source', ...defaultServerConditions] } },
+  test: {
+    include: ['test/**/*.test.ts'],
+    environment: 'node',
+    testTimeout: 20_000,
+    hookTimeout: 60_000,
+  },
+});

@@ -6,7 +6,7 @@ export type {
   AuthSuccess,
   ResolvedOptions,
 } from './auth/authenticate.js';
-export { authenticate, resolveAuthOptions } from './auth/authenticate.js';
+export { authenticate, authenticateEager, resolveAuthOptions } from './auth/authenticate.js';
 export { toPublicKey } from './auth/compiled-key.js';
 export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
@@ -30,7 +30,7 @@ export { createDenialResponder } from './http/problem.js';
 export type { ParsedEntry } from './ip/allow-list.js';
 export { CompiledAllowList, compileAllowList, normalizeAllowList, parseAllowListEntry } from './ip/allow-list.js';
 export type { GenerateKeyOptions, ParsedKey } from './key/format.js';
-export { generateKey, keyHint, parseKey } from './key/format.js';
+export { generateKey, isWellFormedKey, keyHint, parseKey } from './key/format.js';
 export { hashKey } from './key/hash.js';
 export type {
   CreatedKey,

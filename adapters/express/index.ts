@@ -2,7 +2,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import {
   type AuthenticateOptions,
   type AuthFailure,
-  authenticate,
+  type AuthResult,
+  authenticateEager,
   createDenialResponder,
   type KeyStore,
   type PublicKey,
@@ -54,22 +55,40 @@ export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
     res.writeHead(status, headers).end(body);
   }
 
-  return function apiKeyAuth(req: Request, res: Response, next: NextFunction): void {
-    authenticate({ headers: req.headers, ip: req.ip }, store, auth).then(async (result) => {
-      if (result.ok) {
-        req.apiKey = result.key;
-        next();
-        return;
-      }
-      if (!onDenied) return sendDenial(result, res);
+  async function deny(failure: AuthFailure, req: Request, res: Response): Promise<void> {
+    if (onDenied) {
       try {
-        await onDenied(result, req, res);
+        await onDenied(failure, req, res);
       } catch {
         // fall through to the standard denial
       }
-      // A hook that threw, or returned without answering, leaves the standard denial to send.
+    }
+    // A hook that threw, or returned without answering, leaves the standard denial to send.
+    sendDenial(failure, res);
+  }
+
+  function settle(result: AuthResult, req: Request, res: Response, next: NextFunction): void {
+    if (result.ok) {
+      req.apiKey = result.key;
+      next();
+    } else if (onDenied) {
+      deny(result, req, res).catch(next);
+    } else {
       sendDenial(result, res);
-    }, next);
+    }
+  }
+
+  // A cached key is judged synchronously, so `next()` runs in the same tick: no promise on the hot path.
+  return function apiKeyAuth(req: Request, res: Response, next: NextFunction): void {
+    let result: AuthResult | Promise<AuthResult>;
+    try {
+      result = authenticateEager({ headers: req.headers, ip: req.ip }, store, auth);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    if ('then' in result) result.then((r) => settle(r, req, res, next), next);
+    else settle(result, req, res, next);
   };
 }
 

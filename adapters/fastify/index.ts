@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import {
   type AuthenticateOptions,
   type AuthFailure,
-  authenticate,
+  type AuthResult,
+  authenticateEager,
   createDenialResponder,
   type DenialResponse,
   type KeyStore,
@@ -93,23 +94,42 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
     return reply.code(denial.status).headers(denial.headers).send(body);
   }
 
-  fastify.addHook('onRequest', async function apiKeyAuth(request, reply) {
-    const routeAuth = routeOptions(request.routeOptions.config?.apiKey, request.url);
-    if (routeAuth === null) return;
-    const result = await authenticate({ headers: request.headers, ip: request.ip }, store, routeAuth);
-    if (result.ok) {
-      request.apiKey = result.key;
-      return;
-    }
+  async function deny(failure: AuthFailure, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (onDenied) {
       try {
-        await onDenied(result, request, reply);
+        await onDenied(failure, request, reply);
       } catch {
         // fall through to the standard denial
       }
-      if (reply.sent) return reply;
+      if (reply.sent) return;
     }
-    return sendDenial(result, reply);
+    sendDenial(failure, reply);
+  }
+
+  // Callback style, so that a cached key lets the request through in the same tick (an async hook
+  // costs Fastify a promise per request). A denial answers from the hook and never calls `done`.
+  function settle(result: AuthResult, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
+    if (result.ok) {
+      request.apiKey = result.key;
+      done();
+    } else if (onDenied) {
+      deny(result, request, reply).catch(done);
+    } else {
+      sendDenial(result, reply);
+    }
+  }
+
+  fastify.addHook('onRequest', function apiKeyAuth(request, reply, done) {
+    let result: AuthResult | Promise<AuthResult>;
+    try {
+      const routeAuth = routeOptions(request.routeOptions.config?.apiKey, request.url);
+      if (routeAuth === null) return done();
+      result = authenticateEager({ headers: request.headers, ip: request.ip }, store, routeAuth);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if ('then' in result) result.then((r) => settle(r, request, reply, done), done);
+    else settle(result, request, reply, done);
   });
 }
 

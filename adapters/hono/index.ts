@@ -1,9 +1,11 @@
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import {
   type AuthenticateOptions,
   type AuthFailure,
-  authenticate,
+  type AuthResult,
+  authenticateEager,
   createDenialResponder,
+  type HeaderSource,
   type KeyStore,
   type PublicKey,
   resolveAuthOptions,
@@ -24,6 +26,21 @@ export type ApiKeyVariables = { apiKey: PublicKey };
  * const app = new Hono<{ Bindings: Env } & ApiKeyEnv>();
  */
 export type ApiKeyEnv = { Variables: ApiKeyVariables };
+
+function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
+// On @hono/node-server, `c.env.incoming` is Node's request: reading the key from its headers object
+// spares building a Fetch `Headers` from every raw header just to read one field. Anywhere else (and
+// whenever `incoming` is not shaped like Node's request) the Fetch request's headers are read.
+function headersOf(c: Context): HeaderSource {
+  const incoming = (c.env as { incoming?: { headers?: unknown; rawHeaders?: unknown } } | undefined)?.incoming;
+  if (incoming && Array.isArray(incoming.rawHeaders) && typeof incoming.headers === 'object' && incoming.headers) {
+    return incoming.headers as HeaderSource;
+  }
+  return c.req.raw.headers;
+}
 
 /**
  * Options of the Hono {@link apiKeyAuth} middleware: the core options plus these.
@@ -76,29 +93,42 @@ export function apiKeyAuth(options: HonoApiKeyAuthOptions): MiddlewareHandler<Ap
     return new Response(body, { status, headers: { ...headers } });
   }
 
-  async function addressOf(c: Context): Promise<string | null | undefined> {
+  // A clientIp that throws or rejects gives an unknown address: keys with an allow list are refused.
+  function addressOf(c: Context): string | null | undefined | Promise<string | null | undefined> {
+    if (!clientIp) return undefined;
     try {
-      return await clientIp?.(c);
+      const ip = clientIp(c);
+      return isPromise(ip) ? ip.then(undefined, () => undefined) : ip;
     } catch {
-      return undefined; // an unknown address: keys with an allow list are refused
+      return undefined;
     }
   }
 
-  return async function apiKeyAuth(c, next) {
-    const ip = await addressOf(c);
-    const result = await authenticate({ headers: c.req.raw.headers, ip }, store, auth);
-    if (result.ok) {
-      c.set('apiKey', result.key);
-      await next();
-      return;
-    }
-    if (!onDenied) return denial(result);
+  async function deny(failure: AuthFailure, c: Context): Promise<Response> {
+    if (!onDenied) return denial(failure);
     try {
-      const custom = await onDenied(result, c);
-      return custom instanceof Response ? custom : denial(result);
+      const custom = await onDenied(failure, c);
+      return custom instanceof Response ? custom : denial(failure);
     } catch {
-      return denial(result);
+      return denial(failure);
     }
+  }
+
+  function settle(result: AuthResult, c: Context, next: Next): Promise<Response | undefined> {
+    if (!result.ok) return deny(result, c);
+    c.set('apiKey', result.key);
+    return next() as Promise<undefined>;
+  }
+
+  function check(c: Context, next: Next, ip: string | null | undefined): Promise<Response | undefined> {
+    const result = authenticateEager({ headers: headersOf(c), ip }, store, auth);
+    return 'then' in result ? result.then((r) => settle(r, c, next)) : settle(result, c, next);
+  }
+
+  // No await of its own on the cached path: the only promise is the one `next()` returns.
+  return function apiKeyAuth(c, next) {
+    const ip = addressOf(c);
+    return isPromise(ip) ? ip.then((address) => check(c, next, address)) : check(c, next, ip);
   };
 }
 

@@ -1,5 +1,5 @@
 import { InvalidInputError, quote } from '../errors.js';
-import { assertPrefix, DEFAULT_PREFIX, parseKey } from '../key/format.js';
+import { assertPrefix, DEFAULT_PREFIX, isWellFormedKey } from '../key/format.js';
 import { digestKey } from '../key/hash.js';
 import type { AttemptThrottle } from '../throttle/failed-attempts.js';
 import type { ApiKeyRecord, KeyStore, PublicKey } from '../types.js';
@@ -135,9 +135,25 @@ const BARE: { readonly [C in DenialCode]: AuthFailure } = Object.fromEntries(
   ]),
 ) as never;
 
-function deny(code: DenialCode, key: CompiledKey): AuthFailure {
-  const d = DENIALS[code];
-  return { ok: false, status: d.status, code, message: d.detail, key: key.view };
+// Results that carry a key are built once per compiled record and reused: the cached path allocates nothing.
+const withKey = new WeakMap<CompiledKey, Partial<Record<DenialCode | 'allowed', AuthResult>>>();
+
+function resultFor(key: CompiledKey, code: DenialCode | 'allowed'): AuthResult {
+  let results = withKey.get(key);
+  if (results === undefined) {
+    results = {};
+    withKey.set(key, results);
+  }
+  let r = results[code];
+  if (r === undefined) {
+    if (code === 'allowed') r = Object.freeze({ ok: true, status: 200, key: key.view });
+    else {
+      const d = DENIALS[code];
+      r = Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
+    }
+    results[code] = r;
+  }
+  return r;
 }
 
 function timeoutAfter(ms: number): { promise: Promise<never>; cancel(): void } {
@@ -148,9 +164,7 @@ function timeoutAfter(ms: number): { promise: Promise<never>; cancel(): void } {
   return { promise, cancel: () => clearTimeout(timer) };
 }
 
-async function lookup(store: KeyStore, hash: string, timeout: number): Promise<ApiKeyRecord | null | undefined> {
-  const peeked = store.peek?.(hash);
-  if (peeked !== undefined) return peeked;
+async function load(store: KeyStore, hash: string, timeout: number): Promise<ApiKeyRecord | null | undefined> {
   if (timeout === 0) return store.findByHash(hash);
   const t = timeoutAfter(timeout);
   try {
@@ -160,10 +174,53 @@ async function lookup(store: KeyStore, hash: string, timeout: number): Promise<A
   }
 }
 
+// The checks after the lookup, synchronous: a record from the cache is judged without a single await.
+function judge(request: AuthRequest, o: ResolvedOptions, hash: string, record: unknown): AuthResult {
+  if (record == null) return BARE.invalid_api_key;
+  let key: CompiledKey;
+  try {
+    // A record that is not the one asked for, or cannot be compiled, is a store fault: fail closed.
+    if (typeof record !== 'object' || (record as ApiKeyRecord).hash !== hash) return BARE.key_store_unavailable;
+    key = compileKey(record as ApiKeyRecord);
+    // An expiry that is not a date would read as "never expires": garbage, so fail closed.
+    if (Number.isNaN(key.expiresAtMs)) return BARE.key_store_unavailable;
+  } catch {
+    return BARE.key_store_unavailable;
+  }
+  if (key.revoked) return resultFor(key, 'revoked_api_key');
+  if (o.now() >= key.expiresAtMs) return resultFor(key, 'expired_api_key');
+  if (!key.allowList.allows(request.ip)) return resultFor(key, 'ip_not_allowed');
+  const required = o.permissions;
+  for (let i = 0; i < required.length; i++) {
+    if (!key.permissions.has(required[i] as string)) return resultFor(key, 'insufficient_permissions');
+  }
+  return resultFor(key, 'allowed');
+}
+
+function lookUp(
+  request: AuthRequest,
+  store: KeyStore,
+  o: ResolvedOptions,
+  hash: string,
+): AuthResult | Promise<AuthResult> {
+  let cached: ApiKeyRecord | null | undefined;
+  try {
+    cached = store.peek?.(hash);
+  } catch {
+    return BARE.key_store_unavailable;
+  }
+  if (cached !== undefined) return judge(request, o, hash, cached);
+  return load(store, hash, o.timeout).then(
+    (record) => judge(request, o, hash, record),
+    () => BARE.key_store_unavailable,
+  );
+}
+
+// Every check in order; synchronous until the store has to be asked (a cache miss, or a Web Crypto digest).
 function decide(request: AuthRequest, store: KeyStore, o: ResolvedOptions): AuthResult | Promise<AuthResult> {
   const raw = readHeader(request.headers, o.header);
   if (raw === undefined) return BARE.missing_api_key;
-  if (raw === null || parseKey(raw, o.prefix) === null) return BARE.malformed_api_key;
+  if (raw === null || !isWellFormedKey(raw, o.prefix)) return BARE.malformed_api_key;
   let digest: string | Promise<string>;
   try {
     digest = digestKey(raw, o.pepper);
@@ -171,32 +228,11 @@ function decide(request: AuthRequest, store: KeyStore, o: ResolvedOptions): Auth
     return BARE.key_store_unavailable;
   }
   return typeof digest === 'string'
-    ? check(request, store, o, digest)
-    : digest.then((h) => check(request, store, o, h));
-}
-
-async function check(request: AuthRequest, store: KeyStore, o: ResolvedOptions, hash: string): Promise<AuthResult> {
-  let record: ApiKeyRecord | null | undefined;
-  let key: CompiledKey;
-  try {
-    record = await lookup(store, hash, o.timeout);
-    if (record == null) return BARE.invalid_api_key;
-    // A record that is not the one asked for, or cannot be compiled, is a store fault: fail closed.
-    if (typeof record !== 'object' || record.hash !== hash) return BARE.key_store_unavailable;
-    key = compileKey(record);
-    // An expiry that is not a date would read as "never expires": garbage, so fail closed.
-    if (Number.isNaN(key.expiresAtMs)) return BARE.key_store_unavailable;
-  } catch {
-    return BARE.key_store_unavailable;
-  }
-  if (key.revoked) return deny('revoked_api_key', key);
-  if (o.now() >= key.expiresAtMs) return deny('expired_api_key', key);
-  if (!key.allowList.allows(request.ip)) return deny('ip_not_allowed', key);
-  const required = o.permissions;
-  for (let i = 0; i < required.length; i++) {
-    if (!key.permissions.has(required[i] as string)) return deny('insufficient_permissions', key);
-  }
-  return { ok: true, status: 200, key: key.view };
+    ? lookUp(request, store, o, digest)
+    : digest.then(
+        (hash) => lookUp(request, store, o, hash),
+        () => BARE.key_store_unavailable,
+      );
 }
 
 // A throttle that throws counts as no throttle: it may slow clients down, never let one in.
@@ -223,6 +259,38 @@ async function throttled(
   return result;
 }
 
+function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions): AuthResult {
+  if (o.onResult) {
+    try {
+      o.onResult(result, request);
+    } catch {
+      // An observer never changes an outcome.
+    }
+  }
+  return result;
+}
+
+/**
+ * {@link authenticate} for adapters that can carry on synchronously: the same checks, options and
+ * result, but the result itself when no I/O was needed (a cached key, a remembered unknown key, a
+ * missing or malformed one, with Node's synchronous digest) and a Promise only when the store has to
+ * be asked. Frameworks charge for every asynchronous step of a middleware; this lets an adapter call
+ * `next()` at once on the cached path. Never throws for anything a client sends; bad options throw.
+ *
+ * @example
+ * const r = authenticateEager({ headers: req.headers, ip: req.ip }, store, options);
+ * if ('then' in r) r.then(finish); else finish(r);
+ */
+export function authenticateEager(
+  request: AuthRequest,
+  store: KeyStore,
+  options: AuthenticateOptions = NO_OPTIONS,
+): AuthResult | Promise<AuthResult> {
+  const o = resolveAuthOptions(options);
+  const result = o.throttle ? throttled(request, store, o, o.throttle) : decide(request, store, o);
+  return 'then' in result ? result.then((r) => observed(r, request, o)) : observed(result, request, o);
+}
+
 /**
  * Authenticates one request by its API key. Checks run in the contract's order and the first that
  * fails decides: missing (401), malformed (401, no store lookup), store failure or timeout (503,
@@ -235,19 +303,15 @@ async function throttled(
  * if (!result.ok) return reply(result.status, result.code);
  * result.key.accountId; // 'acct_1'
  */
-export async function authenticate(
+export function authenticate(
   request: AuthRequest,
   store: KeyStore,
   options: AuthenticateOptions = NO_OPTIONS,
 ): Promise<AuthResult> {
-  const o = resolveAuthOptions(options);
-  const result = o.throttle ? await throttled(request, store, o, o.throttle) : await decide(request, store, o);
-  if (o.onResult) {
-    try {
-      o.onResult(result, request);
-    } catch {
-      // An observer never changes an outcome.
-    }
+  try {
+    const result = authenticateEager(request, store, options);
+    return 'then' in result ? result : Promise.resolve(result);
+  } catch (error) {
+    return Promise.reject(error);
   }
-  return result;
 }

@@ -39,7 +39,15 @@ export function encodeBase62(value: number, width: number): string {
   return out.padStart(width, '0');
 }
 
-/** True when char code `c` is in the base62 alphabet. */
-export function isBase62Code(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/**
+ * The value of base62 digit `c` (a char code), or -1 when `c` is not in the alphabet.
+ *
+ * @example
+ * base62Digit('Z'.charCodeAt(0)) // 35
+ */
+export function base62Digit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 65 && c <= 90) return c - 55;
+  if (c >= 97 && c <= 122) return c - 61;
+  return -1;
 }

@@ -1,7 +1,7 @@
 import { InvalidInputError, quote } from '../errors.js';
 import type { KeyMode } from '../types.js';
-import { encodeBase62, isBase62Code, randomBase62 } from './base62.js';
-import { crc32 } from './crc32.js';
+import { base62Digit, encodeBase62, randomBase62 } from './base62.js';
+import { CRC32_START, crc32, crc32Final, crc32Step, crc32Update } from './crc32.js';
 
 /** Characters of CSPRNG output in a key (base62, about 190 bits). */
 export const RANDOM_LENGTH = 32;
@@ -76,21 +76,79 @@ export function generateKey(options: GenerateKeyOptions = {}): string {
  * parseKey('hello')             // null
  */
 export function parseKey(value: unknown, prefix: string = DEFAULT_PREFIX): ParsedKey | null {
-  if (typeof value !== 'string') return null;
-  const head = prefix.length + 6; // '<prefix>_live_'
-  if (value.length !== head + RANDOM_LENGTH + CHECKSUM_LENGTH) return null;
-  if (!value.startsWith(prefix) || value.charCodeAt(prefix.length) !== 95 /* _ */) return null;
-  let mode: KeyMode;
-  if (value.startsWith('live_', prefix.length + 1)) mode = 'live';
-  else if (value.startsWith('test_', prefix.length + 1)) mode = 'test';
-  else return null;
-  for (let i = head; i < value.length; i++) {
-    if (!isBase62Code(value.charCodeAt(i))) return null;
-  }
+  if (!isWellFormedKey(value, prefix)) return null;
   const split = value.length - CHECKSUM_LENGTH;
-  const checksum = value.slice(split);
-  if (checksumOf(value.slice(0, split)) !== checksum) return null;
-  return { prefix, mode, random: value.slice(head, split), checksum };
+  return {
+    prefix,
+    mode: value.charCodeAt(prefix.length + 1) === 108 /* l */ ? 'live' : 'test',
+    random: value.slice(prefix.length + 6, split),
+    checksum: value.slice(split),
+  };
+}
+
+// The CRC-32 registers after `<prefix>_live_` and `<prefix>_test_`, for the last prefix seen: keys are
+// checked against one prefix over and over, so the head of every key is hashed once, not per request.
+let headPrefix = '';
+let liveHead = 0;
+let testHead = 0;
+
+function headRegisters(prefix: string): void {
+  if (prefix === headPrefix) return;
+  liveHead = crc32Update(CRC32_START, `${prefix}_live_`, 0, prefix.length + 6);
+  testHead = crc32Update(CRC32_START, `${prefix}_test_`, 0, prefix.length + 6);
+  headPrefix = prefix;
+}
+
+// 'live_' and 'test_' after the prefix's '_', compared by character code (no builtin call).
+function modeAt(value: string, at: number): 'live' | 'test' | null {
+  const c0 = value.charCodeAt(at);
+  const rest =
+    value.charCodeAt(at + 1) * 0x1000000 +
+    value.charCodeAt(at + 2) * 0x10000 +
+    value.charCodeAt(at + 3) * 0x100 +
+    value.charCodeAt(at + 4);
+  if (c0 === 108 /* l */ && rest === 0x6976655f /* 'ive_' */) return 'live';
+  if (c0 === 116 /* t */ && rest === 0x6573745f /* 'est_' */) return 'test';
+  return null;
+}
+
+/**
+ * Whether `value` is a well-formed key with that prefix: {@link parseKey} without building the parts.
+ * Allocates nothing, so a flood of bad keys costs no garbage; this is the check on the request path.
+ *
+ * @example
+ * isWellFormedKey(generateKey()) // true
+ * isWellFormedKey('mk_live_x')   // false
+ */
+export function isWellFormedKey(value: unknown, prefix: string = DEFAULT_PREFIX): value is string {
+  if (typeof value !== 'string') return false;
+  const head = prefix.length + 6; // '<prefix>_live_'
+  const split = head + RANDOM_LENGTH;
+  if (value.length !== split + CHECKSUM_LENGTH) return false;
+  for (let i = 0; i < prefix.length; i++) {
+    if (value.charCodeAt(i) !== prefix.charCodeAt(i)) return false;
+  }
+  if (value.charCodeAt(prefix.length) !== 95 /* _ */) return false;
+  const mode = modeAt(value, prefix.length + 1);
+  if (mode === null) return false;
+  // The checksum is the CRC-32 in base62, most significant digit first, padded to 6 digits.
+  let checksum = 0;
+  for (let i = split; i < value.length; i++) {
+    const d = base62Digit(value.charCodeAt(i));
+    if (d < 0) return false;
+    checksum = checksum * 62 + d;
+  }
+  // One pass over the random part: the CRC-32 and the alphabet together. `(c | 32) - 97` folds upper
+  // case onto lower case, so each test is one unsigned comparison.
+  headRegisters(prefix);
+  let register = mode === 'live' ? liveHead : testHead;
+  let outside = 0;
+  for (let i = head; i < split; i++) {
+    const c = value.charCodeAt(i);
+    outside |= (c - 48) >>> 0 < 10 || ((c | 32) - 97) >>> 0 < 26 ? 0 : 1;
+    register = crc32Step(register, c);
+  }
+  return outside === 0 && checksum === crc32Final(register);
 }
 
 /**

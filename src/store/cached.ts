@@ -105,6 +105,17 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
     }
   }
 
+  /**
+   * How many entries the cache holds now, for metrics: found keys (at most `max`), remembered unknown
+   * digests (at most `negativeMax`) and lookups in flight.
+   *
+   * @example
+   * const { found, missing } = cached.size; // e.g. export as gauges
+   */
+  get size(): { found: number; missing: number; inflight: number } {
+    return { found: this.found.size, missing: this.missing.size, inflight: this.inflight.size };
+  }
+
   /** Empties the cache. */
   clear(): void {
     this.found.clear();

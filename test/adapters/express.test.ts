@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
-import express from 'express';
+import express, { type Request, type Response } from 'express';
 import express4 from 'express4';
-import { generateKey, type PublicKey } from 'keygate';
+import { CachedKeyStore, generateKey, type PublicKey } from 'keygate';
 import { apiKeyAuth } from 'keygate/express';
 import { afterAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { failingStore, seededStore } from '../support/fixtures.js';
@@ -161,5 +161,22 @@ describe('configuration errors throw at construction', () => {
     [{ store: s.store, retryAfter: -1 }, /retryAfter/],
   ])('%j', (options, message) => {
     expect(() => apiKeyAuth(options as never)).toThrow(message);
+  });
+});
+
+describe('Express middleware on the cached path', () => {
+  it('calls next() before it returns: no promise between a cached key and the route', async () => {
+    const cached = new CachedKeyStore(s.store);
+    const middleware = apiKeyAuth({ store: cached, permissions: ['email:verify'] });
+    const req = { headers: { 'x-api-key': s.valid.secret }, ip: '203.0.113.7' } as unknown as Request;
+    let calls = 0;
+    const next = () => calls++;
+    middleware(req, {} as Response, next); // first request: the store is asked, next() comes later
+    expect(calls).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(calls).toBe(1);
+    middleware(req, {} as Response, next);
+    expect(calls).toBe(2);
+    expect(req.apiKey?.id).toBe(s.valid.key.id);
   });
 });

@@ -62,3 +62,13 @@ describe('Hono apiKeyAuth', () => {
     expect(() => apiKeyAuth(options as never)).toThrow(message);
   });
 });
+
+describe('Hono apiKeyAuth reads the key', () => {
+  it('from the Fetch request, not from a binding that happens to be named `incoming`', async () => {
+    const { app } = appWith();
+    const env = { incoming: { headers: { 'x-api-key': secrets.open } } }; // e.g. a Worker binding
+    const res = await app.request('/v1/me', {}, env);
+    expect(res.status).toBe(401);
+    expect((await res.json()).code).toBe('missing_api_key');
+  });
+});

@@ -43,6 +43,16 @@ describe('CachedKeyStore', () => {
     expect(counted.calls).toBe(5);
   });
 
+  it('reports its size, never above its bounds, under a flood of 500 distinct unknown keys', async () => {
+    const { cached, auth } = await setup({ max: 10, negativeMax: 50 });
+    expect(cached.size).toEqual({ found: 0, missing: 0, inflight: 0 });
+    await auth();
+    for (let i = 0; i < 500; i++) await authenticate({ headers: { 'x-api-key': generateKey() } }, cached);
+    expect(cached.size).toEqual({ found: 1, missing: 50, inflight: 0 });
+    cached.clear();
+    expect(cached.size).toEqual({ found: 0, missing: 0, inflight: 0 });
+  });
+
   it('shares one in-flight lookup among 1,000 concurrent requests for the same key', async () => {
     let calls = 0;
     let release!: () => void;

@@ -1,0 +1,103 @@
+// Micro-benchmarks of the request path (tinybench). Each task runs BATCH calls per sample, so the
+// timer's own cost is spread over the batch; figures are per call. The suite runs in several rounds,
+// alternating the task order, and reports the median of the rounds' medians with their min-max:
+// this machine's speed drifts by tens of percent over seconds, and alternation keeps ratios honest.
+import { hash } from 'node:crypto';
+import { authenticate, compileAllowList, generateKey, isWellFormedKey } from 'keygate';
+import { Bench } from 'tinybench';
+import { CLIENT_IP, keyStoreWith, manyIpv4, manyIpv6, PERMISSION } from './fixture.mjs';
+
+const BATCH = 1000;
+let sink = 0;
+
+// Header values from an HTTP parser are flat strings; a key built by concatenation is a rope, which
+// V8 reads more slowly. Benchmark what a server actually receives.
+const flat = (s) => Buffer.from(s, 'latin1').toString('latin1');
+
+async function repeatAsync(fn) {
+  for (let i = 0; i < BATCH; i++) await fn();
+}
+
+function repeat(fn) {
+  for (let i = 0; i < BATCH; i++) sink ^= fn() ? 1 : 0;
+}
+
+async function tasks() {
+  const secret = flat(generateKey({ mode: 'live' }));
+  const unknown = flat(generateKey({ mode: 'live' }));
+  const malformed = flat(`${secret.slice(0, -1)}${secret.at(-1) === 'A' ? 'B' : 'A'}`); // checksum fails
+  const small = await keyStoreWith(secret, [CLIENT_IP]);
+  const large = await keyStoreWith(secret, manyIpv4(10_000, [CLIENT_IP]));
+  const opts = { permissions: [PERMISSION] };
+  const req = (key) => ({ headers: { 'x-api-key': key }, ip: CLIENT_IP });
+  const [good, bad, stranger] = [req(secret), req(malformed), req(unknown)];
+  await authenticate(stranger, small, opts); // the unknown digest is now in the negative cache
+  for (const [store, r, want] of [
+    [small, good, 200],
+    [large, good, 200],
+    [small, bad, 401],
+    [small, stranger, 401],
+  ]) {
+    const res = await authenticate(r, store, opts);
+    if (res.status !== want) throw new Error(`bench fixture: expected ${want}, got ${res.status} ${res.code ?? ''}`);
+  }
+  const auth = [
+    ['baseline: await an async no-op', () => repeatAsync(async () => undefined)],
+    ['baseline: SHA-256 of a key alone (node:crypto hash)', () => repeat(() => hash('sha256', secret, 'hex'))],
+    ['baseline: isWellFormedKey alone', () => repeat(() => isWellFormedKey(secret))],
+    ['cached key, 1-entry allow list', () => repeatAsync(() => authenticate(good, small, opts))],
+    ['cached key, 10,000-entry allow list', () => repeatAsync(() => authenticate(good, large, opts))],
+    ['malformed key (checksum)', () => repeatAsync(() => authenticate(bad, small, opts))],
+    ['unknown well-formed key (negative cache)', () => repeatAsync(() => authenticate(stranger, small, opts))],
+  ];
+  const match = [['baseline: empty loop', () => repeat(() => false)]];
+  for (const size of [1, 100, 10_000]) {
+    const v4 = compileAllowList(manyIpv4(size, ['203.0.113.7']));
+    const v6 = compileAllowList(manyIpv6(size, ['2001:db8:ffff:1::/64']));
+    for (const [family, list, hit, miss] of [
+      ['IPv4', v4, '203.0.113.7', '198.51.100.1'],
+      ['IPv6', v6, '2001:db8:ffff:1::abcd', '2001:db9::1'],
+    ]) {
+      if (!list.allows(hit) || list.allows(miss)) throw new Error(`bench fixture: ${family} ${size} answers wrongly`);
+      const [h, m] = [flat(hit), flat(miss)];
+      match.push([`${family}, ${size.toLocaleString('en-US')} entries, hit`, () => repeat(() => list.allows(h))]);
+      match.push([`${family}, ${size.toLocaleString('en-US')} entries, miss`, () => repeat(() => list.allows(m))]);
+    }
+  }
+  return { authenticate: auth, 'allow list': match };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+/**
+ * Runs the micro suite: `rounds` rounds of `time` milliseconds per task. Returns rows
+ * `{ group, name, median, min, max }` in microseconds per call (min and max of the round medians).
+ */
+export async function runMicro({ time = 1000, rounds = 5, log = () => {} } = {}) {
+  const groups = await tasks();
+  const perRound = new Map();
+  for (let r = 0; r < rounds; r++) {
+    for (const [group, list] of Object.entries(groups)) {
+      const bench = new Bench({ time, warmupTime: Math.min(time, 200) });
+      for (const [name, fn] of r % 2 === 0 ? list : [...list].reverse()) bench.add(name, fn);
+      await bench.run();
+      for (const task of bench.tasks) {
+        const res = task.result;
+        if (res.state !== 'completed') throw new Error(`bench task "${task.name}" ${res.state}: ${res.error ?? ''}`);
+        const key = `${group}\u0000${task.name}`;
+        perRound.set(key, [...(perRound.get(key) ?? []), (res.latency.p50 * 1000) / BATCH]);
+      }
+    }
+    log(`micro round ${r + 1}/${rounds} done`);
+  }
+  if (sink === 0.5) console.log(sink); // keeps the loops' results observable
+  return Object.entries(groups).flatMap(([group, list]) =>
+    list.map(([name]) => {
+      const xs = perRound.get(`${group}\u0000${name}`);
+      return { group, name, median: median(xs), min: Math.min(...xs), max: Math.max(...xs) };
+    }),
+  );
+}

@@ -1,0 +1,232 @@
+// Turns the benchmark's measurements into bench/RESULTS.md: tables first, then each target with its
+// verdict, computed from the same run.
+import { COMPARISONS } from './http.mjs';
+
+// Ratios shown for reference, without a target.
+const REFERENCES = [
+  ['express-noop', 'express-bare'],
+  ['express-keygate', 'express-noop'],
+  ['fastify-noop', 'fastify-bare'],
+  ['fastify-keygate', 'fastify-noop'],
+  ['hono-noop', 'hono-bare'],
+  ['hono-keygate', 'hono-noop'],
+];
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const us = (x) => x.toFixed(3);
+const fixed = (x, d = 2) => x.toFixed(d);
+const int = (x) => Math.round(x).toLocaleString('en-US');
+const verdict = (ok, miss) => (ok ? 'met' : `missed (${miss})`);
+
+function table(head, rows) {
+  return [
+    `| ${head.join(' | ')} |`,
+    `|${head.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
+
+/** Median of the per-round ratios a/b: each round measures a and b back to back, so drift cancels. */
+export function roundRatio(http, a, b) {
+  return median(http[a].rps.map((x, i) => x / http[b].rps[i]));
+}
+
+/** Target checks from the measurements: `{ target, measured, verdict, ok }` rows. */
+export function targets({ micro, http, flood }) {
+  const m = (name) => micro.find((r) => r.name === name)?.median ?? Number.NaN;
+  const out = [];
+  const atMost = (target, value, limit, unit, digits, why = '') => {
+    const ok = value <= limit;
+    out.push({
+      target,
+      measured: `${value.toFixed(digits)} ${unit}`,
+      ok,
+      verdict: verdict(ok, `${fixed(((value - limit) / limit) * 100, 0)}% over`),
+      why,
+    });
+  };
+  const sha = m('baseline: SHA-256 of a key alone (node:crypto hash)');
+  const format = m('baseline: isWellFormedKey alone');
+  const tick = m('baseline: await an async no-op');
+  const cached = m('cached key, 1-entry allow list');
+  atMost(
+    '`authenticate`, cached key, 1-entry allow list ≤ 1.5 µs',
+    cached,
+    1.5,
+    'µs',
+    3,
+    `of which SHA-256 of the key alone ${us(sha)} µs (${fixed((100 * sha) / cached, 0)}%), the format check alone ${us(format)} µs, one await ${us(tick)} µs`,
+  );
+  atMost(
+    '`authenticate`, malformed key ≤ 0.3 µs',
+    m('malformed key (checksum)'),
+    0.3,
+    'µs',
+    3,
+    `of which the format check alone ${us(format)} µs (CRC-32 over 40 characters) and one await ${us(tick)} µs`,
+  );
+  for (const family of ['IPv4', 'IPv6']) {
+    for (const kind of ['hit', 'miss']) {
+      const ratio = m(`${family}, 10,000 entries, ${kind}`) / m(`${family}, 1 entries, ${kind}`);
+      const extra = m(`${family}, 10,000 entries, ${kind}`) - m(`${family}, 1 entries, ${kind}`);
+      atMost(
+        `allow list ${family} ${kind}: 10,000 entries / 1 entry ≤ 1.3`,
+        ratio,
+        1.3,
+        '×',
+        2,
+        `1 entry ${us(m(`${family}, 1 entries, ${kind}`))} µs (mostly parsing the address); 10,000 add ${us(extra)} µs of binary search`,
+      );
+    }
+  }
+  const authRatio = m('cached key, 10,000-entry allow list') / m('cached key, 1-entry allow list');
+  atMost('`authenticate` with 10,000 entries / with 1 entry ≤ 1.3', authRatio, 1.3, '×', 2, 'IPv4 client');
+  if (http) {
+    for (const [a, b, limit] of COMPARISONS) {
+      const ratio = roundRatio(http, a, b);
+      const ok = ratio >= limit;
+      out.push({
+        target: `HTTP ${a} / ${b} ≥ ${limit}`,
+        measured: `${fixed(ratio)} ×`,
+        ok,
+        verdict: verdict(ok, `${fixed(((limit - ratio) / limit) * 100, 0)}% under`),
+        why:
+          http[a].cpu.length && http[b].cpu.length
+            ? `server CPU per request: ${b} ${fixed(median(http[b].cpu), 1)} µs, ${a} ${fixed(median(http[a].cpu), 1)} µs (ratio ${fixed(median(http[b].cpu) / median(http[a].cpu))})`
+            : '',
+      });
+    }
+  }
+  out.push({
+    target: `${int(flood.malformed.sent)} malformed keys cause 0 store lookups`,
+    measured: `${flood.malformed.lookups} lookups`,
+    ok: flood.malformed.lookups === 0,
+    verdict: verdict(flood.malformed.lookups === 0, 'lookups made'),
+  });
+  const peak = Math.max(...flood.unknown.samples.map((s) => s.negativeEntries));
+  out.push({
+    target: `negative cache stays within its bound under ${int(flood.unknown.sent)} distinct unknown keys`,
+    measured: `${int(peak)} of ${int(flood.unknown.negativeMax)} entries`,
+    ok: peak <= flood.unknown.negativeMax,
+    verdict: verdict(peak <= flood.unknown.negativeMax, 'bound exceeded'),
+  });
+  return out;
+}
+
+/** The Markdown report. */
+export function render({ machine, options, micro, http, flood, profiles, seconds }) {
+  const checks = targets({ micro, http, flood });
+  const sections = [
+    '# keygate benchmark results',
+    `Written by \`npm run bench\` (\`node bench/run.mjs${options.quick ? ' --quick' : ''}\`) on ${machine.date}, in ${fixed(seconds, 0)} s. ${machine.cpu}, ${machine.cores} cores, ${machine.memory} GiB; Node ${machine.node} (${machine.platform}). Load generator and servers share the machine: each server runs in a process of its own${machine.pinned ? ' pinned to CPU 0, autocannon in the orchestrating process pinned to CPU 1' : ', autocannon in the orchestrating process'}. The hypervisor took back (steal time) ${fixed(machine.steal.micro, 1)}% of CPU time during the micro-benchmarks and ${fixed(machine.steal.http, 1)}% during the HTTP runs: figures from this machine drift by tens of percent from one minute to the next, which is why every comparison below is made within one run, alternating.`,
+    '## Targets',
+    table(
+      ['target', 'measured (median)', 'verdict', 'where the time goes (same run)'],
+      checks.map((c) => [c.target, c.measured, c.verdict, c.why ?? '']),
+    ),
+    '## Micro-benchmarks',
+    `tinybench, ${options.microRounds} rounds of ${options.microTime} ms per task, task order reversed every other round; each sample is a batch of 1,000 calls. Median of the round medians, and the lowest and highest round median, in µs per call. Keys and addresses are flat strings, as an HTTP parser hands them over.`,
+    table(
+      ['group', 'case', 'median µs', 'min-max µs'],
+      micro.map((r) => [r.group, r.name, us(r.median), `${us(r.min)}-${us(r.max)}`]),
+    ),
+  ];
+  if (http) {
+    sections.push(
+      '## HTTP throughput',
+      `autocannon, ${options.connections} connections, GET ${'`/v1/ping`'} with the same valid \`mk_live_\` key on every variant (1-entry allow list \`127.0.0.1\`, permission \`email:verify\`), same JSON body. ${options.httpRounds} rounds of ${options.httpSeconds} s per variant after a ${options.warmup} s warm-up each; rounds alternate the variants (every other round in reverse). Every request of every run was answered 2xx.`,
+      table(
+        ['variant', 'median req/s', 'min-max req/s', 'median p50 latency ms', 'server CPU µs per request'],
+        Object.entries(http).map(([v, r]) => [
+          v,
+          int(median(r.rps)),
+          `${int(Math.min(...r.rps))}-${int(Math.max(...r.rps))}`,
+          fixed(median(r.p50), 1),
+          r.cpu.length ? fixed(median(r.cpu), 1) : 'n/a',
+        ]),
+      ),
+      table(
+        ['ratio', 'median of per-round ratios', 'ratio of medians', 'per-round min-max', 'target'],
+        [...COMPARISONS, ...REFERENCES].map(([a, b, limit]) => {
+          const rounds = http[a].rps.map((x, i) => x / http[b].rps[i]);
+          return [
+            `${a} / ${b}`,
+            fixed(roundRatio(http, a, b)),
+            fixed(median(http[a].rps) / median(http[b].rps)),
+            `${fixed(Math.min(...rounds))}-${fixed(Math.max(...rounds))}`,
+            limit ? `≥ ${limit}` : 'reference',
+          ];
+        }),
+      ),
+      ...(Object.values(http).every((r) => r.cpu.length > 0)
+        ? [
+            "Throughput on a shared 2-core machine also measures the load generator and the hypervisor. The server's own CPU time per request (user + system, from `/proc`, over the same runs; median of the rounds) isolates what each variant costs the server:",
+            table(
+              ['framework', 'bare µs', 'noop µs', 'keygate µs', 'keygate − bare µs', 'bare / keygate'],
+              ['express', 'fastify', 'hono'].map((f) => {
+                const cpu = (v) => median(http[`${f}-${v}`].cpu);
+                return [
+                  f,
+                  fixed(cpu('bare'), 1),
+                  fixed(cpu('noop'), 1),
+                  fixed(cpu('keygate'), 1),
+                  fixed(cpu('keygate') - cpu('bare'), 1),
+                  fixed(cpu('bare') / cpu('keygate')),
+                ];
+              }),
+            ),
+          ]
+        : []),
+      "A `-noop` variant is the bare server plus one asynchronous middleware that does nothing: what the framework itself charges for any middleware of that kind, keygate or not. The targets are judged on the median of per-round ratios (the two variants of a ratio run back to back in every round, so the machine's drift cancels).",
+      'The peer stack is what an Express user assembles today: `express-ipfilter` (allow list `127.0.0.1`) in front of `passport-headerapikey` whose verify callback looks the key up by its SHA-256 digest in a `Map`, then a permission check.',
+    );
+  }
+  sections.push(
+    '## Floods',
+    `**Malformed keys.** ${int(flood.malformed.sent)} malformed keys (a changed character, a wrong prefix, a wrong mode, a wrong length, a character outside base62; one fifth each) against a store that counts every \`peek\` and \`findByHash\`: **${flood.malformed.lookups} lookups**; outcomes ${Object.entries(
+      flood.malformed.statuses,
+    )
+      .map(([c, n]) => `\`${c}\` ${int(n)}`)
+      .join(', ')}.`,
+    `**Unknown well-formed keys.** ${int(flood.unknown.sent)} distinct made-up keys with valid checksums through a \`CachedKeyStore\` (\`negativeMax\` ${int(flood.unknown.negativeMax)}), ${int(flood.unknown.denied)} answered \`invalid_api_key\`. RSS after a forced GC as the flood goes on:`,
+    table(
+      ['keys sent', 'RSS MiB', 'negative-cache entries'],
+      flood.unknown.samples.map((s) => [int(s.sent), fixed(s.rssMb, 1), int(s.negativeEntries)]),
+    ),
+  );
+  if (profiles) {
+    const variants = Object.keys(profiles);
+    const owners = [...new Set(variants.flatMap((v) => profiles[v].owners.slice(0, 8).map((o) => o.name)))];
+    const share = (v, name) => profiles[v].owners.find((o) => o.name === name)?.percent ?? 0;
+    sections.push(
+      '## CPU profile of the request path',
+      `\`node --cpu-prof\` on each keygate server for ${options.profileSeconds} s under the same load. Share of the server's busy (non-idle) CPU time by owner of the code:`,
+      table(
+        ['owner', ...variants],
+        [
+          ...owners.map((name) => [name, ...variants.map((v) => fixed(share(v, name), 1))]),
+          ['*busy CPU µs per request*', ...variants.map((v) => fixed(profiles[v].busyPerRequest, 1))],
+          ['*main thread idle, % of wall time*', ...variants.map((v) => fixed(profiles[v].idle, 1))],
+          ['*samples*', ...variants.map((v) => int(profiles[v].samples))],
+        ],
+      ),
+      `keygate's direct cost per request, from these profiles (its own code, the SHA-256 of the key in node:crypto, and lru-cache): ${variants
+        .map((v) => {
+          const direct = ['keygate', 'node:crypto (SHA-256 of the key)', 'lru-cache']
+            .map((o) => profiles[v].owners.find((x) => x.name === o)?.perRequest ?? 0)
+            .reduce((a, b) => a + b, 0);
+          return `${v} ${fixed(direct, 1)} µs of ${fixed(profiles[v].busyPerRequest, 1)} µs (${fixed((100 * direct) / profiles[v].busyPerRequest, 1)}%)`;
+        })
+        .join(', ')}.`,
+      "What remains of keygate's own code (self time; adapter and core), top functions per server:",
+      table(
+        ['server', 'function (dist file:line)', '% of busy time'],
+        variants.flatMap((v) => profiles[v].keygate.slice(0, 6).map((o) => [v, `\`${o.name}\``, fixed(o.percent, 2)])),
+      ),
+    );
+  }
+  return `${sections.join('\n\n')}\n`;
+}

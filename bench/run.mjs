@@ -1,0 +1,130 @@
+// `npm run bench`: micro-benchmarks, floods, HTTP A/B and CPU profiles, written to bench/RESULTS.md
+// with the raw measurements beside it (bench/RESULTS.json).
+//   node bench/run.mjs            the full run (about 9 minutes on 2 cores)
+//   node bench/run.mjs --quick    tiny durations, only to keep the benchmark working (CI)
+//   node bench/run.mjs --render   rewrite the report from the saved measurements, without measuring
+//   --out FILE                    where to write the report (default bench/RESULTS.md)
+// Exits 1 if an invariant breaks (a malformed key reached the store, the negative cache outgrew its
+// bound, a variant answered anything but 2xx); speed targets are reported, never enforced.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { parseArgs } from 'node:util';
+import { generateKey } from 'keygate';
+import { pinLoadGenerator, runHttp } from './http.mjs';
+import { runMicro } from './micro.mjs';
+import { runProfile } from './profile.mjs';
+import { render, targets } from './report.mjs';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    render: { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+const out = values.out ?? new URL('./RESULTS.md', import.meta.url).pathname;
+const raw = `${out.replace(/\.md$/, '')}.json`;
+const log = (line) => process.stderr.write(`[bench] ${line}\n`);
+
+const QUICK = {
+  microTime: 10,
+  microRounds: 1,
+  malformed: 20_000,
+  unknown: 5_000,
+  httpRounds: 1,
+  httpSeconds: 0.5,
+  warmup: 0.2,
+  connections: 8,
+  profileSeconds: 1,
+};
+const FULL = {
+  microTime: 400,
+  microRounds: 5,
+  malformed: 1_000_000,
+  unknown: 1_000_000,
+  httpRounds: 8,
+  httpSeconds: 4,
+  warmup: 2,
+  connections: 32,
+  profileSeconds: 4,
+};
+
+// CPU time the hypervisor took back between two readings of /proc/stat, in percent (0 where none).
+function cpuTimes() {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return { total: fields.reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return { total: 0, steal: 0 };
+  }
+}
+function stealSince(t0) {
+  const t1 = cpuTimes();
+  return t1.total > t0.total ? (100 * (t1.steal - t0.steal)) / (t1.total - t0.total) : 0;
+}
+
+async function measure(options) {
+  const started = performance.now();
+  const machine = {
+    date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    cpu: os.cpus()[0]?.model ?? 'unknown CPU',
+    cores: os.cpus().length,
+    memory: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    steal: {},
+  };
+  log('micro-benchmarks');
+  let t0 = cpuTimes();
+  const micro = await runMicro({ time: options.microTime, rounds: options.microRounds, log });
+  machine.steal.micro = stealSince(t0);
+  log('floods');
+  const flood = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        '--expose-gc',
+        new URL('./flood.mjs', import.meta.url).pathname,
+        String(options.malformed),
+        String(options.unknown),
+      ],
+      { encoding: 'utf8' },
+    ),
+  );
+  const key = generateKey({ mode: 'live' }); // one valid live key, the same for every server variant
+  log('HTTP A/B');
+  machine.pinned = pinLoadGenerator();
+  t0 = cpuTimes();
+  const http = await runHttp({
+    key,
+    rounds: options.httpRounds,
+    seconds: options.httpSeconds,
+    warmup: options.warmup,
+    connections: options.connections,
+    log,
+  });
+  machine.steal.http = stealSince(t0);
+  const profiles = {};
+  for (const variant of ['express-keygate', 'fastify-keygate', 'hono-keygate']) {
+    log(`CPU profile of ${variant}`);
+    profiles[variant] = await runProfile({
+      key,
+      variant,
+      seconds: options.profileSeconds,
+      connections: options.connections,
+    });
+  }
+  return { machine, options, micro, http, flood, profiles, seconds: (performance.now() - started) / 1000 };
+}
+
+const results = values.render
+  ? JSON.parse(readFileSync(raw, 'utf8'))
+  : await measure({ quick: values.quick, ...(values.quick ? QUICK : FULL) });
+if (!values.render) writeFileSync(raw, `${JSON.stringify(results, null, 1)}\n`);
+writeFileSync(out, render(results));
+const checks = targets(results);
+for (const c of checks) log(`${c.ok ? 'met   ' : 'MISSED'} ${c.target}: ${c.measured}`);
+log(`wrote ${out}`);
+const broken = checks.filter((c) => !c.ok && (c.target.includes('lookups') || c.target.includes('negative cache')));
+if (broken.length > 0) process.exit(1);

@@ -1,0 +1,98 @@
+// One benchmark server per process: `node bench/server.mjs <variant>` with the key in BENCH_KEY.
+// Prints `{"port":N}` once listening on 127.0.0.1. Every variant answers GET ROUTE with BODY.
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { serve } from '@hono/node-server';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import express from 'express';
+import { IpFilter } from 'express-ipfilter';
+import fastify from 'fastify';
+import { Hono } from 'hono';
+import { apiKeyAuth as expressAuth } from 'keygate/express';
+import { apiKeyAuth as fastifyAuth } from 'keygate/fastify';
+import { apiKeyAuth as honoAuth } from 'keygate/hono';
+import passport from 'passport';
+import { HeaderAPIKeyStrategy } from 'passport-headerapikey';
+import { BODY, CLIENT_IP, keyStoreWith, PERMISSION, ROUTE } from './fixture.mjs';
+
+const payload = JSON.parse(BODY);
+const auth = async () => ({ store: await keyStoreWith(process.env.BENCH_KEY), permissions: [PERMISSION] });
+
+async function listen(server) {
+  await once(server, 'listening');
+  return server.address().port;
+}
+
+// The stack an Express user assembles today: express-ipfilter for the allow list, then
+// passport-headerapikey with a verify callback over SHA-256 digests, then a permission check.
+function peerStack(app) {
+  const secret = process.env.BENCH_KEY;
+  const byDigest = new Map([[createHash('sha256').update(secret).digest('hex'), { permissions: [PERMISSION] }]]);
+  passport.use(
+    new HeaderAPIKeyStrategy({ header: 'x-api-key', prefix: '' }, false, (key, done) => {
+      done(null, byDigest.get(createHash('sha256').update(key).digest('hex')) ?? false);
+    }),
+  );
+  app.use(IpFilter([CLIENT_IP], { mode: 'allow', log: false }));
+  app.use(passport.initialize());
+  return [
+    passport.authenticate('headerapikey', { session: false }),
+    (req, res, next) => (req.user.permissions.includes(PERMISSION) ? next() : res.status(403).end()),
+  ];
+}
+
+const variants = {
+  'express-bare': async () => express(),
+  'express-keygate': async () => [express(), expressAuth(await auth())],
+  'express-peer': async () => {
+    const app = express();
+    return [app, ...peerStack(app)];
+  },
+  // A middleware that does nothing: what the framework charges for any asynchronous middleware.
+  'express-noop': async () => [express(), (_req, _res, next) => Promise.resolve().then(() => next())],
+  'fastify-bare': async () => fastify(),
+  'fastify-noop': async () => {
+    const app = fastify();
+    app.addHook('onRequest', async () => {});
+    return app;
+  },
+  'fastify-keygate': async () => {
+    const app = fastify();
+    await app.register(fastifyAuth, await auth());
+    return app;
+  },
+  'hono-bare': async () => new Hono(),
+  'hono-noop': async () => {
+    const app = new Hono();
+    app.use(async (_c, next) => {
+      await next();
+    });
+    return app;
+  },
+  'hono-keygate': async () => {
+    const app = new Hono();
+    app.use(honoAuth({ ...(await auth()), clientIp: (c) => getConnInfo(c).remote.address }));
+    return app;
+  },
+};
+
+async function start(name) {
+  const made = await variants[name]?.();
+  if (!made) throw new Error(`unknown variant "${name}"; one of ${Object.keys(variants).join(', ')}`);
+  const [app, ...middleware] = Array.isArray(made) ? made : [made];
+  if (name.startsWith('express')) {
+    app.get(ROUTE, ...middleware, (_req, res) => res.json(payload));
+    return listen(app.listen(0, '127.0.0.1'));
+  }
+  if (name.startsWith('fastify')) {
+    app.get(ROUTE, async () => payload);
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return app.server.address().port;
+  }
+  app.get(ROUTE, (c) => c.json(payload));
+  return listen(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }));
+}
+
+const port = await start(process.argv[2]);
+process.stdout.write(`${JSON.stringify({ port })}\n`);
+process.on('SIGTERM', () => process.exit(0));

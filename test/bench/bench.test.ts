@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The benchmark itself is `npm run bench`; here it runs once with tiny durations, only to keep it
+// working. Its speed figures mean nothing at this length and are not asserted; its invariants are.
+describe('npm run bench (quick)', () => {
+  let dir = '';
+  let out = '';
+  let report = '';
+  let run = { stdout: '', stderr: '' };
+  let variants: readonly string[] = [];
+  beforeAll(async () => {
+    const http = '../../bench/http.mjs'; // plain JavaScript, imported by path to keep tsc out of it
+    ({ VARIANTS: variants } = (await import(http)) as { VARIANTS: readonly string[] });
+    dir = await mkdtemp(join(tmpdir(), 'keygate-bench-'));
+    out = join(dir, 'RESULTS.md');
+    run = await promisify(execFile)(process.execPath, ['bench/run.mjs', '--quick', '--out', out], {
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
+    report = await readFile(out, 'utf8');
+  }, 300_000);
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('writes every section of the report', () => {
+    for (const heading of ['## Targets', '## Micro-benchmarks', '## HTTP throughput', '## Floods', '## CPU profile']) {
+      expect(report).toContain(heading);
+    }
+    expect(run.stderr).toContain(`wrote ${out}`);
+  });
+
+  it('measures every server variant, each answering only 2xx to the valid key', () => {
+    expect(variants.length).toBe(10);
+    for (const variant of variants) expect(report).toMatch(new RegExp(`^\\| ${variant} \\| [\\d,]+ \\|`, 'm'));
+  });
+
+  it('sends 20,000 malformed keys without a single store lookup', () => {
+    expect(report).toContain('against a store that counts every `peek` and `findByHash`: **0 lookups**');
+  });
+
+  it('keeps the negative cache within its bound under a flood of unknown keys', () => {
+    expect(report).toMatch(
+      /negative cache stays within its bound under 5,000 distinct unknown keys \| 5,000 of 10,000 entries \| met/,
+    );
+  });
+
+  it('profiles the request path of each keygate server', () => {
+    expect(report).toMatch(/^\| keygate \| [\d.]+ \| [\d.]+ \| [\d.]+ \|$/m);
+  });
+});

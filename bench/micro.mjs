@@ -31,11 +31,13 @@ async function tasks() {
   const opts = { permissions: [PERMISSION] };
   const req = (key) => ({ headers: { 'x-api-key': key }, ip: CLIENT_IP });
   const [good, bad, stranger] = [req(secret), req(malformed), req(unknown)];
+  const short = req(flat(secret.slice(0, -1))); // one character short
   await authenticate(stranger, small, opts); // the unknown digest is now in the negative cache
   for (const [store, r, want] of [
     [small, good, 200],
     [large, good, 200],
     [small, bad, 401],
+    [small, short, 401],
     [small, stranger, 401],
   ]) {
     const res = await authenticate(r, store, opts);
@@ -48,6 +50,7 @@ async function tasks() {
     ['cached key, 1-entry allow list', () => repeatAsync(() => authenticate(good, small, opts))],
     ['cached key, 10,000-entry allow list', () => repeatAsync(() => authenticate(good, large, opts))],
     ['malformed key (checksum)', () => repeatAsync(() => authenticate(bad, small, opts))],
+    ['malformed key (one character short)', () => repeatAsync(() => authenticate(short, small, opts))],
     ['unknown well-formed key (negative cache)', () => repeatAsync(() => authenticate(stranger, small, opts))],
   ];
   const match = [['baseline: empty loop', () => repeat(() => false)]];

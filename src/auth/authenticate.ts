@@ -136,22 +136,15 @@ const BARE: { readonly [C in DenialCode]: AuthFailure } = Object.fromEntries(
 ) as never;
 
 // Results that carry a key are built once per compiled record and reused: the cached path allocates nothing.
-const withKey = new WeakMap<CompiledKey, Partial<Record<DenialCode | 'allowed', AuthResult>>>();
-
 function resultFor(key: CompiledKey, code: DenialCode | 'allowed'): AuthResult {
-  let results = withKey.get(key);
-  if (results === undefined) {
-    results = {};
-    withKey.set(key, results);
-  }
-  let r = results[code];
+  let r = key.results[code] as AuthResult | undefined;
   if (r === undefined) {
     if (code === 'allowed') r = Object.freeze({ ok: true, status: 200, key: key.view });
     else {
       const d = DENIALS[code];
       r = Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
     }
-    results[code] = r;
+    key.results[code] = r;
   }
   return r;
 }
@@ -188,7 +181,9 @@ function judge(request: AuthRequest, o: ResolvedOptions, hash: string, record: u
     return BARE.key_store_unavailable;
   }
   if (key.revoked) return resultFor(key, 'revoked_api_key');
-  if (o.now() >= key.expiresAtMs) return resultFor(key, 'expired_api_key');
+  if (key.expiresAtMs !== Number.POSITIVE_INFINITY && o.now() >= key.expiresAtMs) {
+    return resultFor(key, 'expired_api_key');
+  }
   if (!key.allowList.allows(request.ip)) return resultFor(key, 'ip_not_allowed');
   const required = o.permissions;
   for (let i = 0; i < required.length; i++) {

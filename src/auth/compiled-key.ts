@@ -9,6 +9,8 @@ export interface CompiledKey {
   readonly expiresAtMs: number;
   readonly allowList: CompiledAllowList;
   readonly permissions: ReadonlySet<string>;
+  /** The results that carry this key, by outcome, built on first use by `authenticate` and reused. */
+  readonly results: Record<string, object | undefined>;
 }
 
 // Records are immutable; a change produces a new object (new version), so caching by identity is safe.
@@ -40,6 +42,7 @@ export function compileKey(record: ApiKeyRecord): CompiledKey {
       expiresAtMs: record.expiresAt ? Date.parse(record.expiresAt) : Number.POSITIVE_INFINITY,
       allowList: compileAllowList(record.allowedIps),
       permissions: new Set(record.permissions),
+      results: {},
     };
     compiled.set(record, c);
   }

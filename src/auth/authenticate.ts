@@ -137,7 +137,7 @@ const BARE: { readonly [C in DenialCode]: AuthFailure } = Object.fromEntries(
 
 // Results that carry a key are built once per compiled record and reused: the cached path allocates nothing.
 function resultFor(key: CompiledKey, code: DenialCode | 'allowed'): AuthResult {
-  let r = key.results[code] as AuthResult | undefined;
+  let r = key.results[code];
   if (r === undefined) {
     if (code === 'allowed') r = Object.freeze({ ok: true, status: 200, key: key.view });
     else {

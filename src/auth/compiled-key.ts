@@ -1,5 +1,7 @@
 import { type CompiledAllowList, compileAllowList } from '../ip/allow-list.js';
 import type { ApiKeyRecord, PublicKey } from '../types.js';
+import type { AuthResult } from './authenticate.js';
+import type { DenialCode } from './denials.js';
 
 /** What the request path needs of a record, computed once per record object. */
 export interface CompiledKey {
@@ -10,7 +12,7 @@ export interface CompiledKey {
   readonly allowList: CompiledAllowList;
   readonly permissions: ReadonlySet<string>;
   /** The results that carry this key, by outcome, built on first use by `authenticate` and reused. */
-  readonly results: Record<string, object | undefined>;
+  readonly results: { [outcome in DenialCode | 'allowed']?: AuthResult };
 }
 
 // Records are immutable; a change produces a new object (new version), so caching by identity is safe.

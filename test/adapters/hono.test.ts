@@ -71,4 +71,13 @@ describe('Hono apiKeyAuth reads the key', () => {
     expect(res.status).toBe(401);
     expect((await res.json()).code).toBe('missing_api_key');
   });
+
+  it("from Node's request headers on @hono/node-server, without building a Fetch Headers", async () => {
+    const { app } = appWith();
+    // What @hono/node-server passes as env: Node's IncomingMessage (headers object and rawHeaders list).
+    const incoming = { headers: { 'x-api-key': secrets.open }, rawHeaders: ['x-api-key', secrets.open] };
+    const res = await app.request('/v1/me', {}, { incoming, outgoing: {} });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ keyId: ids.open });
+  });
 });

@@ -49,18 +49,20 @@ describe('authenticateEager answers at once when no I/O is needed', async () => 
     });
   });
 
-  it('gives exactly what authenticate gives, request for request', async () => {
-    const requests = [
-      req(undefined),
-      req('hello'),
-      req(unknown),
-      req(s.valid.secret),
-      req(s.valid.secret, null),
-      req(s.revoked.secret),
-      req(s.open.secret, '2001:db8::1'),
+  it("gives exactly what authenticate gives, request for request, and both give the table's answer", async () => {
+    const table: Array<[AuthRequest, string]> = [
+      [req(undefined), 'missing_api_key'],
+      [req('hello'), 'malformed_api_key'],
+      [req(unknown), 'invalid_api_key'],
+      [req(s.valid.secret), 'allowed'],
+      [req(s.valid.secret, null), 'ip_not_allowed'],
+      [req(s.revoked.secret), 'revoked_api_key'],
+      [req(s.open.secret, '2001:db8::1'), 'allowed'],
     ];
-    for (const r of requests) {
-      expect(await authenticateEager(r, cached, options)).toEqual(await authenticate(r, cached, options));
+    for (const [r, want] of table) {
+      const eager = await authenticateEager(r, cached, options);
+      expect(eager.ok ? 'allowed' : eager.code).toBe(want);
+      expect(eager).toEqual(await authenticate(r, cached, options));
     }
   });
 

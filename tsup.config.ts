@@ -12,7 +12,7 @@ export const entries = {
   postgres: 'adapters/postgres/index.ts',
   redis: 'adapters/redis/index.ts',
   'runtime/web-digest': 'src/runtime/web-digest.ts',
-  'runtime/node-digest': 'adapters/runtime/node-digest.ts',
+  'runtime/node-digest': 'src/runtime/node-digest.ts',
 };
 
 // Entries reach each other (and the core) through the package's own name, so every entry shares
@@ -34,7 +34,7 @@ export default defineConfig([
   },
   {
     // The `keygate` command: ESM only (it uses top-level await), Node only.
-    entry: { cli: 'adapters/cli/bin.ts' },
+    entry: { cli: 'cli/bin.ts' },
     format: ['esm'],
     dts: false,
     tsconfig: 'tsconfig.node.json',

@@ -2,38 +2,13 @@ import { InvalidInputError, quote } from '../errors.js';
 import { assertPrefix, DEFAULT_PREFIX, isWellFormedKey } from '../key/format.js';
 import { digestKey } from '../key/hash.js';
 import type { AttemptThrottle } from '../throttle/failed-attempts.js';
-import type { ApiKeyRecord, KeyStore, PublicKey } from '../types.js';
+import type { ApiKeyRecord, KeyStore } from '../types.js';
 import { type CompiledKey, compileKey } from './compiled-key.js';
 import { DENIALS, type DenialCode } from './denials.js';
-import { type HeaderSource, readHeader } from './read-header.js';
+import { readHeader } from './read-header.js';
+import type { AuthFailure, AuthRequest, AuthResult } from './result.js';
 
-/** What `authenticate` needs of a request. Adapters build it from their framework's request. */
-export interface AuthRequest {
-  headers: HeaderSource;
-  /** The client address as the adapter resolved it (framework trust-proxy rules applied), or undefined. */
-  ip?: string | undefined | null;
-}
-
-/** A request that passed every check. */
-export interface AuthSuccess {
-  readonly ok: true;
-  readonly status: 200;
-  readonly key: PublicKey;
-}
-
-/** A refused request: `status` and `code` from the check-order table; `key` once the key is known. */
-export interface AuthFailure {
-  readonly ok: false;
-  readonly status: 401 | 403 | 429 | 503;
-  readonly code: DenialCode;
-  readonly message: string;
-  readonly key?: PublicKey;
-  /** For 429 `too_many_failed_attempts`: seconds until the client may try again (sent as `Retry-After`). */
-  readonly retryAfter?: number;
-}
-
-/** The outcome of {@link authenticate}. */
-export type AuthResult = AuthSuccess | AuthFailure;
+export type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
 
 /** Options of {@link authenticate}. Build them once (per middleware or route), not per request. */
 export interface AuthenticateOptions {

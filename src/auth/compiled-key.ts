@@ -1,7 +1,7 @@
 import { type CompiledAllowList, compileAllowList } from '../ip/allow-list.js';
 import type { ApiKeyRecord, PublicKey } from '../types.js';
-import type { AuthResult } from './authenticate.js';
 import type { DenialCode } from './denials.js';
+import type { AuthResult } from './result.js';
 
 /** What the request path needs of a record, computed once per record object. */
 export interface CompiledKey {

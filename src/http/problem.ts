@@ -1,6 +1,6 @@
-import type { AuthFailure } from '../auth/authenticate.js';
 import { resolveAuthOptions } from '../auth/authenticate.js';
 import { DENIALS, type DenialCode } from '../auth/denials.js';
+import type { AuthFailure } from '../auth/result.js';
 import { InvalidInputError } from '../errors.js';
 
 /** An HTTP answer to a refused request, in framework-neutral parts. Every adapter writes these bytes. */

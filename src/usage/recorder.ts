@@ -1,4 +1,4 @@
-import type { AuthRequest, AuthResult } from '../auth/authenticate.js';
+import type { AuthRequest, AuthResult } from '../auth/result.js';
 import { InvalidInputError } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from './types.js';

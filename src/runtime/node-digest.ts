@@ -1,6 +1,6 @@
 // Node's side of the `#digest` runtime condition: synchronous one-shot hashing (Node 20.12+).
 import * as nodeCrypto from 'node:crypto';
-import type { DigestRuntime } from '../../src/runtime/digest.js';
+import type { DigestRuntime } from './digest.js';
 
 type OneShotHash = (algorithm: string, data: string, encoding: 'hex') => string;
 const oneShot = (nodeCrypto as unknown as { hash?: OneShotHash }).hash;

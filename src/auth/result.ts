@@ -1,0 +1,34 @@
+import type { PublicKey } from '../types.js';
+import type { DenialCode } from './denials.js';
+import type { HeaderSource } from './read-header.js';
+
+// The values authenticate() takes and returns, in a module of their own so that the modules that build
+// results (compiled-key) and the one that decides them (authenticate) do not import each other.
+
+/** What `authenticate` needs of a request. Adapters build it from their framework's request. */
+export interface AuthRequest {
+  headers: HeaderSource;
+  /** The client address as the adapter resolved it (framework trust-proxy rules applied), or undefined. */
+  ip?: string | undefined | null;
+}
+
+/** A request that passed every check. */
+export interface AuthSuccess {
+  readonly ok: true;
+  readonly status: 200;
+  readonly key: PublicKey;
+}
+
+/** A refused request: `status` and `code` from the check-order table; `key` once the key is known. */
+export interface AuthFailure {
+  readonly ok: false;
+  readonly status: 401 | 403 | 429 | 503;
+  readonly code: DenialCode;
+  readonly message: string;
+  readonly key?: PublicKey;
+  /** For 429 `too_many_failed_attempts`: seconds until the client may try again (sent as `Retry-After`). */
+  readonly retryAfter?: number;
+}
+
+/** The outcome of {@link authenticate}. */
+export type AuthResult = AuthSuccess | AuthFailure;

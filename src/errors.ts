@@ -1,14 +1,42 @@
-/** Every error keygate throws carries one of these codes; `switch (err.code)` narrows them. */
+/**
+ * Every error keygate throws carries one of these codes; `switch (err.code)` narrows them.
+ *
+ * - `invalid_input`: a management input or a construction option was refused; `field` names it.
+ * - `key_not_found`: no key has that id (`keyId`).
+ * - `key_revoked`: the key (`keyId`) is revoked (`state: 'revoked'`), so it cannot change.
+ * - `key_conflict`: a write clashed with what the store holds (duplicate id or digest, a second rotation).
+ * - `key_in_use`: a revocation that asked for a quiet period found recent traffic (`lastUsedAt`).
+ * - `key_store_unavailable`: the store (or its client) failed or timed out; the client's error is `cause`.
+ * - `rate_limiter_unavailable`: a shared rate limiter failed or timed out; the client's error is `cause`.
+ * - `store_locked`: an embedded store folder is held by another live process (`holderPid`).
+ * - `unsupported`: the store lacks a capability the call needs (writes, usage statistics); `field` names it.
+ */
 export type KeygateErrorCode =
   | 'invalid_input'
   | 'key_not_found'
   | 'key_revoked'
   | 'key_conflict'
   | 'key_in_use'
-  | 'key_store_unavailable';
+  | 'key_store_unavailable'
+  | 'rate_limiter_unavailable'
+  | 'store_locked'
+  | 'unsupported';
+
+/** What a {@link KeygateError} can say beyond its code, as properties (never only in the message). */
+export interface KeygateErrorDetails {
+  /** The input field or option at fault (e.g. `allowedIps[1]`, `store`). */
+  field?: string | undefined;
+  /** The id of the key concerned. */
+  keyId?: string | undefined;
+  /** The state the key was found in, when that was the reason (e.g. `'revoked'`). */
+  state?: string | undefined;
+  /** The error that caused this one (a store client's error, say). */
+  cause?: unknown;
+}
 
 /**
- * Base class of every error keygate throws. Messages never contain a raw key.
+ * Base class of every error keygate throws. Messages never contain a raw key; what a caller needs to
+ * act on (`field`, `keyId`, `state`) is a property.
  *
  * @example
  * try { await keys.update(id, { allowedIps: ['10/8'] }); }
@@ -16,27 +44,34 @@ export type KeygateErrorCode =
  */
 export class KeygateError extends Error {
   readonly code: KeygateErrorCode;
-  /** The input field at fault, for `invalid_input` (e.g. `allowedIps[1]`). */
+  /** The input field or option at fault, for `invalid_input` and `unsupported` (e.g. `allowedIps[1]`). */
   readonly field: string | undefined;
+  /** The id of the key concerned, when there is one. */
+  readonly keyId: string | undefined;
+  /** The state the key was found in, when that was the reason (e.g. `'revoked'`). */
+  readonly state: string | undefined;
 
-  constructor(code: KeygateErrorCode, message: string, options?: { field?: string; cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+  constructor(code: KeygateErrorCode, message: string, details: KeygateErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = new.target.name;
     this.code = code;
-    this.field = options?.field;
+    this.field = details.field;
+    this.keyId = details.keyId;
+    this.state = details.state;
   }
 }
 
 /**
- * Input to a management call was refused; `field` names it. Nothing was written.
+ * Input to a management call, or an option given to a constructor, was refused; `field` names it.
+ * Nothing was written.
  *
  * @example
- * new InvalidInputError('mode', 'mode must be "live" or "test", got "prod"')
+ * new InvalidInputError('mode', 'mode must be "live" or "test"')
  */
 export class InvalidInputError extends KeygateError {
   declare readonly field: string;
-  constructor(field: string, message: string) {
-    super('invalid_input', message, { field });
+  constructor(field: string, message: string, details: Omit<KeygateErrorDetails, 'field'> = {}) {
+    super('invalid_input', message, { ...details, field });
   }
 }
 
@@ -44,11 +79,12 @@ export class InvalidInputError extends KeygateError {
  * No key has that id.
  *
  * @example
- * await keys.revoke('key_unknown'); // throws KeyNotFoundError, code 'key_not_found'
+ * await keys.revoke('key_unknown'); // throws KeyNotFoundError: code 'key_not_found', keyId 'key_unknown'
  */
 export class KeyNotFoundError extends KeygateError {
+  declare readonly keyId: string;
   constructor(id: string) {
-    super('key_not_found', `no key with id ${quote(id)}`, { field: 'id' });
+    super('key_not_found', `no key with id ${quote(id)}`, { field: 'id', keyId: id });
   }
 }
 
@@ -56,23 +92,29 @@ export class KeyNotFoundError extends KeygateError {
  * The key is revoked; revocation is permanent, so it can be neither changed nor restored.
  *
  * @example
- * await keys.update(revokedId, { name: 'x' }); // throws KeyRevokedError, code 'key_revoked'
+ * await keys.update(revokedId, { name: 'x' }); // throws KeyRevokedError: code 'key_revoked', state 'revoked'
  */
 export class KeyRevokedError extends KeygateError {
+  declare readonly keyId: string;
   constructor(id: string) {
-    super('key_revoked', `key ${quote(id)} is revoked and can no longer be changed`, { field: 'id' });
+    super('key_revoked', `key ${quote(id)} is revoked and can no longer be changed`, {
+      field: 'id',
+      keyId: id,
+      state: 'revoked',
+    });
   }
 }
 
 /**
- * A write clashed with an existing record (duplicate id or digest), or a key was rotated twice.
+ * A write clashed with what the store holds: a duplicate id or digest, a key rotated twice, or a
+ * conditional write whose record changed meanwhile.
  *
  * @example
- * await keys.rotate(alreadyRotatedId); // throws KeyConflictError, code 'key_conflict'
+ * await keys.rotate(alreadyRotatedId); // throws KeyConflictError: code 'key_conflict', keyId alreadyRotatedId
  */
 export class KeyConflictError extends KeygateError {
-  constructor(message: string) {
-    super('key_conflict', message);
+  constructor(message: string, details: Omit<KeygateErrorDetails, 'cause'> = {}) {
+    super('key_conflict', message, details);
   }
 }
 
@@ -80,18 +122,24 @@ export class KeyConflictError extends KeygateError {
  * The key still carries traffic, so a revocation that asked for a quiet period was refused.
  *
  * @example
- * await keys.revoke(oldId, { ifQuietFor: 15 * 60_000 }); // throws KeyInUseError while the old key is in use
+ * await keys.revoke(oldId, { quietForMs: 15 * 60_000 }); // throws KeyInUseError while the old key is in use
  */
 export class KeyInUseError extends KeygateError {
+  declare readonly keyId: string;
+  /** When the key was last used (ISO 8601). */
+  readonly lastUsedAt: string;
   constructor(id: string, lastUsedAt: string) {
     super('key_in_use', `key ${quote(id)} was used at ${lastUsedAt}, within the quiet period; not revoked`, {
       field: 'id',
+      keyId: id,
+      state: 'active',
     });
+    this.lastUsedAt = lastUsedAt;
   }
 }
 
 /**
- * The key store failed or did not answer in time.
+ * The key store failed or did not answer in time. `cause` holds the store client's own error.
  *
  * @example
  * throw new KeyStoreUnavailableError('connection refused', err);
@@ -99,6 +147,48 @@ export class KeyInUseError extends KeygateError {
 export class KeyStoreUnavailableError extends KeygateError {
   constructor(message: string, cause?: unknown) {
     super('key_store_unavailable', message, { cause });
+  }
+}
+
+/**
+ * A shared rate limiter failed or did not answer in time. `cause` holds the client's own error.
+ *
+ * @example
+ * throw new RateLimiterUnavailableError('redis: connection refused', err);
+ */
+export class RateLimiterUnavailableError extends KeygateError {
+  constructor(message: string, cause?: unknown) {
+    super('rate_limiter_unavailable', message, { cause });
+  }
+}
+
+/**
+ * An embedded store folder is held by another live process; only one process may write to it.
+ *
+ * @example
+ * throw new StoreLockedError('./.keygate', 4242); // code 'store_locked', holderPid 4242
+ */
+export class StoreLockedError extends KeygateError {
+  /** The folder that is locked. */
+  readonly path: string;
+  /** The process id of the holder. */
+  readonly holderPid: number;
+  constructor(path: string, holderPid: number, message?: string) {
+    super('store_locked', message ?? `${path} is held by process ${holderPid}`, { field: 'store' });
+    this.path = path;
+    this.holderPid = holderPid;
+  }
+}
+
+/**
+ * The store lacks a capability the call needs (writes, usage statistics, a change channel).
+ *
+ * @example
+ * await new KeyManager({ store: readOnlyStore }).usage(id); // throws UnsupportedError, field 'store'
+ */
+export class UnsupportedError extends KeygateError {
+  constructor(field: string, message: string) {
+    super('unsupported', message, { field });
   }
 }
 

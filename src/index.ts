@@ -12,7 +12,7 @@ export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
 export type { HeaderSource } from './auth/read-header.js';
 export { readHeader } from './auth/read-header.js';
-export type { KeygateErrorCode } from './errors.js';
+export type { KeygateErrorCode, KeygateErrorDetails } from './errors.js';
 export {
   InvalidInputError,
   KeyConflictError,
@@ -22,6 +22,9 @@ export {
   KeyRevokedError,
   KeyStoreUnavailableError,
   quote,
+  RateLimiterUnavailableError,
+  StoreLockedError,
+  UnsupportedError,
 } from './errors.js';
 export type { EventHook, KeygateEvent, KeygateEventType } from './events.js';
 export { emitSafely } from './events.js';

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastify4 from 'fastify4';
-import { type CreatedKey, createDenialResponder } from 'keygate';
+import type { CreatedKey } from 'keygate';
+import { createDenialResponder } from 'keygate/adapter-kit';
 import apiKeyAuthDefault, { apiKeyAuth } from 'keygate/fastify';
 import { describe, expect, it } from 'vitest';
 import { seedCaseStore } from './fixtures.js';
@@ -94,17 +95,6 @@ describe.each([
     expect(res.statusCode).toBe(want.status);
     expect(res.body).toBe(want.body);
     expect(counts().handled).toBe(0);
-  });
-
-  it.each([
-    [{}, /store/],
-    [{ store, header: 'bad header' }, /header/],
-    [{ store, retryAfter: 1.5 }, /retryAfter/],
-    [{ store, timeout: -1 }, /timeout/],
-    [{ store, permissions: [''] }, /permissions/],
-  ])('bad options %j fail at registration', async (options, message) => {
-    const app = make();
-    await expect(app.register(apiKeyAuth, options as never).ready()).rejects.toThrow(message);
   });
 
   it('a route added before the plugin still gets its own permissions', async () => {

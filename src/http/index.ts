@@ -1,8 +1,10 @@
 // keygate/adapter-kit: what a framework adapter needs, and all that keygate's own four use. The kit
 // reaches the core through the package's own name (like every other entry point), so an adapter and
-// the application share one copy of it: one error class, one cache of compiled keys.
-export type { AuthenticateOptions, AuthFailure, AuthRequest, AuthResult, HeaderSource } from 'keygate';
-export { authenticate, authenticateEager, readHeader, resolveAuthOptions } from 'keygate';
+// the application share one copy of it: one error class, one cache of compiled keys. It therefore
+// needs these from the root entry: authenticate, authenticateEager, resolveAuthOptions, DENIALS and
+// InvalidInputError (and the types below).
+export type { AuthenticateOptions, AuthFailure, AuthRequest, AuthResult, HeaderSource, KeyStore } from 'keygate';
+export { authenticate, authenticateEager, resolveAuthOptions } from 'keygate';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';
 export { createFetchDenier, denialResponse } from './fetch-denial.js';

@@ -20,20 +20,22 @@ export interface AdapterOptions extends AuthenticateOptions {
   retryAfterMs?: number;
 }
 
-/** A function an adapter was given, checked to be one; `undefined` when the option was left out. */
-type Optional<F> = F extends (...args: never[]) => unknown ? F : never;
-
 /**
  * An adapter's options after {@link resolveAdapterOptions}: the store, the core options to pass to
  * `authenticate` (the same object every time, so they are validated once), the denial builder, and
  * the adapter's own hooks, known to be functions.
  */
 export interface ResolvedAdapterOptions<O extends AdapterOptions> {
+  /** Where keys are looked up. */
   readonly store: KeyStore;
+  /** The core options for `authenticate`: pass this very object on every request. */
   readonly auth: AuthenticateOptions;
+  /** Builds the standard denial for a failure. */
   readonly respond: DenialResponder;
-  readonly clientIp: Optional<O extends { clientIp?: infer F } ? F : never> | undefined;
-  readonly onDenied: Optional<O extends { onDenied?: infer F } ? F : never> | undefined;
+  /** The adapter's `clientIp` option, known to be a function or undefined. */
+  readonly clientIp: (O extends { clientIp?: infer F } ? Exclude<F, undefined> : never) | undefined;
+  /** The adapter's `onDenied` option, known to be a function or undefined. */
+  readonly onDenied: (O extends { onDenied?: infer F } ? Exclude<F, undefined> : never) | undefined;
 }
 
 function assertFunction(field: string, value: unknown): void {

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import { CachedKeyStore } from 'keygate';
 import { createDenialResponder } from 'keygate/adapter-kit';
 import { type ApiKeyEnv, apiKeyAuth } from 'keygate/hono';
 import { describe, expect, it } from 'vitest';
@@ -104,5 +105,28 @@ describe('Hono apiKeyAuth reads the key', () => {
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('Hono apiKeyAuth on the cached path', () => {
+  it('calls next() before it returns: no promise between a cached key and the route', async () => {
+    const middleware = apiKeyAuth({ store: new CachedKeyStore(store), clientIp: () => '203.0.113.7' });
+    const vars: Record<string, unknown> = {};
+    const c = {
+      req: { raw: new Request('http://api.test/v1/me', { headers: { 'x-api-key': secrets.open } }) },
+      set: (name: string, value: unknown) => {
+        vars[name] = value;
+      },
+    } as unknown as Parameters<typeof middleware>[0];
+    let calls = 0;
+    const next = async () => {
+      calls++;
+    };
+    await middleware(c, next); // first request: the store is asked
+    expect(calls).toBe(1);
+    const pending = middleware(c, next);
+    expect(calls).toBe(2); // the cached key reached next() before the middleware returned
+    await pending;
+    expect((vars.apiKey as { id: string }).id).toBe(ids.open);
   });
 });

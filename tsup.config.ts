@@ -5,6 +5,7 @@ import { defineConfig } from 'tsup';
 export const entries = {
   index: 'src/index.ts',
   testing: 'src/testing/index.ts',
+  'adapter-kit': 'src/http/index.ts',
   express: 'adapters/express/index.ts',
   fastify: 'adapters/fastify/index.ts',
   fetch: 'adapters/fetch/index.ts',

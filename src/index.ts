@@ -28,8 +28,6 @@ export {
 } from './errors.js';
 export type { EventHook, KeygateEvent, KeygateEventType } from './events.js';
 export { emitSafely } from './events.js';
-export type { DenialResponderOptions, DenialResponse } from './http/problem.js';
-export { createDenialResponder } from './http/problem.js';
 export type { ParsedEntry } from './ip/allow-list.js';
 export { CompiledAllowList, compileAllowList, normalizeAllowList, parseAllowListEntry } from './ip/allow-list.js';
 export type { GenerateKeyOptions, ParsedKey } from './key/format.js';

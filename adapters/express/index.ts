@@ -1,14 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import {
-  type AuthenticateOptions,
-  type AuthFailure,
-  type AuthResult,
-  authenticateEager,
-  createDenialResponder,
-  type KeyStore,
-  type PublicKey,
-  resolveAuthOptions,
-} from 'keygate';
+import type { AuthFailure, AuthResult, PublicKey } from 'keygate';
+import { type AdapterOptions, authenticateEager, createNodeDenier, resolveAdapterOptions } from 'keygate/adapter-kit';
 
 declare global {
   namespace Express {
@@ -19,12 +11,13 @@ declare global {
   }
 }
 
-/** Options of the Express {@link apiKeyAuth} middleware. */
-export interface ExpressApiKeyAuthOptions extends AuthenticateOptions {
-  /** Where keys are looked up; usually a `CachedKeyStore`. */
-  store: KeyStore;
-  /** Seconds sent as `Retry-After` with a 503. Default `5`. */
-  retryAfter?: number;
+/**
+ * Options of the Express {@link apiKeyAuth} middleware: the core options, `store` and `retryAfterMs`, plus this hook.
+ *
+ * @example
+ * const options: ExpressApiKeyAuthOptions = { store, permissions: ['email:verify'], retryAfterMs: 10_000 };
+ */
+export interface ExpressApiKeyAuthOptions extends AdapterOptions {
   /**
    * Replaces the problem+json denial by writing its own response to `res`. It gets no `next`; if it
    * throws, rejects or sends nothing, the standard denial is sent: a hook can never turn a denial into an allow.
@@ -34,8 +27,9 @@ export interface ExpressApiKeyAuthOptions extends AuthenticateOptions {
 
 /**
  * Express 4 and 5 middleware: authenticates the request's API key and sets `req.apiKey`, or answers
- * with RFC 9457 problem+json (401, 403 or 503). The client address is `req.ip`, so Express's
- * `trust proxy` setting decides whether `X-Forwarded-For` counts.
+ * with RFC 9457 problem+json (401, 403, 429 or 503). The client address is `req.ip`, so Express's
+ * `trust proxy` setting decides whether `X-Forwarded-For` counts. Bad options throw
+ * `InvalidInputError` here, naming the option in `field`.
  *
  * @example
  * app.post('/v1/email/verify', apiKeyAuth({ store, permissions: ['email:verify'] }), (req, res) => {
@@ -43,39 +37,18 @@ export interface ExpressApiKeyAuthOptions extends AuthenticateOptions {
  * });
  */
 export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
-  const { store, onDenied, retryAfter, ...auth } = options ?? ({} as ExpressApiKeyAuthOptions);
-  if (!store || typeof store.findByHash !== 'function')
-    throw new TypeError('apiKeyAuth: options.store must be a KeyStore');
-  resolveAuthOptions(auth);
-  const respond = createDenialResponder({ header: auth.header, retryAfter });
-
-  function sendDenial(failure: AuthFailure, res: Response): void {
-    if (res.headersSent) return;
-    const { status, headers, body } = respond(failure);
-    res.writeHead(status, headers).end(body);
-  }
-
-  async function deny(failure: AuthFailure, req: Request, res: Response): Promise<void> {
-    if (onDenied) {
-      try {
-        await onDenied(failure, req, res);
-      } catch {
-        // fall through to the standard denial
-      }
-    }
-    // A hook that threw, or returned without answering, leaves the standard denial to send.
-    sendDenial(failure, res);
-  }
+  const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
+  const deny = createNodeDenier<[Request, Response]>({
+    respond,
+    onDenied,
+    answered: (_req, res) => res.headersSent,
+    write: (denial, _req, res) => res.writeHead(denial.status, denial.headers).end(denial.body),
+  });
 
   function settle(result: AuthResult, req: Request, res: Response, next: NextFunction): void {
-    if (result.ok) {
-      req.apiKey = result.key;
-      next();
-    } else if (onDenied) {
-      deny(result, req, res).catch(next);
-    } else {
-      sendDenial(result, res);
-    }
+    if (!result.ok) return void deny(result, req, res)?.catch(next);
+    req.apiKey = result.key;
+    next();
   }
 
   // A cached key is judged synchronously, so `next()` runs in the same tick: no promise on the hot path.

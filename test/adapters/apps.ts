@@ -9,9 +9,9 @@ import { failingStore, hangingStore } from '../support/fixtures.js';
 /** Route path -> adapter options, identical in every adapter under test. */
 export function routeOptions(store: KeyStore) {
   return {
-    '/v1/check': { store, permissions: ['email:verify'], retryAfter: 7 },
-    '/v1/down': { store: failingStore, retryAfter: 7 },
-    '/v1/slow': { store: hangingStore, timeout: 50, retryAfter: 7 },
+    '/v1/check': { store, permissions: ['email:verify'], retryAfterMs: 7000 },
+    '/v1/down': { store: failingStore, retryAfterMs: 7000 },
+    '/v1/slow': { store: hangingStore, timeout: 50, retryAfterMs: 7000 },
   } as const;
 }
 

@@ -1,7 +1,8 @@
 // The one table every adapter answers: each row of the check-order table, then the allow-list
 // spellings. Each adapter test sends the rows through its own framework and must observe the same
 // status, headers and body bytes, all of which come from `createDenialResponder`.
-import { createDenialResponder, type DenialCode } from 'keygate';
+import type { DenialCode } from 'keygate';
+import { createDenialResponder } from 'keygate/adapter-kit';
 import { expect, it } from 'vitest';
 import type { CaseFixture, SecretName } from './fixtures.js';
 
@@ -111,7 +112,7 @@ export function requestOf(row: AdapterCase, fixture: CaseFixture): CaseRequest {
   return { path: row.path, headers };
 }
 
-const respond = createDenialResponder({ retryAfter: 7 });
+const respond = createDenialResponder({ retryAfterMs: 7000 });
 
 /**
  * Runs the whole table against one adapter: a denial must be exactly `createDenialResponder`'s

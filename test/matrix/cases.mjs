@@ -2,7 +2,8 @@
 // It seeds a MemoryKeyStore through KeyManager, sends every case through the core `authenticate`
 // and through `withApiKeyAuth` from keygate/fetch, and returns what a client would observe. Nothing
 // random or time-dependent is returned, so every runtime's answer must equal Node 20's byte for byte.
-import { authenticate, createDenialResponder, generateKey, KeyManager, MemoryKeyStore } from 'keygate';
+import { authenticate, generateKey, KeyManager, MemoryKeyStore } from 'keygate';
+import { createDenialResponder } from 'keygate/adapter-kit';
 import { withApiKeyAuth } from 'keygate/fetch';
 
 const DAY = 86_400_000;

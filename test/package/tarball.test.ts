@@ -104,6 +104,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   ['keygate/postgres', 'postgres', ['PostgresKeyStore'], { answers: [200, 'revoked_api_key'] }],
   ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
   ['keygate/testing', 'testing', ['describeKeyStoreContract'], { contract: 'function' }],
+  [
+    'keygate/adapter-kit',
+    'adapter-kit',
+    ['resolveAdapterOptions', 'createDenialResponder', 'createNodeDenier', 'createFetchDenier', 'authenticateEager'],
+    { answers: [401, 200], retryAfter: '3', sharedErrorClass: true },
+  ],
 ];
 
 describe.each([

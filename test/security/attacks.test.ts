@@ -1,6 +1,6 @@
 // The attack catalogue (test/fixtures/attacks.ts) through every adapter on Node, over real sockets
 // where the adapter has a server. Each denial must be the exact problem+json every adapter sends.
-import { createDenialResponder } from 'keygate';
+import { createDenialResponder } from 'keygate/adapter-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HEADERS } from '../adapters/cases.js';
 import { seedCaseStore } from '../adapters/fixtures.js';
@@ -12,7 +12,7 @@ const trusted = await startApps({ store: fixture.store }, true);
 const untrusted = await startApps({ store: fixture.store }, false);
 afterAll(() => Promise.all([trusted.close(), untrusted.close()]));
 
-const respond = createDenialResponder({ retryAfter: 7 });
+const respond = createDenialResponder({ retryAfterMs: 7000 });
 
 function requestOf(row: Attack): RawRequest {
   const headers: Array<[string, string]> = row.headers

@@ -4,13 +4,13 @@ import {
   type ApiKeyRecord,
   authenticate,
   CachedKeyStore,
-  createDenialResponder,
   hashKey,
   KeyManager,
   type KeyStore,
   MemoryKeyStore,
   UsageRecorder,
 } from 'keygate';
+import { createDenialResponder } from 'keygate/adapter-kit';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HEADERS } from '../adapters/cases.js';
 import { startApps } from './support/apps.js';
@@ -119,7 +119,7 @@ describe('a user hook that fails never turns a denial into an allow, on every ad
     ),
   );
   afterAll(() => Promise.all(running.map(([, apps]) => apps.close())));
-  const respond = createDenialResponder({ retryAfter: 7 });
+  const respond = createDenialResponder({ retryAfterMs: 7000 });
 
   const rows = running.flatMap(([hook, apps]) =>
     apps.adapters.flatMap(([adapter, send]) =>

@@ -1,12 +1,12 @@
 import {
   type AttemptWindow,
   authenticate,
-  createDenialResponder,
   FailedAttemptThrottle,
   KeyManager,
   MemoryKeyStore,
   type SharedAttemptCounter,
 } from 'keygate';
+import { createDenialResponder } from 'keygate/adapter-kit';
 import { RedisAttemptCounter } from 'keygate/redis';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -223,7 +223,7 @@ describe('through every adapter', async () => {
   const throttle = new FailedAttemptThrottle({ max: 2, window: 60_000 });
   const apps = await startApps({ store, throttle }, true);
   afterAll(() => apps.close());
-  const respond = createDenialResponder({ retryAfter: 7 });
+  const respond = createDenialResponder({ retryAfterMs: 7000 });
 
   it.each(apps.adapters.map(([name], i) => [name, i] as const))(
     '%s sends problem+json 429 with Retry-After',

@@ -125,6 +125,24 @@ module.exports = async function run(load, resolvePath) {
     }
   });
 
+  await entry('keygate/adapter-kit', async (kit) => {
+    const { store, secret } = await seeded(core);
+    const { auth, respond } = kit.resolveAdapterOptions({ store, retryAfterMs: 2500 });
+    const send = async (headers) => (await kit.authenticateEager({ headers }, store, auth)).status;
+    let refusal;
+    try {
+      kit.resolveAdapterOptions({});
+    } catch (error) {
+      refusal = error;
+    }
+    return {
+      answers: await statuses(send, secret),
+      retryAfter: respond({ code: 'key_store_unavailable' }).headers['retry-after'],
+      // One copy of the core for every entry point: the kit throws the class the root exports.
+      sharedErrorClass: refusal instanceof core.InvalidInputError && refusal.field === 'store',
+    };
+  });
+
   await entry('keygate/testing', async ({ describeKeyStoreContract }) => ({
     contract: typeof describeKeyStoreContract,
   }));

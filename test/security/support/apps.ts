@@ -66,7 +66,7 @@ export function sendToFetch(handler: (request: Request) => Promise<Response> | R
   };
 }
 
-const route = { permissions: ['email:verify'], retryAfter: 7 } as const;
+const route = { permissions: ['email:verify'], retryAfterMs: 7000 } as const;
 const fromProxy = (request: Request) => request.headers.get('x-forwarded-for') ?? undefined;
 
 /**

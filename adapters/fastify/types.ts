@@ -1,0 +1,39 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthFailure, PublicKey } from 'keygate';
+import type { AdapterOptions } from 'keygate/adapter-kit';
+
+// The Fastify adapter's public types and its additions to Fastify's own (`request.apiKey`, `config.apiKey`).
+
+/**
+ * What a route may say in `config.apiKey`: `false` opts out, `{ permissions }` requires these on top
+ * of the plugin's own. Default (absent): the plugin's options.
+ *
+ * @example
+ * app.get('/health', { config: { apiKey: false } }, handler);
+ */
+export type RouteApiKeyConfig = false | { permissions?: readonly string[] };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated key's public view, set by keygate's `apiKeyAuth`; `null` on routes that opted out. */
+    apiKey: PublicKey | null;
+  }
+  interface FastifyContextConfig {
+    /** `false`: no key needed on this route. `{ permissions }`: required on top of the plugin's own. */
+    apiKey?: RouteApiKeyConfig;
+  }
+}
+
+/**
+ * Options of the Fastify {@link apiKeyAuth} plugin: the core options, `store` and `retryAfterMs`, plus this hook.
+ *
+ * @example
+ * const options: FastifyApiKeyAuthOptions = { store, permissions: ['email:read'], retryAfterMs: 10_000 };
+ */
+export interface FastifyApiKeyAuthOptions extends AdapterOptions {
+  /**
+   * Replaces the problem+json denial by sending its own reply. It cannot continue the request: if it
+   * throws, rejects or sends nothing, the standard denial is sent.
+   */
+  onDenied?: (failure: AuthFailure, request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
+}

@@ -1,0 +1,72 @@
+import { type AuthenticateOptions, InvalidInputError, type KeyStore, resolveAuthOptions } from 'keygate';
+import { createDenialResponder, type DenialResponder, refuseRenamed } from './problem.js';
+
+/**
+ * What every adapter takes: the core options of `authenticate`, the store, and the 503 wait.
+ * An adapter extends it with its own `onDenied` (and `clientIp` where the framework has no address).
+ *
+ * @example
+ * interface KoaApiKeyAuthOptions extends AdapterOptions {
+ *   onDenied?: (failure: AuthFailure, ctx: Context) => void | Promise<void>;
+ * }
+ */
+export interface AdapterOptions extends AuthenticateOptions {
+  /** Where keys are looked up; usually a `CachedKeyStore`. */
+  store: KeyStore;
+  /**
+   * Milliseconds a client should wait after a 503, sent as `Retry-After` in whole seconds (rounded
+   * up, at least 1). @default 5000
+   */
+  retryAfterMs?: number;
+}
+
+/**
+ * An adapter's options after {@link resolveAdapterOptions}: the store, the core options to pass to
+ * `authenticate` (the same object every time, so they are validated once), the denial builder, and
+ * the adapter's own hooks, known to be functions.
+ */
+export interface ResolvedAdapterOptions<O extends AdapterOptions> {
+  /** Where keys are looked up. */
+  readonly store: KeyStore;
+  /** The core options for `authenticate`: pass this very object on every request. */
+  readonly auth: AuthenticateOptions;
+  /** Builds the standard denial for a failure. */
+  readonly respond: DenialResponder;
+  /** The adapter's `clientIp` option, known to be a function or undefined. */
+  readonly clientIp: (O extends { clientIp?: infer F } ? Exclude<F, undefined> : never) | undefined;
+  /** The adapter's `onDenied` option, known to be a function or undefined. */
+  readonly onDenied: (O extends { onDenied?: infer F } ? Exclude<F, undefined> : never) | undefined;
+}
+
+function assertFunction(field: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new InvalidInputError(field, `${field} must be a function, got ${value === null ? 'null' : typeof value}`);
+  }
+}
+
+/**
+ * Validates an adapter's options once, at construction: `store` must be a `KeyStore`, `clientIp`
+ * and `onDenied` functions when given, `retryAfterMs` a number of milliseconds >= 0, and the core
+ * options are checked by `resolveAuthOptions`. Throws `InvalidInputError` whose `field` names the
+ * option, so bad configuration fails at start-up, never at the first request.
+ *
+ * @example
+ * const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
+ * const result = await authenticate({ headers, ip }, store, auth);
+ */
+export function resolveAdapterOptions<O extends AdapterOptions>(options: O): ResolvedAdapterOptions<O> {
+  const given = (options !== null && typeof options === 'object' ? options : {}) as O & {
+    clientIp?: unknown;
+    onDenied?: unknown;
+  };
+  const { store, clientIp, onDenied, retryAfterMs, ...auth } = given;
+  if (!store || typeof (store as Partial<KeyStore>).findByHash !== 'function') {
+    throw new InvalidInputError('store', 'store must be a KeyStore (an object with findByHash(hash))');
+  }
+  assertFunction('clientIp', clientIp);
+  assertFunction('onDenied', onDenied);
+  refuseRenamed(given);
+  resolveAuthOptions(auth);
+  const respond = createDenialResponder({ header: auth.header, retryAfterMs });
+  return { store, auth, respond, clientIp, onDenied } as ResolvedAdapterOptions<O>;
+}

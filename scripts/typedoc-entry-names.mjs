@@ -5,6 +5,7 @@ import { Converter, ReflectionKind } from 'typedoc';
 const NAMES = {
   src: 'keygate',
   'src/testing': 'keygate/testing',
+  'src/store-kit': 'keygate/store-kit',
   'adapters/express': 'keygate/express',
   'adapters/fastify': 'keygate/fastify',
   'adapters/fetch': 'keygate/fetch',

@@ -1,13 +1,6 @@
-import {
-  type AttemptWindow,
-  authenticate,
-  createDenialResponder,
-  FailedAttemptThrottle,
-  KeyManager,
-  MemoryKeyStore,
-  type SharedAttemptCounter,
-} from 'keygate';
+import { authenticate, createDenialResponder, FailedAttemptThrottle, KeyManager, MemoryKeyStore } from 'keygate';
 import { RedisAttemptCounter } from 'keygate/redis';
+import type { AttemptWindow, SharedAttemptCounter } from 'keygate/store-kit';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HEADERS } from '../adapters/cases.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 
 // One entry per public subpath, plus the two `#digest` runtime modules, which stay separate files
@@ -18,7 +18,7 @@ export const entries = {
 };
 
 // The kits: subpaths that export core helpers the root does not carry, so they bundle those from
-// the sources (built separately, with `errorsFromRoot`).
+// the sources (built separately, with `errorsFromRoot`). `keygate/adapter-kit` belongs here too.
 export const kits = {
   'store-kit': 'src/store-kit.ts',
 };
@@ -37,19 +37,21 @@ type Plugin = NonNullable<Options['esbuildPlugins']>[number];
 const errorsFromRoot: Plugin = {
   name: 'keygate-errors-from-root',
   setup(build) {
-    build.onResolve({ filter: /(^|\/)errors\.js$/ }, (args) => ({
-      path: join(args.resolveDir, args.path.replace(/\.js$/, '.ts')),
+    // A path relative to the repository: esbuild writes it into the bundle as a comment.
+    build.onResolve({ filter: /^\.\.?\/(.*\/)?errors\.js$/ }, (args) => ({
+      path: relative(process.cwd(), join(args.resolveDir, args.path.replace(/\.js$/, '.ts'))),
       namespace: 'errors-from-root',
     }));
     build.onLoad({ filter: /.*/, namespace: 'errors-from-root' }, (args) => {
-      const source = readFileSync(args.path, 'utf8');
+      const file = resolve(args.path);
+      const source = readFileSync(file, 'utf8');
       const names = (pattern: RegExp) => [...source.matchAll(pattern)].map((m) => m[1]).join(', ');
       const classes = names(/^export class (\w+)/gm);
       const functions = names(/^export function (\w+)/gm);
       return {
-        contents: `export { ${classes} } from 'keygate';\nexport { ${functions} } from ${JSON.stringify(args.path)};\n`,
+        contents: `export { ${classes} } from 'keygate';\nexport { ${functions} } from ${JSON.stringify(file)};\n`,
         loader: 'ts',
-        resolveDir: dirname(args.path),
+        resolveDir: dirname(file),
       };
     });
   },

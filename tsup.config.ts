@@ -1,4 +1,6 @@
-import { defineConfig } from 'tsup';
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { defineConfig, type Options } from 'tsup';
 
 // One entry per public subpath, plus the two `#digest` runtime modules, which stay separate files
 // so that the package `imports` condition can choose between them at run time.
@@ -16,23 +18,67 @@ export const entries = {
   'runtime/node-digest': 'src/runtime/node-digest.ts',
 };
 
+// The kits: subpaths that export core helpers the root does not carry, so they bundle those from
+// the sources (built separately, with `errorsFromRoot`). `keygate/adapter-kit` belongs here too.
+export const kits = {
+  'store-kit': 'src/store-kit.ts',
+};
+
 // Entries reach each other (and the core) through the package's own name, so every entry shares
 // one copy of the core: one class identity for errors and stores, one compiled-key cache.
 const external = ['keygate', /^keygate\//, /^#/, /^node:/];
 
-export default defineConfig([
-  {
-    entry: entries,
-    format: ['esm', 'cjs'],
-    dts: true,
-    tsconfig: 'tsconfig.node.json',
-    clean: true,
-    target: 'es2022',
-    platform: 'neutral',
-    splitting: false,
-    treeshake: true,
-    external,
+type Plugin = NonNullable<Options['esbuildPlugins']>[number];
+
+// A kit bundles core modules from the sources, and some of them throw keygate's errors (`applyPatch`
+// throws `KeyRevokedError`). Its copy of `src/errors.ts` would be a second class family, and an
+// application's `err instanceof KeygateError` would fail for errors from a store built on the kit.
+// So inside a kit, every class of `src/errors.ts` is imported from `keygate` (one identity), and only
+// its plain functions (`quote`) come from the source.
+const errorsFromRoot: Plugin = {
+  name: 'keygate-errors-from-root',
+  setup(build) {
+    // A path relative to the repository: esbuild writes it into the bundle as a comment.
+    build.onResolve({ filter: /^\.\.?\/(.*\/)?errors\.js$/ }, (args) => ({
+      path: relative(process.cwd(), join(args.resolveDir, args.path.replace(/\.js$/, '.ts'))),
+      namespace: 'errors-from-root',
+    }));
+    build.onLoad({ filter: /.*/, namespace: 'errors-from-root' }, (args) => {
+      const file = resolve(args.path);
+      const source = readFileSync(file, 'utf8');
+      const names = (pattern: RegExp) => [...source.matchAll(pattern)].map((m) => m[1]).join(', ');
+      const classes = names(/^export class (\w+)/gm);
+      const functions = names(/^export function (\w+)/gm);
+      return {
+        contents: `export { ${classes} } from 'keygate';\nexport { ${functions} } from ${JSON.stringify(file)};\n`,
+        loader: 'ts',
+        resolveDir: dirname(file),
+      };
+    });
   },
+};
+
+const library: Options = {
+  format: ['esm', 'cjs'],
+  dts: true,
+  tsconfig: 'tsconfig.node.json',
+  target: 'es2022',
+  platform: 'neutral',
+  splitting: false,
+  treeshake: true,
+  external,
+};
+
+export default defineConfig([
+  // The kits' type declarations come from this build (so they share declaration chunks with the root);
+  // its clean spares the kits' JavaScript, which the next build writes at the same time.
+  {
+    ...library,
+    entry: entries,
+    dts: { entry: { ...entries, ...kits } },
+    clean: Object.keys(kits).map((name) => `!${name}.{js,cjs}`),
+  },
+  { ...library, entry: kits, dts: false, esbuildPlugins: [errorsFromRoot] },
   {
     // The `keygate` command: ESM only (it uses top-level await), Node only.
     entry: { cli: 'cli/bin.ts' },

@@ -1,4 +1,5 @@
-import { InvalidInputError, quote, type UsageStore, type WritableKeyStore } from 'keygate';
+import { InvalidInputError } from 'keygate';
+import { quote, type UsageStore, type WritableKeyStore } from 'keygate/store-kit';
 
 /** A store opened by the CLI, with the function that releases its connections. */
 export interface OpenedStore {

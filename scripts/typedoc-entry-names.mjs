@@ -6,6 +6,7 @@ const NAMES = {
   src: 'keygate',
   'src/testing': 'keygate/testing',
   'src/http': 'keygate/adapter-kit',
+  'src/store-kit': 'keygate/store-kit',
   'adapters/express': 'keygate/express',
   'adapters/fastify': 'keygate/fastify',
   'adapters/fetch': 'keygate/fetch',

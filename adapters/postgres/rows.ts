@@ -1,4 +1,4 @@
-import { type ApiKeyRecord, freezeRecord } from 'keygate';
+import { type ApiKeyRecord, freezeRecord } from 'keygate/store-kit';
 
 /** The columns, in the order `recordParams` fills them. */
 export const COLUMNS =

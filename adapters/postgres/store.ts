@@ -1,13 +1,11 @@
+import { InvalidInputError, KeyConflictError, KeyNotFoundError } from 'keygate';
 import {
   type ApiKeyRecord,
   applyPatch,
   ChangeRelay,
   changeOf,
-  InvalidInputError,
   type KeyActivity,
   type KeyChange,
-  KeyConflictError,
-  KeyNotFoundError,
   type KeyPatch,
   mergeUsage,
   parseChange,
@@ -17,7 +15,7 @@ import {
   type UsageOutcome,
   type UsageStore,
   type WritableKeyStore,
-} from 'keygate';
+} from 'keygate/store-kit';
 import type { Pool } from 'pg';
 import { MIGRATIONS } from './migrations.js';
 import { COLUMNS, type KeyRow, recordOf, recordParams } from './rows.js';

@@ -1,17 +1,19 @@
 import {
+  InvalidInputError,
+  KeyConflictError,
+  KeyNotFoundError,
+  KeyRevokedError,
+  KeyStoreUnavailableError,
+} from 'keygate';
+import {
   type ApiKeyRecord,
   applyPatch,
   ChangeRelay,
   changeOf,
   freezeRecord,
-  InvalidInputError,
   type KeyActivity,
   type KeyChange,
-  KeyConflictError,
-  KeyNotFoundError,
   type KeyPatch,
-  KeyRevokedError,
-  KeyStoreUnavailableError,
   mergeUsage,
   parseChange,
   quote,
@@ -20,7 +22,7 @@ import {
   type UsageOutcome,
   type UsageStore,
   type WritableKeyStore,
-} from 'keygate';
+} from 'keygate/store-kit';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, UPDATE } from './scripts.js';
 
 /** The connection that receives the change channel: what `client.duplicate()` returns. */

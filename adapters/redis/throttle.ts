@@ -1,4 +1,5 @@
-import { type AttemptWindow, InvalidInputError, type SharedAttemptCounter } from 'keygate';
+import { InvalidInputError } from 'keygate';
+import type { AttemptWindow, SharedAttemptCounter } from 'keygate/store-kit';
 
 /** The part of a node-redis client (v4 or v5) the counter uses. */
 export interface RedisCommandClient {

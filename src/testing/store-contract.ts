@@ -1,18 +1,20 @@
 import {
-  type ApiKeyRecord,
   authenticate,
   CachedKeyStore,
   hashKey,
-  isUsageStore,
-  type KeyChange,
   KeyConflictError,
   KeyManager,
   KeyNotFoundError,
   KeyRevokedError,
   UsageRecorder,
+} from 'keygate';
+import {
+  type ApiKeyRecord,
+  isUsageStore,
+  type KeyChange,
   type UsageStore,
   type WritableKeyStore,
-} from 'keygate';
+} from 'keygate/store-kit';
 
 /** What the suite asserts with; vitest's and jest's `expect` fit. */
 export interface ContractAssertion {

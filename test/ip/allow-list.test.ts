@@ -1,5 +1,5 @@
-import { compileAllowList, normalizeAllowList, parseAllowListEntry } from 'keygate';
 import { describe, expect, it } from 'vitest';
+import { compileAllowList, normalizeAllowList, parseAllowListEntry } from '../../src/ip/allow-list.js';
 
 describe('allow-list entries are validated strictly when written', () => {
   it.each([

@@ -1,59 +1,74 @@
-// The API reference (`npm run docs`, TypeDoc) is generated from JSDoc, so every export must carry
-// it: a description on everything, and an @example on every function, class and constant. Reads
-// each entry point's sources through the `source` export condition, as the docs build does.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import ts from 'typescript';
+// The API reference (`npm run docs`, TypeDoc) is generated from JSDoc, so every export of every entry
+// point in package.json `exports` must carry it: a description and an @example. Reads each entry
+// point's sources through the `source` export condition, as the docs build does.
 import { describe, expect, it } from 'vitest';
+import { ENTRIES, exportsOf } from './support/entry-exports.js';
 
-const ROOT = join(import.meta.dirname, '../..');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-  exports: Record<string, string | { source: string }>;
-};
-const ENTRIES = Object.entries(pkg.exports).flatMap(([subpath, target]) =>
-  typeof target === 'object' ? [[`keygate${subpath.slice(1)}`, join(ROOT, target.source)] as const] : [],
-);
+/**
+ * Types that were exported without an @example before the rule covered types. The list only
+ * shrinks: a new export needs its example, and a name leaves the list once its example is written.
+ */
+const TYPES_WITHOUT_EXAMPLE_YET = new Set([
+  'ApiKeyRecord',
+  'AttemptThrottle',
+  'AttemptWindow',
+  'AuthFailure',
+  'AuthRequest',
+  'AuthResult',
+  'AuthSuccess',
+  'AuthenticateOptions',
+  'CachedKeyStoreOptions',
+  'ContractAssertion',
+  'ContractOptions',
+  'ContractTestApi',
+  'CreateKeyInput',
+  'CreatedKey',
+  'DenialCode',
+  'DenialResponderOptions',
+  'DenialResponse',
+  'EventHook',
+  'ExpressApiKeyAuthOptions',
+  'FailedAttemptThrottleOptions',
+  'GenerateKeyOptions',
+  'HeaderSource',
+  'KeyActivity',
+  'KeyChange',
+  'KeyManagerOptions',
+  'KeyMetadata',
+  'KeyMode',
+  'KeyPatch',
+  'KeyStatus',
+  'KeygateErrorCode',
+  'KeygateErrorDetails',
+  'KeygateEvent',
+  'KeygateEventType',
+  'ManagedKey',
+  'PGliteLike',
+  'ParsedKey',
+  'PostgresKeyStoreOptions',
+  'PublicKey',
+  'RedisAttemptCounterOptions',
+  'RedisClientLike',
+  'RedisCommandClient',
+  'RedisKeyStoreOptions',
+  'RedisSubscriberLike',
+  'ResolvedOptions',
+  'RotationStatus',
+  'SharedAttemptCounter',
+  'SpikeOptions',
+  'StoreFixture',
+  'UpdateKeyInput',
+  'UsageBatch',
+  'UsageCount',
+  'UsageOutcome',
+  'UsageRecorderOptions',
+  'UsageReport',
+  'UsageStore',
+  'WritableKeyStore',
+]);
 
-const config = ts.getParsedCommandLineOfConfigFile(
-  join(ROOT, 'tsconfig.node.json'),
-  {},
-  {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
-    },
-  },
-);
-const program = ts.createProgram(
-  ENTRIES.map(([, file]) => file),
-  config?.options ?? {},
-);
-const checker = program.getTypeChecker();
-
-interface ExportDocs {
-  name: string;
-  kind: 'value' | 'type';
-  described: boolean;
-  example: boolean;
-}
-
-function exportsOf(file: string): ExportDocs[] {
-  const source = program.getSourceFile(file);
-  const module = source && checker.getSymbolAtLocation(source);
-  if (!module) throw new Error(`cannot read the exports of ${file}`);
-  return checker.getExportsOfModule(module).map((exported) => {
-    const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
-    return {
-      name: exported.name,
-      kind: symbol.flags & ts.SymbolFlags.Value ? 'value' : 'type',
-      described: ts.displayPartsToString(symbol.getDocumentationComment(checker)).trim() !== '',
-      example: symbol.getJsDocTags(checker).some((tag) => tag.name === 'example'),
-    };
-  });
-}
-
-describe.each(ENTRIES)('%s', (_, file) => {
-  const docs = exportsOf(file);
+describe.each(ENTRIES)('%s', (entry) => {
+  const docs = exportsOf(entry);
 
   it('exports something', () => {
     expect(docs.length).toBeGreaterThan(0);
@@ -63,7 +78,15 @@ describe.each(ENTRIES)('%s', (_, file) => {
     expect(docs.filter((d) => !d.described).map((d) => d.name)).toEqual([]);
   });
 
-  it('gives every function, class and constant an @example', () => {
-    expect(docs.filter((d) => d.kind === 'value' && !d.example).map((d) => d.name)).toEqual([]);
+  it('gives every export an @example (functions, classes and constants without exception)', () => {
+    const missing = docs.filter((d) => !d.example && !(d.kind === 'type' && TYPES_WITHOUT_EXAMPLE_YET.has(d.name)));
+    expect(missing.map((d) => `${d.kind} ${d.name}`)).toEqual([]);
   });
+});
+
+it('lists only types that still lack an @example (remove a name once its example is written)', () => {
+  const stillMissing = new Set(
+    ENTRIES.flatMap(([entry]) => exportsOf(entry).filter((d) => d.kind === 'type' && !d.example)).map((d) => d.name),
+  );
+  expect([...TYPES_WITHOUT_EXAMPLE_YET].filter((name) => !stillMissing.has(name))).toEqual([]);
 });

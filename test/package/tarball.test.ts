@@ -110,6 +110,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     ['resolveAdapterOptions', 'createDenialResponder', 'createNodeDenier', 'createFetchDenier', 'authenticateEager'],
     { answers: [401, 200], retryAfter: '3', sharedErrorClass: true },
   ],
+  [
+    'keygate/store-kit',
+    'store-kit',
+    ['applyPatch', 'ChangeRelay', 'changeOf', 'mergeUsage', 'parseChange'],
+    { thrown: 'key_revoked', rootClass: true },
+  ],
 ];
 
 describe.each([

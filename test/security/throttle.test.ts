@@ -1,13 +1,7 @@
-import {
-  type AttemptWindow,
-  authenticate,
-  FailedAttemptThrottle,
-  KeyManager,
-  MemoryKeyStore,
-  type SharedAttemptCounter,
-} from 'keygate';
+import { authenticate, FailedAttemptThrottle, KeyManager, MemoryKeyStore } from 'keygate';
 import { createDenialResponder } from 'keygate/adapter-kit';
 import { RedisAttemptCounter } from 'keygate/redis';
+import type { AttemptWindow, SharedAttemptCounter } from 'keygate/store-kit';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HEADERS } from '../adapters/cases.js';

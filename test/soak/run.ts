@@ -5,9 +5,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { generateKey, KeyManager, type UsageOutcome, utcDay } from 'keygate';
+import { generateKey, KeyManager } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { RedisKeyStore } from 'keygate/redis';
+import { type UsageOutcome, utcDay } from 'keygate/store-kit';
 import pg from 'pg';
 import { createClient } from 'redis';
 

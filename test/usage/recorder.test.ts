@@ -1,12 +1,5 @@
-import {
-  type AuthRequest,
-  authenticate,
-  type KeygateEvent,
-  KeyManager,
-  MemoryKeyStore,
-  type UsageBatch,
-  UsageRecorder,
-} from 'keygate';
+import { type AuthRequest, authenticate, type KeygateEvent, KeyManager, MemoryKeyStore, UsageRecorder } from 'keygate';
+import type { UsageBatch } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
 const T0 = Date.parse('2026-11-22T23:59:00Z');

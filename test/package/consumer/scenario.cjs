@@ -147,5 +147,18 @@ module.exports = async function run(load, resolvePath) {
     contract: typeof describeKeyStoreContract,
   }));
 
+  // A store built on the kit throws the root's error classes (one class family across entry points).
+  await entry('keygate/store-kit', async ({ applyPatch }) => {
+    const { store, keys, secret, key } = await seeded(core);
+    await keys.revoke(key.id);
+    const revoked = await store.findByHash(await core.hashKey(secret));
+    try {
+      applyPatch(revoked, { name: 'renamed', updatedAt: new Date().toISOString() });
+      return { thrown: null };
+    } catch (error) {
+      return { thrown: error.code, rootClass: error instanceof core.KeygateError };
+    }
+  });
+
   return out;
 };

@@ -1,0 +1,26 @@
+/**
+ * `keygate/store-kit`: what an author of a key store needs and an application does not. A store
+ * implements `WritableKeyStore` (and `UsageStore` to keep usage), applies every patch with
+ * {@link applyPatch}, announces its writes with {@link ChangeFeed} or {@link ChangeRelay} and
+ * {@link changeOf}, and proves itself with `describeKeyStoreContract` from `keygate/testing`. The
+ * error classes a store throws (`KeyConflictError`, `KeyNotFoundError`, `KeyStoreUnavailableError`,
+ * ...) come from `keygate` itself, so an application's `instanceof` checks hold for them.
+ *
+ * @example
+ * import { applyPatch, changeOf, ChangeRelay, type WritableKeyStore } from 'keygate/store-kit';
+ *
+ * @packageDocumentation
+ */
+export { toPublicKey } from './auth/compiled-key.js';
+export { quote } from './errors.js';
+export { applyPatch, freezeRecord } from './store/apply-patch.js';
+export { ChangeFeed, changeOf } from './store/change-feed.js';
+export { ChangeRelay, parseChange } from './store/change-relay.js';
+export type { AttemptWindow, SharedAttemptCounter } from './throttle/failed-attempts.js';
+// The record and store contracts also live in `keygate` (applications name them); repeated here so
+// that a store needs one import.
+export type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore } from './types.js';
+export { mergeUsage } from './usage/merge.js';
+export { summarizeUsage } from './usage/report.js';
+export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from './usage/types.js';
+export { isUsageStore, utcDay } from './usage/types.js';

@@ -1,0 +1,173 @@
+// The export lists of `keygate` and `keygate/store-kit`, written out. Every name here is a
+// compatibility promise: adding one (or moving one between entry points) means editing this file,
+// on purpose, together with CHANGELOG.md. The root carries what an application author uses; what
+// only a store author needs is in `keygate/store-kit`; the rest is internal.
+import * as keygate from 'keygate';
+import * as storeKit from 'keygate/store-kit';
+import { describe, expect, it } from 'vitest';
+import { exportsOf } from './support/entry-exports.js';
+
+/** The most values the root may export (DESIGN.md: a small root). */
+const ROOT_VALUE_LIMIT = 25;
+
+/** Room kept in the root for values announced by the round-2 issues: `MemoryRateLimiter`. */
+const ROOT_SLOTS_HELD = 1;
+
+const ROOT_VALUES = [
+  'CachedKeyStore',
+  'DEFAULT_QUIET_PERIOD_MS',
+  'DENIALS',
+  'FailedAttemptThrottle',
+  'InvalidInputError',
+  'KeyConflictError',
+  'KeyInUseError',
+  'KeyManager',
+  'KeyNotFoundError',
+  'KeyRevokedError',
+  'KeyStoreUnavailableError',
+  'KeygateError',
+  'MemoryKeyStore',
+  'RateLimiterUnavailableError',
+  'StoreLockedError',
+  'UnsupportedError',
+  'UsageRecorder',
+  'authenticate',
+  'generateKey',
+  'hashKey',
+  'isWellFormedKey',
+  'keyHint',
+  'parseKey',
+];
+
+/**
+ * What the framework adapters still import from the root until `keygate/adapter-kit` exists; they
+ * move there, and this list becomes empty.
+ */
+const ADAPTER_KIT_PENDING = {
+  values: ['authenticateEager', 'createDenialResponder', 'resolveAuthOptions'],
+  types: ['DenialResponderOptions', 'DenialResponse', 'HeaderSource', 'ResolvedOptions'],
+};
+
+const ROOT_TYPES = [
+  'ApiKeyRecord',
+  'AttemptThrottle',
+  'AuthFailure',
+  'AuthRequest',
+  'AuthResult',
+  'AuthSuccess',
+  'AuthenticateOptions',
+  'CachedKeyStoreOptions',
+  'CreateKeyInput',
+  'CreatedKey',
+  'DenialCode',
+  'EventHook',
+  'FailedAttemptThrottleOptions',
+  'GenerateKeyOptions',
+  'KeyManagerOptions',
+  'KeyMetadata',
+  'KeyMode',
+  'KeyStatus',
+  'KeyStore',
+  'KeygateErrorCode',
+  'KeygateErrorDetails',
+  'KeygateEvent',
+  'KeygateEventType',
+  'ManagedKey',
+  'ParsedKey',
+  'PublicKey',
+  'RotationStatus',
+  'SpikeOptions',
+  'UpdateKeyInput',
+  'UsageRecorderOptions',
+  'UsageReport',
+  'WritableKeyStore',
+];
+
+const STORE_KIT_VALUES = [
+  'ChangeFeed',
+  'ChangeRelay',
+  'applyPatch',
+  'changeOf',
+  'freezeRecord',
+  'isUsageStore',
+  'mergeUsage',
+  'parseChange',
+  'quote',
+  'summarizeUsage',
+  'toPublicKey',
+  'utcDay',
+];
+
+const STORE_KIT_TYPES = [
+  'ApiKeyRecord',
+  'AttemptWindow',
+  'KeyActivity',
+  'KeyChange',
+  'KeyPatch',
+  'KeyStore',
+  'SharedAttemptCounter',
+  'UsageBatch',
+  'UsageCount',
+  'UsageOutcome',
+  'UsageStore',
+  'WritableKeyStore',
+];
+
+const sorted = (names: readonly string[]) => [...names].sort();
+const typesOf = (entry: string) =>
+  sorted(
+    exportsOf(entry)
+      .filter((e) => e.kind === 'type')
+      .map((e) => e.name),
+  );
+
+describe('keygate', () => {
+  it('exports exactly the listed values', () => {
+    expect(sorted(Object.keys(keygate))).toEqual(sorted([...ROOT_VALUES, ...ADAPTER_KIT_PENDING.values]));
+  });
+
+  it(`keeps its values to ${ROOT_VALUE_LIMIT}, with room for the ones announced`, () => {
+    expect(ROOT_VALUES.length + ROOT_SLOTS_HELD).toBeLessThanOrEqual(ROOT_VALUE_LIMIT);
+  });
+
+  it('exports exactly the listed types', () => {
+    expect(typesOf('keygate')).toEqual(sorted([...ROOT_TYPES, ...ADAPTER_KIT_PENDING.types]));
+  });
+});
+
+describe('keygate/store-kit', () => {
+  it('exports exactly the listed values', () => {
+    expect(sorted(Object.keys(storeKit))).toEqual(sorted(STORE_KIT_VALUES));
+  });
+
+  it('exports exactly the listed types', () => {
+    expect(typesOf('keygate/store-kit')).toEqual(sorted(STORE_KIT_TYPES));
+  });
+
+  it('shares no value with the root: each name has one home', () => {
+    expect(Object.keys(storeKit).filter((name) => name in keygate)).toEqual([]);
+  });
+
+  it("throws the root's error classes, so an application's instanceof holds", async () => {
+    const store = new keygate.MemoryKeyStore();
+    const keys = new keygate.KeyManager({ store });
+    const { secret, key } = await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'test' });
+    await keys.revoke(key.id);
+    const revoked = await store.findByHash(await keygate.hashKey(secret));
+    expect(revoked?.status).toBe('revoked');
+    const thrown = catching(() =>
+      storeKit.applyPatch(revoked as storeKit.ApiKeyRecord, { name: 'renamed', updatedAt: new Date().toISOString() }),
+    );
+    expect(thrown).toBeInstanceOf(keygate.KeygateError);
+    expect(thrown).toMatchObject({ code: 'key_revoked', keyId: key.id });
+  });
+});
+
+function catching(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}

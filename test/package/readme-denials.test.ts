@@ -1,0 +1,60 @@
+// README.md's table of denials is `DENIALS` written out (scripts/readme-denials.mjs): a code added to
+// DENIALS without rewriting the README fails here, with the command that fixes it.
+import { readFileSync } from 'node:fs';
+import { DENIALS } from 'keygate';
+import { describe, expect, it } from 'vitest';
+
+interface Generator {
+  README: URL;
+  COMMAND: string;
+  denialsTable(denials: Record<string, { status: number; title: string; detail: string }>): string;
+  withDenialsTable(readme: string, denials: typeof DENIALS): string;
+}
+
+// Plain JavaScript, imported by path to keep tsc out of it.
+const script = '../../scripts/readme-denials.mjs';
+const generator = (await import(script)) as Generator;
+
+describe('README.md, "What a request gets"', () => {
+  it('shows exactly the rows of DENIALS, in their order', () => {
+    const readme = readFileSync(generator.README, 'utf8');
+    const expected = generator.withDenialsTable(readme, DENIALS);
+    const hint = `README.md's table of denials differs from DENIALS: run \`${generator.COMMAND}\` to rewrite it`;
+    expect(readme === expected, hint).toBe(true);
+  });
+
+  it.each(Object.entries(DENIALS))('has the row of %s with its status and title', (code, denial) => {
+    const readme = readFileSync(generator.README, 'utf8');
+    const row = readme.split('\n').find((line) => line.includes(`| \`${code}\` `));
+    expect(row?.split('|').map((cell) => cell.trim())).toEqual([
+      '',
+      String(denial.status),
+      `\`${code}\``,
+      denial.title,
+      denial.detail,
+      '',
+    ]);
+  });
+});
+
+describe('the generator', () => {
+  it('picks up a code added to DENIALS by itself', () => {
+    const added = { status: 429, title: 'Rate limit exceeded', detail: 'Retry after the time given.' };
+    const table = generator.denialsTable({ ...DENIALS, rate_limited: added });
+    const lines = table.split('\n');
+    expect(lines).toHaveLength(Object.keys(DENIALS).length + 3);
+    expect(lines.at(-1)).toMatch(
+      /^\| 429 +\| `rate_limited` +\| Rate limit exceeded +\| Retry after the time given\. +\|$/,
+    );
+  });
+
+  it('escapes a pipe in a title or detail so the table keeps its columns', () => {
+    const table = generator.denialsTable({ odd: { status: 400, title: 'a | b', detail: 'c' } });
+    expect(
+      table
+        .split('\n')
+        .at(-1)
+        ?.split(/(?<!\\)\|/),
+    ).toHaveLength(6);
+  });
+});

@@ -1,4 +1,9 @@
-/** A client address as a resolver returns it: a string, or nothing when it is not known. */
+/**
+ * A client address as a resolver returns it: a string, or nothing when it is not known.
+ *
+ * @example
+ * const fromSocket = (req: IncomingMessage): ClientAddress => req.socket.remoteAddress;
+ */
 export type ClientAddress = string | null | undefined;
 
 /**

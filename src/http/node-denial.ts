@@ -1,7 +1,12 @@
 import type { AuthFailure } from 'keygate';
 import type { DenialResponder, DenialResponse } from './problem.js';
 
-/** A denial as bytes, for Node-style writers (`res.writeHead(status, headers).end(body)`). */
+/**
+ * A denial as bytes, for Node-style writers.
+ *
+ * @example
+ * const write = (denial: NodeDenial, res: ServerResponse) => res.writeHead(denial.status, denial.headers).end(denial.body);
+ */
 export interface NodeDenial {
   /** The HTTP status: 401, 403, 429 or 503. */
   readonly status: number;
@@ -14,7 +19,15 @@ export interface NodeDenial {
   readonly body: Uint8Array;
 }
 
-/** How a Node-style adapter writes to its framework's response; see {@link createNodeDenier}. */
+/**
+ * How a Node-style adapter writes to its framework's response; see {@link createNodeDenier}.
+ *
+ * @example
+ * const spec: NodeDenierSpec<[Request, Response]> = {
+ *   respond, onDenied, answered: (_req, res) => res.headersSent,
+ *   write: (d, _req, res) => res.writeHead(d.status, d.headers).end(d.body),
+ * };
+ */
 export interface NodeDenierSpec<Args extends unknown[]> {
   /** Builds the standard denial; from `resolveAdapterOptions` or `createDenialResponder`. */
   respond: DenialResponder;

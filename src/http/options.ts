@@ -24,6 +24,9 @@ export interface AdapterOptions extends AuthenticateOptions {
  * An adapter's options after {@link resolveAdapterOptions}: the store, the core options to pass to
  * `authenticate` (the same object every time, so they are validated once), the denial builder, and
  * the adapter's own hooks, known to be functions.
+ *
+ * @example
+ * const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
  */
 export interface ResolvedAdapterOptions<O extends AdapterOptions> {
   /** Where keys are looked up. */

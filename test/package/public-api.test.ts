@@ -44,8 +44,8 @@ const ROOT_VALUES = [
  * move there, and this list becomes empty.
  */
 const ADAPTER_KIT_PENDING = {
-  values: ['authenticateEager', 'createDenialResponder', 'resolveAuthOptions'],
-  types: ['DenialResponderOptions', 'DenialResponse', 'HeaderSource', 'ResolvedOptions'],
+  values: ['authenticateEager', 'resolveAuthOptions'],
+  types: ['HeaderSource', 'ResolvedOptions'],
 };
 
 const ROOT_TYPES = [

@@ -61,13 +61,16 @@ export { FailedAttemptThrottle } from './throttle/failed-attempts.js';
 export type {
   ApiKeyRecord,
   KeyChange,
+  KeyChangeEvent,
   KeyMetadata,
   KeyMode,
   KeyPatch,
+  KeyResync,
   KeyStatus,
   KeyStore,
   PublicKey,
   WritableKeyStore,
+  WriteCondition,
 } from './types.js';
 export { mergeUsage } from './usage/merge.js';
 export type { SpikeOptions, UsageRecorderOptions } from './usage/recorder.js';

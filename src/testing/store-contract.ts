@@ -84,7 +84,7 @@ function nextChange(store: WritableKeyStore, id: string, version: number, patien
     }, patience);
     const off = store.subscribe
       ? store.subscribe((change) => {
-          if (change.id !== id || change.version < version) return;
+          if (change.type === 'resync' || change.id !== id || change.version < version) return;
           clearTimeout(timer);
           off();
           resolve(change);
@@ -95,7 +95,8 @@ function nextChange(store: WritableKeyStore, id: string, version: number, patien
 
 /**
  * The behaviour every writable key store must have, as a test suite a host runs against its own
- * store: create, lookups, update, rotation, permanent revocation, listing, concurrent writers,
+ * store: create, lookups, update, conditional writes (`ifVersion`), rotation (one successor under
+ * concurrency), permanent revocation, listing, concurrent writers,
  * change notifications reaching a `CachedKeyStore`, and, as `options` declares, changes through a
  * second instance (the channel) and 503 while the store is away (fail closed).
  *
@@ -227,6 +228,45 @@ export function describeKeyStoreContract(
       const final = (await fx.store.findById(key.id)) as ApiKeyRecord;
       expect(final).toMatchObject({ status: 'revoked', version: 1 + outcomes.length - failed.length });
       expect(await auth(fx.store, secret)).toMatchObject({ code: 'revoked_api_key' });
+    });
+
+    it('writes only at the expected version (ifVersion), atomically: one of 16 racing writers wins', async () => {
+      const { key } = await create();
+      const now = () => new Date().toISOString();
+      expect(await fx.store.update(key.id, { name: 'first', updatedAt: now() }, { ifVersion: 1 })).toMatchObject({
+        name: 'first',
+        version: 2,
+      });
+      const stale = await rejection(fx.store.update(key.id, { name: 'lost', updatedAt: now() }, { ifVersion: 1 }));
+      expect(stale).toBeInstanceOf(KeyConflictError);
+      expect(stale).toMatchObject({ code: 'key_conflict', keyId: key.id });
+      const writes = Array.from({ length: 16 }, (_, i) =>
+        fx.store.update(key.id, { name: `racer ${i}`, updatedAt: now() }, { ifVersion: 2 }),
+      );
+      const outcomes = await Promise.allSettled(writes);
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      for (const o of outcomes.filter((o) => o.status === 'rejected')) {
+        expect((o as PromiseRejectedResult).reason).toMatchObject({ code: 'key_conflict', keyId: key.id });
+      }
+      const winner = (won[0] as PromiseFulfilledResult<ApiKeyRecord>).value;
+      expect(await fx.store.findById(key.id)).toMatchObject({ name: winner.name, version: 3 });
+    });
+
+    it('finding 9: 16 concurrent rotations of one key make exactly one successor; the others get key_conflict', async () => {
+      const old = await create();
+      const outcomes = await Promise.allSettled(Array.from({ length: 16 }, () => keys.rotate(old.key.id)));
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      for (const o of outcomes.filter((o) => o.status === 'rejected')) {
+        expect((o as PromiseRejectedResult).reason).toMatchObject({ code: 'key_conflict', keyId: old.key.id });
+      }
+      const successors = (await fx.store.listByAccount(ACCOUNT)).filter((r) => r.rotatedFrom === old.key.id);
+      expect(successors).toHaveLength(1);
+      const next = (won[0] as PromiseFulfilledResult<{ secret: string; key: { id: string } }>).value;
+      expect(successors[0]?.id).toBe(next.key.id);
+      expect(await fx.store.findById(old.key.id)).toMatchObject({ rotatedTo: next.key.id, status: 'active' });
+      expect(await auth(fx.store, next.secret)).toMatchObject({ ok: true });
     });
 
     it('tells a CachedKeyStore of changes made in the same process: the next request sees them', async () => {

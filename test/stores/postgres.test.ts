@@ -100,7 +100,7 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
     const admin = pool(PG_URL);
     const keys = new KeyManager({ store: new PostgresKeyStore({ client: admin, schema }) });
     const seen: string[] = [];
-    const off = store.subscribe((c) => seen.push(`${c.type}:${c.version}`));
+    const off = store.subscribe((c) => seen.push(c.type === 'resync' ? 'resync' : `${c.type}:${c.version}`));
     const { key } = await keys.create({ accountId: 'a', name: 'k', mode: 'test' });
     // Wait for the LISTEN connection, then kill it from the server side.
     let listeners: { pid: number }[] = [];

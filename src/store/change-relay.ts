@@ -56,12 +56,15 @@ export class ChangeRelay {
   }
 
   emit(change: KeyChangeEvent): void {
-    if (change.type === 'resync') return this.feed.emit(change);
+    if (change.type === 'resync' || this.firstTime(change)) this.feed.emit(change);
+  }
+
+  private firstTime(change: KeyChange): boolean {
     const name = `${change.id}\u0000${change.version}`;
-    if (this.seen.has(name)) return;
+    if (this.seen.has(name)) return false;
     this.seen.add(name);
     // A Set iterates in insertion order, so the first entry is the oldest.
     if (this.seen.size > REMEMBERED) this.seen.delete(this.seen.values().next().value as string);
-    this.feed.emit(change);
+    return true;
   }
 }

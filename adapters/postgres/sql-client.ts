@@ -98,10 +98,15 @@ function poolClient(pool: Pool): SqlClient {
 
 async function poolTransaction<T>(pool: Pool, fn: (query: Query) => Promise<T>): Promise<T> {
   const conn = await pool.connect();
+  // A checked-out connection that drops emits 'error', which would crash the process unheard; the
+  // query in progress rejects with the same error, so listening is enough.
+  const ignore = () => {};
+  conn.on('error', ignore);
   try {
     await conn.query('BEGIN');
     const result = await fn((text, params) => conn.query(text, params ? [...params] : undefined) as never);
     await conn.query('COMMIT');
+    conn.off('error', ignore);
     conn.release();
     return result;
   } catch (err) {
@@ -110,6 +115,7 @@ async function poolTransaction<T>(pool: Pool, fn: (query: Query) => Promise<T>):
       () => undefined,
       (rollbackError: Error) => rollbackError,
     );
+    conn.off('error', ignore);
     conn.release(broken);
     throw err;
   }

@@ -19,7 +19,16 @@ export { ChangeRelay, parseChange } from './store/change-relay.js';
 export type { AttemptWindow, SharedAttemptCounter } from './throttle/failed-attempts.js';
 // The record and store contracts also live in `keygate` (applications name them); repeated here so
 // that a store needs one import.
-export type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore } from './types.js';
+export type {
+  ApiKeyRecord,
+  KeyChange,
+  KeyChangeEvent,
+  KeyPatch,
+  KeyResync,
+  KeyStore,
+  WritableKeyStore,
+  WriteCondition,
+} from './types.js';
 export { mergeUsage } from './usage/merge.js';
 export { summarizeUsage } from './usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from './usage/types.js';

@@ -68,6 +68,34 @@ export interface KeyChange {
   readonly version: number;
 }
 
+/**
+ * Announced by a store whose change channel may have missed changes (it reconnected after a drop):
+ * whoever keeps copies of records drops all of them. `CachedKeyStore` clears itself.
+ *
+ * @example
+ * store.subscribe((change) => { if (change.type === 'resync') myCache.clear(); else myCache.delete(change.hash); });
+ */
+export interface KeyResync {
+  readonly type: 'resync';
+}
+
+/** What a store's `subscribe` delivers: a change of one key, or a resync (drop everything). */
+export type KeyChangeEvent = KeyChange | KeyResync;
+
+/**
+ * A condition on a write: with `ifVersion`, the write happens only if the stored record is still at
+ * that `version`, checked and written atomically; otherwise the store throws `KeyConflictError`
+ * (with `keyId`) and writes nothing.
+ *
+ * @example
+ * const current = await store.findById(id);
+ * await store.update(id, { rotatedTo: nextId, updatedAt }, { ifVersion: current.version });
+ */
+export interface WriteCondition {
+  /** The `version` the record must have. Default: any version. */
+  ifVersion?: number;
+}
+
 /** Fields `KeyManager` may change on a key. `status` only ever moves to `revoked`. */
 export interface KeyPatch {
   name?: string;
@@ -83,15 +111,22 @@ export interface KeyPatch {
 
 /**
  * A store `KeyManager` can write to. Every write is atomic, and no write changes a revoked key:
- * `update` on a revoked record throws `KeyRevokedError` and writes nothing.
+ * `update` on a revoked record throws `KeyRevokedError` and writes nothing. A failure of the store's
+ * client surfaces as `KeyStoreUnavailableError` with the client's error as `cause`.
  */
 export interface WritableKeyStore extends KeyStore {
   findById(id: string): Promise<ApiKeyRecord | null | undefined>;
   listByAccount(accountId: string): Promise<ApiKeyRecord[]>;
   /** Inserts a new record (its `version` is 1). Throws when the id or hash already exists. */
   insert(record: ApiKeyRecord): Promise<ApiKeyRecord>;
-  /** Applies `patch` atomically, bumps `version`, returns the new record. Throws `KeyNotFoundError` or `KeyRevokedError`. */
-  update(id: string, patch: KeyPatch): Promise<ApiKeyRecord>;
-  /** Subscribes to changes; returns the unsubscribe function. */
-  subscribe?(listener: (change: KeyChange) => void): () => void;
+  /**
+   * Applies `patch` atomically, bumps `version`, returns the new record. Throws `KeyNotFoundError` or
+   * `KeyRevokedError`; with `condition.ifVersion`, `KeyConflictError` when the stored version differs.
+   */
+  update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord>;
+  /**
+   * Subscribes to changes; returns the unsubscribe function. A store whose channel can miss changes
+   * (a dropped connection) delivers `{ type: 'resync' }` once it listens again.
+   */
+  subscribe?(listener: (change: KeyChangeEvent) => void): () => void;
 }

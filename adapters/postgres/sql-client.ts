@@ -1,5 +1,7 @@
 import { InvalidInputError } from 'keygate';
-import type { Notification, Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
+import { storeError } from './errors.js';
+import { type ListenHandlers, listenOnPool } from './listener.js';
 
 /** Runs one parameterised statement. */
 export type Query = <R = Record<string, unknown>>(text: string, params?: readonly unknown[]) => Promise<{ rows: R[] }>;
@@ -16,14 +18,17 @@ export interface PGliteLike {
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
-/** What the store needs of a database, whichever client carries it. */
+/**
+ * What the store needs of a database, whichever client carries it. `query` and `transaction` reject
+ * with keygate errors only: a client failure is `KeyStoreUnavailableError` with the client's error as `cause`.
+ */
 export interface SqlClient {
   readonly kind: 'pg' | 'pglite';
   query: Query;
   /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
   transaction<T>(fn: (query: Query) => Promise<T>): Promise<T>;
   /** Delivers NOTIFY payloads of `channel` until the returned function is called. */
-  listen(channel: string, onPayload: (payload: string) => void): () => void;
+  listen(channel: string, handlers: ListenHandlers): () => void;
 }
 
 function isPGlite(client: unknown): client is PGliteLike {
@@ -44,130 +49,74 @@ function isPool(client: unknown): client is Pool {
  * @example
  * const sql = sqlClient(new pg.Pool({ connectionString })); // or sqlClient(new PGlite('./.keygate'))
  */
-export function sqlClient(client: unknown, onListenError: (err: unknown) => void): SqlClient {
-  if (isPGlite(client)) return pgliteClient(client, onListenError);
-  if (isPool(client)) return poolClient(client, onListenError);
+export function sqlClient(client: unknown): SqlClient {
+  if (isPGlite(client)) return pgliteClient(client);
+  if (isPool(client)) return poolClient(client);
   throw new InvalidInputError('client', 'client must be a pg Pool or a PGlite instance');
 }
 
-function pgliteClient(db: PGliteLike, onListenError: (err: unknown) => void): SqlClient {
+/** Runs `work`, turning whatever the client throws into a keygate error (see `storeError`). */
+function guarded<T>(work: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve) => resolve(work())).catch((err: unknown) => {
+    throw storeError(err);
+  });
+}
+
+function pgliteClient(db: PGliteLike): SqlClient {
   return {
     kind: 'pglite',
-    query: (text, params) => db.query(text, params ? [...params] : undefined),
-    transaction: (fn) => db.transaction((tx) => fn((text, params) => tx.query(text, params ? [...params] : undefined))),
-    listen(channel, onPayload) {
-      // PGlite runs in this process, so its notifications only reach this process: enough for an embedded store.
-      let stopped = false;
-      const unlisten = db.listen(channel, onPayload);
-      unlisten.catch(onListenError);
-      return () => {
-        if (stopped) return;
-        stopped = true;
-        unlisten.then((off) => off()).catch(() => {});
-      };
-    },
+    query: (text, params) => guarded(() => db.query(text, params ? [...params] : undefined)),
+    transaction: (fn) =>
+      guarded(() => db.transaction((tx) => fn((text, params) => tx.query(text, params ? [...params] : undefined)))),
+    listen: (channel, handlers) => listenOnPGlite(db, channel, handlers),
   };
 }
 
-function poolClient(pool: Pool, onListenError: (err: unknown) => void): SqlClient {
-  const query: Query = (text, params) => pool.query(text, params ? [...params] : undefined) as never;
+// PGlite runs in this process, so its notifications only reach this process: enough for an embedded store.
+function listenOnPGlite(db: PGliteLike, channel: string, handlers: ListenHandlers): () => void {
+  let stopped = false;
+  const unlisten = db.listen(channel, (payload) => handlers.onPayload(payload));
+  unlisten.then(() => {
+    if (!stopped) handlers.onListening();
+  }, handlers.onError);
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    unlisten.then((off) => off()).catch(() => {});
+  };
+}
+
+function poolClient(pool: Pool): SqlClient {
+  const query: Query = (text, params) => guarded(() => pool.query(text, params ? [...params] : undefined) as never);
   return {
     kind: 'pg',
     query,
-    async transaction(fn) {
-      const conn = await pool.connect();
-      try {
-        await conn.query('BEGIN');
-        const result = await fn((text, params) => conn.query(text, params ? [...params] : undefined) as never);
-        await conn.query('COMMIT');
-        conn.release();
-        return result;
-      } catch (err) {
-        // A connection that cannot even roll back is broken: release(err) makes the pool drop it.
-        const broken = await conn.query('ROLLBACK').then(
-          () => undefined,
-          (rollbackError: Error) => rollbackError,
-        );
-        conn.release(broken);
-        throw err;
-      }
-    },
-    listen: (channel, onPayload) => listenOnPool(pool, channel, onPayload, onListenError),
+    transaction: (fn) => guarded(() => poolTransaction(pool, fn)),
+    listen: (channel, handlers) => listenOnPool(pool, channel, handlers),
   };
 }
 
-const MIN_BACKOFF = 100;
-const MAX_BACKOFF = 5_000;
-
-/**
- * Holds one pooled connection in LISTEN and takes a new one, with exponential backoff (100 ms doubling
- * to 5 s), whenever it drops. Changes made while it is down are missed: caches then fall back to their TTL.
- */
-function listenOnPool(
-  pool: Pool,
-  channel: string,
-  onPayload: (payload: string) => void,
-  onError: (err: unknown) => void,
-): () => void {
-  let conn: PoolClient | undefined;
-  let stopped = false;
-  let failures = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-
-  const onNotification = (msg: Notification) => {
-    if (msg.channel === channel && msg.payload !== undefined) onPayload(msg.payload);
-  };
-  const lost = (client: PoolClient, err: unknown) => {
-    if (conn !== client) return;
-    conn = undefined;
-    client.removeListener('notification', onNotification);
-    client.release(err instanceof Error ? err : new Error('LISTEN connection ended'));
-    onError(err);
-    schedule();
-  };
-  const schedule = () => {
-    if (stopped) return;
-    const delay = Math.min(MAX_BACKOFF, MIN_BACKOFF * 2 ** failures);
-    failures++;
-    timer = setTimeout(connect, delay);
-  };
-  const connect = async () => {
-    timer = undefined;
-    let client: PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (err) {
-      onError(err);
-      schedule();
-      return;
-    }
-    if (stopped) {
-      client.release();
-      return;
-    }
-    conn = client;
-    client.on('notification', onNotification);
-    client.on('error', (err) => lost(client, err));
-    client.on('end', () => lost(client, new Error('LISTEN connection ended')));
-    try {
-      // The channel is a validated identifier (see the store's constructor); LISTEN takes no parameters.
-      await client.query(`LISTEN "${channel}"`);
-      failures = 0;
-    } catch (err) {
-      lost(client, err);
-    }
-  };
-
-  void connect();
-  return () => {
-    stopped = true;
-    if (timer) clearTimeout(timer);
-    const client = conn;
-    conn = undefined;
-    if (client) {
-      client.removeListener('notification', onNotification);
-      // Destroying the connection ends its LISTEN with it; a LISTENing connection must not go back to the pool.
-      client.release(true);
-    }
-  };
+async function poolTransaction<T>(pool: Pool, fn: (query: Query) => Promise<T>): Promise<T> {
+  const conn = await pool.connect();
+  // A checked-out connection that drops emits 'error', which would crash the process unheard; the
+  // query in progress rejects with the same error, so listening is enough.
+  const ignore = () => {};
+  conn.on('error', ignore);
+  try {
+    await conn.query('BEGIN');
+    const result = await fn((text, params) => conn.query(text, params ? [...params] : undefined) as never);
+    await conn.query('COMMIT');
+    conn.off('error', ignore);
+    conn.release();
+    return result;
+  } catch (err) {
+    // A connection that cannot even roll back is broken: release(err) makes the pool drop it.
+    const broken = await conn.query('ROLLBACK').then(
+      () => undefined,
+      (rollbackError: Error) => rollbackError,
+    );
+    conn.off('error', ignore);
+    conn.release(broken);
+    throw err;
+  }
 }

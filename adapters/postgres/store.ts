@@ -1,4 +1,4 @@
-import { InvalidInputError, KeyConflictError, KeyNotFoundError } from 'keygate';
+import { InvalidInputError, KeyConflictError, KeyNotFoundError, KeyStoreUnavailableError } from 'keygate';
 import {
   type ApiKeyRecord,
   applyPatch,
@@ -6,6 +6,7 @@ import {
   changeOf,
   type KeyActivity,
   type KeyChange,
+  type KeyChangeEvent,
   type KeyPatch,
   mergeUsage,
   parseChange,
@@ -15,8 +16,10 @@ import {
   type UsageOutcome,
   type UsageStore,
   type WritableKeyStore,
+  type WriteCondition,
 } from 'keygate/store-kit';
 import type { Pool } from 'pg';
+import { sqlState, unavailable } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { COLUMNS, type KeyRow, recordOf, recordParams } from './rows.js';
 import { type PGliteLike, type Query, type SqlClient, sqlClient } from './sql-client.js';
@@ -30,8 +33,11 @@ export interface PostgresKeyStoreOptions {
    * `_`, at most 40 characters. Default `'public'`.
    */
   schema?: string;
-  /** Called when the change channel fails (it reconnects by itself). Default: ignore. */
-  onError?: (err: unknown) => void;
+  /**
+   * Called when the change channel fails (it reconnects by itself, then tells every cache to resync),
+   * with a `KeyStoreUnavailableError` whose `cause` is the client's error. Default: ignore.
+   */
+  onError?: (err: KeyStoreUnavailableError) => void;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/;
@@ -42,7 +48,9 @@ const LOCK_CLASS = 0x6b67;
  * A key store in PostgreSQL, through a `pg` Pool or embedded PGlite (PostgreSQL in WASM, persisted
  * in a folder). Lookups by digest use a unique index; every write is one transaction that locks
  * the row, refuses revoked keys and bumps `version`. Changes go out with NOTIFY at commit and come
- * back through LISTEN, so a `CachedKeyStore` in any process drops a revoked key at once.
+ * back through LISTEN, so a `CachedKeyStore` in any process drops a revoked key at once; when the
+ * LISTEN connection comes back after a drop, subscribers get a resync. A failure of the client
+ * (connection refused, a query error) throws `KeyStoreUnavailableError` with the client's error as `cause`.
  *
  * @example
  * const store = new PostgresKeyStore({ client: new pg.Pool({ connectionString }) }); // or new PGlite('./.keygate')
@@ -59,12 +67,13 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
   private readonly usageTable: string;
   private readonly activityTable: string;
   private readonly relay = new ChangeRelay();
+  private readonly onError: (err: KeyStoreUnavailableError) => void;
   private unlisten: (() => void) | undefined;
   private closed = false;
 
   constructor(options: PostgresKeyStoreOptions) {
-    const onError = options?.onError ?? (() => {});
-    this.sql = sqlClient(options?.client, onError);
+    this.sql = sqlClient(options?.client);
+    this.onError = options.onError ?? (() => {});
     const schema = options.schema ?? 'public';
     if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
       throw new InvalidInputError(
@@ -130,38 +139,30 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
   async insert(record: ApiKeyRecord): Promise<ApiKeyRecord> {
     const stored = { ...record, version: 1 };
     const change = changeOf('created', stored);
-    let row: KeyRow | undefined;
-    try {
-      row = await this.sql.transaction(async (q) => {
+    const row = await this.sql
+      .transaction(async (q) => {
         const { rows } = await q<KeyRow>(
           `INSERT INTO ${this.table} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17) RETURNING ${COLUMNS}`,
           recordParams(stored),
         );
         await this.notify(q, change);
-        return rows[0];
+        return rows[0] as KeyRow;
+      })
+      .catch((err: unknown) => {
+        throw duplicateOf(err, record.id) ?? err;
       });
-    } catch (err) {
-      if ((err as { code?: string }).code === '23505') {
-        const field = String((err as { constraint?: string }).constraint ?? '').includes('hash') ? 'digest' : 'id';
-        throw new KeyConflictError(
-          field === 'id'
-            ? `a key with id ${quote(record.id)} already exists`
-            : 'a key with the same digest already exists',
-        );
-      }
-      throw err;
-    }
-    const created = recordOf(row as KeyRow);
+    const created = recordOf(row);
     this.relay.emit(change);
     return created;
   }
 
-  async update(id: string, patch: KeyPatch): Promise<ApiKeyRecord> {
+  async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
     const next = await this.sql.transaction(async (q) => {
       const { rows } = await q<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE id = $1 FOR UPDATE`, [id]);
       if (!rows[0]) throw new KeyNotFoundError(id);
-      // The shared patch semantics: throws KeyRevokedError for a revoked key, so the transaction rolls back.
-      const next = applyPatch(recordOf(rows[0]), patch);
+      // The shared patch semantics: throws KeyRevokedError for a revoked key and KeyConflictError for a
+      // version other than `ifVersion`, so the transaction rolls back. The row lock makes the check atomic.
+      const next = applyPatch(recordOf(rows[0]), patch, condition);
       await q(
         `UPDATE ${this.table} SET name = $2, status = $3, permissions = $4::jsonb, allowed_ips = $5::jsonb,
           updated_at = $6, expires_at = $7, revoked_at = $8, rotated_to = $9, metadata = $10::jsonb, version = $11
@@ -248,14 +249,20 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
 
   /**
    * Subscribes to changes made by this process and, through LISTEN/NOTIFY, by every other process
-   * on the same database. The first subscription takes one pooled connection for LISTEN.
+   * on the same database. The first subscription takes one pooled connection for LISTEN; each time
+   * LISTEN is in place (first, and again after a drop) listeners get `{ type: 'resync' }`.
    */
-  subscribe(listener: (change: KeyChange) => void): () => void {
+  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
     const off = this.relay.subscribe(listener);
     if (!this.unlisten && !this.closed) {
-      this.unlisten = this.sql.listen(this.channel, (payload) => {
-        const change = parseChange(payload);
-        if (change) this.relay.emit(change);
+      this.unlisten = this.sql.listen(this.channel, {
+        onPayload: (payload) => {
+          const change = parseChange(payload);
+          if (change) this.relay.emit(change);
+        },
+        // Notifications sent while LISTEN was not in place are lost: every cache drops what it holds.
+        onListening: () => this.relay.emit({ type: 'resync' }),
+        onError: (err) => this.onError(unavailable(err)),
       });
     }
     return () => {
@@ -279,4 +286,14 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
   private async notify(q: Query, change: KeyChange): Promise<void> {
     await q('SELECT pg_notify($1, $2)', [this.channel, JSON.stringify(change)]);
   }
+}
+
+/** The conflict a failed INSERT stands for (a duplicate id or digest), or undefined for any other failure. */
+function duplicateOf(err: unknown, id: string): KeyConflictError | undefined {
+  const cause = (err as { cause?: unknown }).cause;
+  if (!(err instanceof KeyStoreUnavailableError) || sqlState(cause) !== '23505') return undefined;
+  const constraint = String((cause as { constraint?: unknown }).constraint ?? '');
+  return constraint.includes('hash')
+    ? new KeyConflictError('a key with the same digest already exists', { keyId: id })
+    : new KeyConflictError(`a key with id ${quote(id)} already exists`, { keyId: id });
 }

@@ -13,6 +13,7 @@ import {
   freezeRecord,
   type KeyActivity,
   type KeyChange,
+  type KeyChangeEvent,
   type KeyPatch,
   mergeUsage,
   parseChange,
@@ -22,7 +23,9 @@ import {
   type UsageOutcome,
   type UsageStore,
   type WritableKeyStore,
+  type WriteCondition,
 } from 'keygate/store-kit';
+import { unavailable } from './errors.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, UPDATE } from './scripts.js';
 
 /** The connection that receives the change channel: what `client.duplicate()` returns. */
@@ -30,6 +33,8 @@ export interface RedisSubscriberLike {
   connect(): Promise<unknown>;
   subscribe(channel: string, listener: (message: string, channel: string) => unknown): Promise<unknown>;
   on(event: 'error', listener: (err: Error) => void): unknown;
+  /** Emitted once connected, and again after every reconnection (node-redis resubscribes first). */
+  on(event: 'ready', listener: () => void): unknown;
   /** node-redis v5. */
   destroy?(): void;
   /** node-redis v4. */
@@ -37,7 +42,7 @@ export interface RedisSubscriberLike {
 }
 
 /**
- * The part of a node-redis client (v4 or v5, `createClient()` from `redis`) this store uses, typed
+ * The part of a node-redis client (v4.6 to v6, `createClient()` from `redis`) this store uses, typed
  * structurally so that `redis` stays an optional peer.
  */
 export interface RedisClientLike {
@@ -51,8 +56,11 @@ export interface RedisKeyStoreOptions {
   client: RedisClientLike;
   /** Prefix of every key and of the change channel. Default `'keygate:'`. */
   prefix?: string;
-  /** Called when the change channel fails (node-redis reconnects it by itself). Default: ignore. */
-  onError?: (err: unknown) => void;
+  /**
+   * Called when the change channel fails (node-redis reconnects it by itself, then every cache is told
+   * to resync), with a `KeyStoreUnavailableError` whose `cause` is the client's error. Default: ignore.
+   */
+  onError?: (err: KeyStoreUnavailableError) => void;
 }
 
 /** Optimistic writes retry on a concurrent change; each round at least one writer wins. */
@@ -63,7 +71,9 @@ const MAX_ATTEMPTS = 100;
  * A record is JSON under `<prefix>key:<id>`, with an index `<prefix>hash:<digest>` -> id and a set
  * `<prefix>account:<accountId>`. Writes are Lua scripts, so a revoke and a concurrent update never
  * leave a revoked key active. Changes are published on `<prefix>changes`; the first `subscribe`
- * opens a second connection (`client.duplicate()`) for them, and `close()` ends it.
+ * opens a second connection (`client.duplicate()`) for them, and `close()` ends it. Pub/sub keeps no
+ * messages for a dropped connection, so after it reconnects subscribers get a resync. A failure of
+ * the client throws `KeyStoreUnavailableError` with the client's error as `cause`.
  *
  * @example
  * const client = await createClient({ url: 'redis://127.0.0.1:6379' }).connect();
@@ -75,7 +85,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
   readonly prefix: string;
   readonly channel: string;
   private readonly client: RedisClientLike;
-  private readonly onError: (err: unknown) => void;
+  private readonly onError: (err: KeyStoreUnavailableError) => void;
   private readonly relay = new ChangeRelay();
   private readonly shas = new Map<string, Promise<string>>();
   private subscriber: RedisSubscriberLike | undefined;
@@ -109,17 +119,14 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
   }
 
   async findById(id: string): Promise<ApiKeyRecord | null> {
-    const json = await this.client.sendCommand(['GET', this.recordKey(id)]);
+    const json = await this.command(['GET', this.recordKey(id)]);
     return typeof json === 'string' ? parse(json) : null;
   }
 
   async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
-    const ids = (await this.client.sendCommand(['SMEMBERS', `${this.prefix}account:${accountId}`])) as string[];
+    const ids = (await this.command(['SMEMBERS', `${this.prefix}account:${accountId}`])) as string[];
     if (ids.length === 0) return [];
-    const values = (await this.client.sendCommand(['MGET', ...ids.map((id) => this.recordKey(id))])) as (
-      | string
-      | null
-    )[];
+    const values = (await this.command(['MGET', ...ids.map((id) => this.recordKey(id))])) as (string | null)[];
     return values
       .filter((v): v is string => typeof v === 'string')
       .map(parse)
@@ -134,18 +141,26 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
       [this.recordKey(stored.id), `${this.prefix}hash:${stored.hash}`, `${this.prefix}account:${stored.accountId}`],
       [JSON.stringify(stored), stored.id, this.channel, JSON.stringify(change)],
     );
-    if (outcome === 'id') throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`);
-    if (outcome === 'hash') throw new KeyConflictError('a key with the same digest already exists');
+    if (outcome === 'id') {
+      throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`, { keyId: record.id });
+    }
+    if (outcome === 'hash')
+      throw new KeyConflictError('a key with the same digest already exists', { keyId: record.id });
     this.relay.emit(change);
     return stored;
   }
 
-  async update(id: string, patch: KeyPatch): Promise<ApiKeyRecord> {
+  /**
+   * Reads the record, applies the patch, and writes it with a compare-and-set on its version (a Lua
+   * script). Without `ifVersion`, a concurrent write makes it read and try again; with it, that is a
+   * `KeyConflictError`.
+   */
+  async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.findById(id);
       if (!current) throw new KeyNotFoundError(id);
-      // The shared patch semantics (throws KeyRevokedError); the script then writes only if nobody wrote meanwhile.
-      const next = applyPatch(current, patch);
+      // The shared patch semantics (KeyRevokedError, KeyConflictError); the script then writes only if nobody wrote meanwhile.
+      const next = applyPatch(current, patch, condition);
       const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
       const outcome = await this.run(
         UPDATE,
@@ -158,6 +173,9 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
       }
       if (outcome === 'missing') throw new KeyNotFoundError(id);
       if (outcome === 'revoked') throw new KeyRevokedError(id);
+      if (condition?.ifVersion !== undefined) {
+        throw new KeyConflictError(`key ${quote(id)} changed while being updated`, { keyId: id });
+      }
     }
     throw new KeyStoreUnavailableError(`key ${quote(id)} changed ${MAX_ATTEMPTS} times while being updated; try again`);
   }
@@ -180,9 +198,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
   }
 
   async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
-    const flat = (await this.client.sendCommand(['HGETALL', `${this.prefix}usage:${keyId}`])) as
-      | string[]
-      | Record<string, string>;
+    const flat = (await this.command(['HGETALL', `${this.prefix}usage:${keyId}`])) as string[] | Record<string, string>;
     const entries = Array.isArray(flat)
       ? Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i] as string, flat[2 * i + 1] as string] as const)
       : Object.entries(flat);
@@ -199,7 +215,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
   }
 
   async getActivity(keyId: string): Promise<KeyActivity | null> {
-    const [at, ip] = (await this.client.sendCommand(['HMGET', `${this.prefix}activity:${keyId}`, 'at', 'ip'])) as [
+    const [at, ip] = (await this.command(['HMGET', `${this.prefix}activity:${keyId}`, 'at', 'ip'])) as [
       string | null,
       string | null,
     ];
@@ -209,9 +225,10 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
 
   /**
    * Subscribes to changes made by this process and, through Redis pub/sub, by every other process
-   * using the same prefix. The first subscription opens the pub/sub connection.
+   * using the same prefix. The first subscription opens the pub/sub connection; once it is subscribed,
+   * and again after every reconnection, listeners get `{ type: 'resync' }`.
    */
-  subscribe(listener: (change: KeyChange) => void): () => void {
+  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
     const off = this.relay.subscribe(listener);
     if (!this.subscriber && !this.closed) this.startSubscriber();
     return () => {
@@ -230,7 +247,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     const sub = this.client.duplicate();
     this.subscriber = sub;
     // Without an error listener a dropped connection would crash the process; node-redis reconnects and resubscribes.
-    sub.on('error', (err) => this.onError(err));
+    sub.on('error', (err) => this.onError(unavailable(err)));
     sub
       .connect()
       .then(() =>
@@ -239,10 +256,21 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
           if (change) this.relay.emit(change);
         }),
       )
+      .then(() => this.resyncOnReady(sub))
       .catch((err: unknown) => {
-        this.onError(err);
+        this.onError(unavailable(err));
         if (this.subscriber === sub) this.stopSubscriber();
       });
+  }
+
+  // Messages published while the subscription was not in place are lost: every cache drops what it
+  // holds, now (the first subscription) and on every reconnection ('ready' follows the resubscribe).
+  private resyncOnReady(sub: RedisSubscriberLike): void {
+    const resync = () => {
+      if (this.subscriber === sub) this.relay.emit({ type: 'resync' });
+    };
+    sub.on('ready', resync);
+    resync();
   }
 
   private stopSubscriber(): void {
@@ -253,19 +281,27 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     else sub.disconnect?.().catch(() => {});
   }
 
+  /** One command; a client failure becomes `KeyStoreUnavailableError` with the client's error as `cause`. */
+  private command(args: string[]): Promise<unknown> {
+    return new Promise((resolve) => resolve(this.client.sendCommand(args))).catch((err: unknown) => {
+      throw unavailable(err);
+    });
+  }
+
   /** EVALSHA, loading the script on first use and again if the server forgot it (restart, SCRIPT FLUSH). */
   private async run(script: string, keys: string[], args: string[]): Promise<unknown> {
     for (let attempt = 0; ; attempt++) {
       let sha = this.shas.get(script);
       if (!sha) {
-        sha = this.client.sendCommand(['SCRIPT', 'LOAD', script]) as Promise<string>;
+        sha = this.command(['SCRIPT', 'LOAD', script]) as Promise<string>;
         this.shas.set(script, sha);
         sha.catch(() => this.shas.delete(script));
       }
       try {
-        return await this.client.sendCommand(['EVALSHA', await sha, String(keys.length), ...keys, ...args]);
+        return await this.command(['EVALSHA', await sha, String(keys.length), ...keys, ...args]);
       } catch (err) {
-        if (attempt > 0 || !String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
+        const cause = (err as { cause?: unknown }).cause;
+        if (attempt > 0 || !String((cause as Error)?.message).startsWith('NOSCRIPT')) throw err;
         this.shas.delete(script);
       }
     }

@@ -110,6 +110,9 @@ const DAY = 86_400_000;
  */
 export const DEFAULT_QUIET_PERIOD_MS = 15 * 60_000;
 
+// How long a rotation's claim on the old key may wait for its successor before it counts as abandoned.
+const ROTATION_CLAIM_MS = 60_000;
+
 const UPDATABLE = new Set(['name', 'permissions', 'allowedIps', 'expiresAt', 'metadata']);
 
 /**
@@ -217,11 +220,12 @@ export class KeyManager {
       ApiKeyRecord,
       'accountId' | 'name' | 'mode' | 'permissions' | 'allowedIps' | 'expiresAt' | 'metadata' | 'rotatedFrom'
     >,
+    id = `key_${randomBase62(20)}`,
   ): Promise<CreatedKey & { record: ApiKeyRecord }> {
     const secret = generateKey({ prefix: this.prefix, mode: fields.mode });
     const now = this.nowIso();
     const record: ApiKeyRecord = {
-      id: `key_${randomBase62(20)}`,
+      id,
       hash: await hashKey(secret, this.pepper),
       ...fields,
       status: 'active',
@@ -375,6 +379,9 @@ export class KeyManager {
   /**
    * Step one of a rotation: a new key with the same account, mode, permissions, allow list, expiry
    * and metadata, linked both ways to the old one. Both keys work until the old one is revoked.
+   * A key has at most one active successor: the old key is claimed first by a conditional write (its
+   * `rotatedTo` set to the new id, only if nobody wrote to it since it was read), then the new key is
+   * inserted. Of concurrent calls one gets the new key and the others `KeyConflictError` (`keyId`).
    *
    * @example
    * const { secret, key: next } = await keys.rotate(old.id); // deploy secret, confirm, then revoke old.id
@@ -382,37 +389,37 @@ export class KeyManager {
   async rotate(id: string): Promise<CreatedKey> {
     const old = await this.require(id);
     if (old.status === 'revoked') throw new KeyRevokedError(id);
-    if (old.rotatedTo) {
-      const successor = await this.store.findById(old.rotatedTo);
-      if (successor && successor.status === 'active') {
-        throw new KeyConflictError(
-          `key ${quote(id)} was already rotated to ${quote(old.rotatedTo)}; rotate or revoke that key instead`,
-        );
-      }
-    }
-    const created = await this.insertNew({
-      accountId: old.accountId,
-      name: old.name,
-      mode: old.mode,
-      permissions: old.permissions,
-      allowedIps: old.allowedIps,
-      expiresAt: old.expiresAt,
-      metadata: old.metadata,
-      rotatedFrom: old.id,
-    });
+    await this.refuseSecondRotation(old);
+    const successorId = `key_${randomBase62(20)}`;
+    const claim = { rotatedTo: successorId, updatedAt: this.nowIso() };
+    const claimed = await this.store.update(id, claim, { ifVersion: old.version });
+    let created: CreatedKey;
     try {
-      await this.store.update(id, { rotatedTo: created.key.id, updatedAt: this.nowIso() });
+      const { accountId, name, mode, permissions, allowedIps, expiresAt, metadata } = old;
+      const fields = { accountId, name, mode, permissions, allowedIps, expiresAt, metadata, rotatedFrom: old.id };
+      created = await this.insertNew(fields, successorId);
     } catch (err) {
-      // The old key was revoked meanwhile: do not leave an orphan successor working.
-      await this.store.update(created.key.id, {
-        status: 'revoked',
-        revokedAt: this.nowIso(),
-        updatedAt: this.nowIso(),
-      });
+      // Release the claim so that the key can be rotated again. Should that fail too, the claim is
+      // abandoned, and refuseSecondRotation lets a rotation through once it is ROTATION_CLAIM_MS old.
+      const release = { rotatedTo: old.rotatedTo, updatedAt: this.nowIso() };
+      await this.store.update(id, release, { ifVersion: claimed.version }).catch(() => {});
       throw err;
     }
     this.emit('key.rotated', old, { newKeyId: created.key.id });
     return { secret: created.secret, key: created.key };
+  }
+
+  // Rotated already: the successor is active, or it is still being inserted (claimed, not yet found,
+  // less than ROTATION_CLAIM_MS ago). A revoked successor, or an abandoned claim, allows a new rotation.
+  private async refuseSecondRotation(old: ApiKeyRecord): Promise<void> {
+    if (!old.rotatedTo) return;
+    const successor = await this.store.findById(old.rotatedTo);
+    const pending = !successor && this.clock() - Date.parse(old.updatedAt) < ROTATION_CLAIM_MS;
+    if (!pending && successor?.status !== 'active') return;
+    throw new KeyConflictError(
+      `key ${quote(old.id)} was already rotated to ${quote(old.rotatedTo)}; rotate or revoke that key instead`,
+      { keyId: old.id },
+    );
   }
 
   /**

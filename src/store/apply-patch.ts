@@ -1,22 +1,35 @@
-import { KeyRevokedError } from '../errors.js';
-import type { ApiKeyRecord, KeyPatch } from '../types.js';
+import { InvalidInputError, KeyConflictError, KeyRevokedError, quote } from '../errors.js';
+import type { ApiKeyRecord, KeyPatch, WriteCondition } from '../types.js';
 
 /**
  * The record that results from applying `patch` to `current`, with `version` bumped, frozen.
- * Throws `KeyRevokedError` when `current` is revoked: no write ever changes a revoked key.
- * Stores that hold records as objects share this, so every store applies a patch the same way.
+ * Throws `KeyRevokedError` when `current` is revoked: no write ever changes a revoked key; and
+ * `KeyConflictError` when `condition.ifVersion` is not `current.version`. Stores that hold records as
+ * objects share this, so every store applies a patch the same way; the store keeps the read of
+ * `current` and the write of the result atomic.
  *
  * @example
- * const next = applyPatch(current, { name: 'ci', updatedAt: new Date().toISOString() });
+ * const next = applyPatch(current, { name: 'ci', updatedAt: new Date().toISOString() }, { ifVersion: 3 });
  */
-export function applyPatch(current: ApiKeyRecord, patch: KeyPatch): ApiKeyRecord {
+export function applyPatch(current: ApiKeyRecord, patch: KeyPatch, condition: WriteCondition = {}): ApiKeyRecord {
   if (current.status === 'revoked') throw new KeyRevokedError(current.id);
+  checkVersion(current, condition);
   const next: ApiKeyRecord = {
     ...current,
     ...definedFields(patch),
     version: current.version + 1,
   };
   return freezeRecord(next);
+}
+
+// A conditional write whose record moved on is a conflict the caller resolves (re-read, or give up).
+function checkVersion(current: ApiKeyRecord, condition: WriteCondition): void {
+  const expected = condition?.ifVersion;
+  if (expected === undefined || expected === current.version) return;
+  if (!Number.isInteger(expected)) throw new InvalidInputError('ifVersion', 'ifVersion must be a whole number');
+  throw new KeyConflictError(`key ${quote(current.id)} is at version ${current.version}, not ${quote(expected)}`, {
+    keyId: current.id,
+  });
 }
 
 function definedFields(patch: KeyPatch): Partial<ApiKeyRecord> {

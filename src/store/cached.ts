@@ -1,6 +1,14 @@
 import { LRUCache } from 'lru-cache';
-import { InvalidInputError } from '../errors.js';
-import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore } from '../types.js';
+import { InvalidInputError, KeyStoreUnavailableError } from '../errors.js';
+import type {
+  ApiKeyRecord,
+  KeyChange,
+  KeyChangeEvent,
+  KeyPatch,
+  KeyStore,
+  WritableKeyStore,
+  WriteCondition,
+} from '../types.js';
 import { isUsageStore, type KeyActivity, type UsageBatch, type UsageCount, type UsageStore } from '../usage/types.js';
 
 interface InFlight {
@@ -9,7 +17,12 @@ interface InFlight {
 
 /** Options of {@link CachedKeyStore}. Every bound has a default; none can be switched off. */
 export interface CachedKeyStoreOptions {
-  /** How long a found key is served from memory, in milliseconds. Bounds the revocation delay when no change channel reaches this process. Default `30_000`. */
+  /**
+   * How long a found key is served from memory, in milliseconds. Bounds the revocation delay when no
+   * change channel reaches this process.
+   *
+   * @default 30_000
+   */
   ttl?: number;
   /** Most found keys held at once. Default `10_000`. */
   max?: number;
@@ -17,6 +30,14 @@ export interface CachedKeyStoreOptions {
   negativeTtl?: number;
   /** Most unknown digests remembered at once; kept apart so that a flood of made-up keys cannot evict real ones. Default `10_000`. */
   negativeMax?: number;
+  /**
+   * How long one lookup in the wrapped store may take, in milliseconds. Past it the lookup rejects with
+   * `KeyStoreUnavailableError` (so `authenticate` answers 503), every request waiting on it with it, and
+   * the next request asks the store again: a lookup that never settles cannot hold requests or memory.
+   *
+   * @default 2_000
+   */
+  timeout?: number;
 }
 
 function positiveInteger(field: string, value: unknown): number {
@@ -31,7 +52,9 @@ function positiveInteger(field: string, value: unknown): number {
  * shares one in-flight lookup among concurrent requests for the same digest, never serves an
  * entry past its TTL and never caches a failure (a store error still gives 503, never a stale allow).
  * Changes made through it, or announced by the store it wraps (its `subscribe`), evict at once;
- * a load that started before a change is not cached after it.
+ * a load that started before a change is not cached after it. A resync announced by the store (its
+ * channel reconnected, so changes may have been missed) empties the cache. A lookup slower than
+ * `timeout` fails with `KeyStoreUnavailableError` and is forgotten.
  *
  * @example
  * const cached = new CachedKeyStore(new MemoryKeyStore(), { ttl: 30_000, max: 100_000 });
@@ -39,6 +62,8 @@ function positiveInteger(field: string, value: unknown): number {
  */
 export class CachedKeyStore implements WritableKeyStore, UsageStore {
   readonly ttl: number;
+  /** How long one lookup in the wrapped store may take, in milliseconds. */
+  readonly timeout: number;
   private readonly found: LRUCache<string, ApiKeyRecord>;
   private readonly missing: LRUCache<string, true>;
   private readonly inflight = new Map<string, InFlight>();
@@ -54,11 +79,14 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
     const max = positiveInteger('max', options.max ?? 10_000);
     const negativeTtl = positiveInteger('negativeTtl', options.negativeTtl ?? Math.min(5_000, this.ttl));
     const negativeMax = positiveInteger('negativeMax', options.negativeMax ?? 10_000);
+    this.timeout = positiveInteger('timeout', options.timeout ?? 2_000);
     this.found = new LRUCache({ max, ttl: this.ttl, allowStale: false, updateAgeOnGet: false });
     this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtl, allowStale: false, updateAgeOnGet: false });
     this.floor = new LRUCache({ max, ttl: this.ttl });
     const writable = store as Partial<WritableKeyStore>;
-    this.unsubscribe = writable.subscribe?.call(store, (change) => this.invalidate(change));
+    this.unsubscribe = writable.subscribe?.call(store, (change) =>
+      change.type === 'resync' ? this.clear() : this.invalidate(change),
+    );
   }
 
   /** The cached answer, without I/O: a record, `null` for a remembered unknown digest, `undefined` when not cached. */
@@ -82,7 +110,7 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
 
   private async load(hash: string, entry: InFlight): Promise<ApiKeyRecord | null> {
     try {
-      const record = (await this.store.findByHash(hash)) ?? null;
+      const record = (await this.lookup(hash)) ?? null;
       // Cache only if no change arrived meanwhile (a change removes the in-flight entry) and the
       // record is not older than the newest version announced for its id.
       if (this.inflight.get(hash) === entry) {
@@ -93,6 +121,19 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
     } finally {
       if (this.inflight.get(hash) === entry) this.inflight.delete(hash);
     }
+  }
+
+  // The store's answer, or KeyStoreUnavailableError once `timeout` ms have passed without one.
+  private lookup(hash: string): Promise<ApiKeyRecord | null | undefined> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new KeyStoreUnavailableError(`key store did not answer within ${this.timeout} ms`)),
+        this.timeout,
+      );
+    });
+    const answer = new Promise<ApiKeyRecord | null | undefined>((resolve) => resolve(this.store.findByHash(hash)));
+    return Promise.race([answer, expired]).finally(() => clearTimeout(timer));
   }
 
   /** Forgets everything known about the changed key, here and for any in-flight load. */
@@ -116,7 +157,7 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
     return { found: this.found.size, missing: this.missing.size, inflight: this.inflight.size };
   }
 
-  /** Empties the cache. */
+  /** Empties the cache: found keys, remembered unknown digests, and lookups in flight (not cached when they land). */
   clear(): void {
     this.found.clear();
     this.missing.clear();
@@ -150,13 +191,13 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
     return stored;
   }
 
-  async update(id: string, patch: KeyPatch): Promise<ApiKeyRecord> {
-    const next = await this.writable().update(id, patch);
+  async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
+    const next = await this.writable().update(id, patch, condition);
     this.invalidate({ hash: next.hash, id: next.id, version: next.version });
     return next;
   }
 
-  subscribe(listener: (change: KeyChange) => void): () => void {
+  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
     const s = this.store as Partial<WritableKeyStore>;
     return s.subscribe ? s.subscribe.call(this.store, listener) : () => {};
   }

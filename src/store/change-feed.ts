@@ -1,4 +1,4 @@
-import type { KeyChange } from '../types.js';
+import type { KeyChange, KeyChangeEvent } from '../types.js';
 
 /**
  * A set of change listeners. A listener that throws is isolated: the others still run and the
@@ -6,20 +6,20 @@ import type { KeyChange } from '../types.js';
  *
  * @example
  * const feed = new ChangeFeed();
- * const off = feed.subscribe((c) => console.log(c.type, c.id));
+ * const off = feed.subscribe((c) => console.log(c.type));
  * feed.emit({ type: 'revoked', id, hash, accountId, version: 2 });
  */
 export class ChangeFeed {
-  private readonly listeners = new Set<(change: KeyChange) => void>();
+  private readonly listeners = new Set<(change: KeyChangeEvent) => void>();
 
-  subscribe(listener: (change: KeyChange) => void): () => void {
+  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
     this.listeners.add(listener);
     return () => {
       this.listeners.delete(listener);
     };
   }
 
-  emit(change: KeyChange): void {
+  emit(change: KeyChangeEvent): void {
     for (const listener of this.listeners) {
       try {
         listener(change);

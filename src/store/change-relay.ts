@@ -1,4 +1,4 @@
-import type { KeyChange } from '../types.js';
+import type { KeyChange, KeyChangeEvent } from '../types.js';
 import { ChangeFeed } from './change-feed.js';
 
 const TYPES = new Set(['created', 'updated', 'revoked']);
@@ -29,12 +29,13 @@ export function parseChange(payload: string): KeyChange | undefined {
 /**
  * Delivers each change once to this process's listeners, whether it comes from a local write or
  * back through the channel: versions only grow, so `id` + `version` names a change. Remembers the
- * last 1,000 changes.
+ * last 1,000 changes. A resync (the channel listens again after a gap) is always delivered.
  *
  * @example
  * const relay = new ChangeRelay();
  * relay.subscribe((c) => cache.invalidate(c));
  * relay.emit(change); relay.emit(change); // delivered once
+ * relay.emit({ type: 'resync' }); // after the channel reconnected
  */
 export class ChangeRelay {
   private readonly feed = new ChangeFeed();
@@ -42,7 +43,7 @@ export class ChangeRelay {
   /** How many subscriptions are open; the store stops listening on the channel when none is. */
   listeners = 0;
 
-  subscribe(listener: (change: KeyChange) => void): () => void {
+  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
     const off = this.feed.subscribe(listener);
     this.listeners++;
     let done = false;
@@ -54,12 +55,16 @@ export class ChangeRelay {
     };
   }
 
-  emit(change: KeyChange): void {
+  emit(change: KeyChangeEvent): void {
+    if (change.type === 'resync' || this.firstTime(change)) this.feed.emit(change);
+  }
+
+  private firstTime(change: KeyChange): boolean {
     const name = `${change.id}\u0000${change.version}`;
-    if (this.seen.has(name)) return;
+    if (this.seen.has(name)) return false;
     this.seen.add(name);
     // A Set iterates in insertion order, so the first entry is the oldest.
     if (this.seen.size > REMEMBERED) this.seen.delete(this.seen.values().next().value as string);
-    this.feed.emit(change);
+    return true;
   }
 }

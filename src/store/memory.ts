@@ -1,5 +1,5 @@
 import { KeyConflictError, KeyNotFoundError, quote } from '../errors.js';
-import type { ApiKeyRecord, KeyChange, KeyPatch, WritableKeyStore } from '../types.js';
+import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCondition } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
 import { ChangeFeed, changeOf } from './change-feed.js';
@@ -47,16 +47,17 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore {
     return stored;
   }
 
-  async update(id: string, patch: KeyPatch): Promise<ApiKeyRecord> {
+  // No await between the read and the write: one event-loop turn makes the conditional write atomic.
+  async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
     const current = this.byId.get(id);
     if (!current) throw new KeyNotFoundError(id);
-    const next = applyPatch(current, patch);
+    const next = applyPatch(current, patch, condition);
     this.put(next);
     this.feed.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
     return next;
   }
 
-  subscribe(listener: (change: KeyChange) => void): () => void {
+  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
     return this.feed.subscribe(listener);
   }
 

@@ -6,10 +6,13 @@ import {
   hashKey,
   KeyManager,
   type KeyStore,
+  KeyStoreUnavailableError,
   MemoryKeyStore,
+  type WritableKeyStore,
 } from 'keygate';
+import type { KeyChangeEvent } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
-import { countingStore } from '../support/fixtures.js';
+import { countingStore, hangingStore } from '../support/fixtures.js';
 
 async function setup(options = {}) {
   const memory = new MemoryKeyStore();
@@ -183,12 +186,66 @@ describe('CachedKeyStore', () => {
     expect(cached.peek(hash)).toBeUndefined();
   });
 
-  it.each([[{ max: 0 }], [{ ttl: -1 }], [{ ttl: 1.5 }], [{ negativeMax: 0 }]])(
-    'refuses unbounded or invalid options %j',
-    (options) => {
-      expect(() => new CachedKeyStore(new MemoryKeyStore(), options)).toThrow(
-        expect.objectContaining({ code: 'invalid_input' }),
-      );
-    },
-  );
+  it('finding 4: a lookup that never settles fails with 503 after its timeout, and the next request asks the store again', async () => {
+    const memory = new MemoryKeyStore();
+    const keys = new KeyManager({ store: memory });
+    const { secret } = await keys.create({ accountId: 'a', name: 'k', mode: 'live' });
+    let calls = 0;
+    // The first lookup hangs for good (a lost reply); later ones answer.
+    const hangsOnce: KeyStore = {
+      findByHash: (hash) => (++calls === 1 ? new Promise<never>(() => {}) : memory.findByHash(hash)),
+    };
+    const cached = new CachedKeyStore(hangsOnce, { timeout: 50 });
+    const auth = () => authenticate({ headers: { 'x-api-key': secret } }, cached);
+    const hung = await Promise.all([auth(), auth(), auth()]);
+    expect(hung.map((r) => [r.status, !r.ok && r.code])).toEqual(Array(3).fill([503, 'key_store_unavailable']));
+    expect(cached.size.inflight).toBe(0);
+    expect(await auth()).toMatchObject({ ok: true, status: 200 });
+    expect(calls).toBe(2);
+  });
+
+  it('finding 4: distinct hung keys do not pile up: each times out with key_store_unavailable and leaves no entry', async () => {
+    const cached = new CachedKeyStore(hangingStore, { timeout: 20 });
+    const hashes = await Promise.all(Array.from({ length: 200 }, () => hashKey(generateKey())));
+    const outcomes = await Promise.allSettled(hashes.map((h) => cached.findByHash(h)));
+    for (const o of outcomes) {
+      expect(o.status).toBe('rejected');
+      const reason = (o as PromiseRejectedResult).reason;
+      expect(reason).toBeInstanceOf(KeyStoreUnavailableError);
+      expect(reason).toMatchObject({ code: 'key_store_unavailable' });
+    }
+    expect(cached.size).toEqual({ found: 0, missing: 0, inflight: 0 });
+  });
+
+  it('empties itself when the store announces a resync (its channel reconnected)', async () => {
+    const memory = new MemoryKeyStore();
+    const keys = new KeyManager({ store: memory });
+    const { secret } = await keys.create({ accountId: 'a', name: 'k', mode: 'live' });
+    let announce!: (change: KeyChangeEvent) => void;
+    const store: WritableKeyStore = Object.assign(Object.create(memory) as MemoryKeyStore, {
+      subscribe(listener: (change: KeyChangeEvent) => void) {
+        announce = listener;
+        return () => {};
+      },
+    });
+    const cached = new CachedKeyStore(store, { ttl: 3_600_000 });
+    expect((await authenticate({ headers: { 'x-api-key': secret } }, cached)).ok).toBe(true);
+    await cached.findByHash(await hashKey(generateKey()));
+    expect(cached.size).toMatchObject({ found: 1, missing: 1 });
+    announce({ type: 'resync' });
+    expect(cached.size).toEqual({ found: 0, missing: 0, inflight: 0 });
+  });
+
+  it.each([
+    [{ max: 0 }],
+    [{ ttl: -1 }],
+    [{ ttl: 1.5 }],
+    [{ negativeMax: 0 }],
+    [{ timeout: 0 }],
+    [{ timeout: Infinity }],
+  ])('refuses unbounded or invalid options %j', (options) => {
+    expect(() => new CachedKeyStore(new MemoryKeyStore(), options)).toThrow(
+      expect.objectContaining({ code: 'invalid_input' }),
+    );
+  });
 });

@@ -2,10 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { authenticate, InvalidInputError, KeyManager } from 'keygate';
+import { authenticate, InvalidInputError, KeyManager, KeyStoreUnavailableError } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { describeKeyStoreContract } from 'keygate/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { STORE_CALLS } from './support/store-calls.js';
 
 const folders: string[] = [];
 const databases: PGlite[] = [];
@@ -29,10 +30,17 @@ function shared(open: () => Promise<PGlite>): () => Promise<PGlite> {
   };
 }
 const inMemory = shared(async () => new PGlite());
+// A database that was migrated, then closed: every call fails inside PGlite.
+const closed = shared(async () => {
+  const db = new PGlite();
+  await new PostgresKeyStore({ client: db }).migrate();
+  await db.close();
+  return db;
+});
 const inFolder = shared(async () => new PGlite(await tempFolder()));
 
 afterAll(async () => {
-  for (const db of databases) await db.close();
+  for (const db of databases) if (!db.closed) await db.close();
   for (const dir of folders) await rm(dir, { recursive: true, force: true });
 });
 
@@ -114,4 +122,14 @@ describe('PostgresKeyStore over PGlite', () => {
       expect.objectContaining({ code: 'invalid_input', field: 'client' }),
     );
   });
+
+  it.each(STORE_CALLS)(
+    "turns a failure of PGlite into key_store_unavailable with PGlite's error as cause (%s)",
+    async (_, call) => {
+      const store = new PostgresKeyStore({ client: await closed() });
+      const err = await call(store).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(KeyStoreUnavailableError);
+      expect(err).toMatchObject({ code: 'key_store_unavailable', cause: expect.any(Error) });
+    },
+  );
 });

@@ -1,9 +1,11 @@
-import { KeyManager } from 'keygate';
+import { KeyManager, KeyStoreUnavailableError } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { describeKeyStoreContract } from 'keygate/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { revokeDuringGap } from './support/listener-gap.js';
 import { PG_URL, RUN_ID, serviceAvailable } from './support/services.js';
+import { STORE_CALLS } from './support/store-calls.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 
 const available = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
@@ -100,7 +102,7 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
     const admin = pool(PG_URL);
     const keys = new KeyManager({ store: new PostgresKeyStore({ client: admin, schema }) });
     const seen: string[] = [];
-    const off = store.subscribe((c) => seen.push(`${c.type}:${c.version}`));
+    const off = store.subscribe((c) => seen.push(c.type === 'resync' ? 'resync' : `${c.type}:${c.version}`));
     const { key } = await keys.create({ accountId: 'a', name: 'k', mode: 'test' });
     // Wait for the LISTEN connection, then kill it from the server side.
     let listeners: { pid: number }[] = [];
@@ -120,5 +122,63 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
     off();
     store.close();
     expect(seen.some((s) => s.startsWith('updated:'))).toBe(true);
+  });
+
+  /** A store that reaches PostgreSQL through a proxy the test can cut, with its channel errors collected. */
+  async function proxiedStore() {
+    const proxy = new TcpProxy(hostname, Number(port || 5432));
+    const url = new URL(PG_URL);
+    url.hostname = '127.0.0.1';
+    url.port = String(await proxy.resume());
+    const schema = nextSchema();
+    const errors: unknown[] = [];
+    const store = new PostgresKeyStore({ client: pool(url.toString()), schema, onError: (e) => errors.push(e) });
+    await store.migrate();
+    return { proxy, schema, store, errors };
+  }
+
+  it.each(STORE_CALLS)(
+    "turns a failure of pg into key_store_unavailable with pg's error as cause (%s)",
+    async (_, call) => {
+      const { proxy, store } = await proxiedStore();
+      await proxy.cut();
+      const err = await call(store).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(KeyStoreUnavailableError);
+      expect(err).toMatchObject({ code: 'key_store_unavailable', cause: expect.any(Error) });
+      expect((err as Error).cause).not.toBeInstanceOf(KeyStoreUnavailableError);
+    },
+  );
+
+  it('keeps a duplicate id a key_conflict (with keyId), not a store failure', async () => {
+    const { store } = await proxiedStore();
+    const { key } = await new KeyManager({ store }).create({ accountId: 'a', name: 'k', mode: 'test' });
+    const record = await store.findById(key.id);
+    await expect(store.insert({ ...record!, hash: 'e'.repeat(64) })).rejects.toMatchObject({
+      code: 'key_conflict',
+      keyId: key.id,
+    });
+  });
+
+  it('finding 10: a key revoked while the LISTEN connection was down is refused once it reconnects, not at the TTL', async () => {
+    const { proxy, schema, store, errors } = await proxiedStore();
+    const peer = new PostgresKeyStore({ client: pool(PG_URL), schema });
+    const { duringGap, after, ms } = await revokeDuringGap({
+      store,
+      peer,
+      cut: () => proxy.cut(),
+      restore: async () => {
+        await proxy.resume();
+      },
+      patience: 15_000,
+    });
+    store.close();
+    console.log(
+      `finding 10 (postgres): the cache refused the key revoked during the gap ${ms.toFixed(0)} ms after the connection came back`,
+    );
+    expect(duringGap).toMatchObject({ ok: true }); // the gap is real: the cache did not hear of the revocation
+    expect(after).toMatchObject({ ok: false, status: 401, code: 'revoked_api_key' });
+    // The dropped LISTEN connection was reported, as a store error carrying pg's own.
+    expect(errors.length).toBeGreaterThan(0);
+    for (const e of errors) expect(e).toMatchObject({ code: 'key_store_unavailable', cause: expect.anything() });
   });
 });

@@ -1,0 +1,92 @@
+import {
+  type AuthResult,
+  authenticate,
+  CachedKeyStore,
+  type CreatedKey,
+  KeyManager,
+  type WritableKeyStore,
+} from 'keygate';
+import type { KeyChange } from 'keygate/store-kit';
+import type { ContractAssertion, StoreFixture } from './contract-types.js';
+
+/** The account every contract case writes to. */
+export const ACCOUNT = 'acct_contract';
+
+/** What one contract case works with: a fresh fixture, a manager over its store, and helpers. */
+export interface ContractContext {
+  readonly fx: StoreFixture;
+  readonly keys: KeyManager;
+  readonly expect: (actual: unknown) => ContractAssertion;
+  /** How long to wait for the channel or a restored store, in milliseconds. */
+  readonly patience: number;
+  /** Authenticates `secret` against `store` (by default from 203.0.113.7, with a 2 s timeout). */
+  auth(store: WritableKeyStore, secret: string, ip?: string, timeout?: number): Promise<AuthResult>;
+  /** A `CachedKeyStore` over `store` (TTL 60 s), closed after the case. */
+  cache(store: WritableKeyStore): CachedKeyStore;
+  /** A key of `ACCOUNT` with the permission `email:verify`. */
+  create(extra?: { allowedIps?: string[]; accountId?: string }): Promise<CreatedKey>;
+}
+
+/** One case of the contract: its title and what it does. */
+export type ContractCase = readonly [title: string, run: (c: ContractContext) => Promise<void>];
+
+/**
+ * The context of one case over a fresh fixture; the caches it opens are pushed onto `caches` so that
+ * the suite closes them afterwards.
+ */
+export function contractContext(
+  fx: StoreFixture,
+  expect: (actual: unknown) => ContractAssertion,
+  patience: number,
+  caches: CachedKeyStore[],
+): ContractContext {
+  const keys = new KeyManager({ store: fx.store });
+  return {
+    fx,
+    keys,
+    expect,
+    patience,
+    auth: (store, secret, ip = '203.0.113.7', timeout = 2000) =>
+      authenticate({ headers: { 'x-api-key': secret }, ip }, store, { timeout }),
+    cache(store) {
+      const cached = new CachedKeyStore(store, { ttl: 60_000 });
+      caches.push(cached);
+      return cached;
+    },
+    create: (extra = {}) =>
+      keys.create({ accountId: ACCOUNT, name: 'contract', mode: 'test', permissions: ['email:verify'], ...extra }),
+  };
+}
+
+/** What `promise` rejects with, or undefined when it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
+/** Resolves after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Resolves with the first change of `id` at `version` or later that `store` announces; rejects after `patience` ms. */
+export function nextChange(store: WritableKeyStore, id: string, version: number, patience: number): Promise<KeyChange> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`no change of ${id} v${version} arrived within ${patience} ms`));
+    }, patience);
+    const off = store.subscribe
+      ? store.subscribe((change) => {
+          if (change.type === 'resync' || change.id !== id || change.version < version) return;
+          clearTimeout(timer);
+          off();
+          resolve(change);
+        })
+      : () => {};
+  });
+}

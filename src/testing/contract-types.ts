@@ -1,0 +1,47 @@
+import type { WritableKeyStore } from 'keygate';
+
+/** What the suite asserts with; vitest's and jest's `expect` fit. */
+export interface ContractAssertion {
+  toBe(expected: unknown): void;
+  toEqual(expected: unknown): void;
+  toMatchObject(expected: object): void;
+  toBeInstanceOf(expected: unknown): void;
+  toHaveLength(length: number): void;
+  readonly not: ContractAssertion;
+}
+
+/** The test functions of the host's runner (vitest, jest, ...), so that keygate depends on none. */
+export interface ContractTestApi {
+  describe(name: string, fn: () => void): void;
+  it(name: string, fn: () => Promise<void>, timeout?: number): void;
+  expect(actual: unknown): ContractAssertion;
+  beforeEach(fn: () => Promise<void> | void): void;
+  afterEach(fn: () => Promise<void> | void): void;
+}
+
+/** A fresh, empty store for one test, and what the suite may do with it. */
+export interface StoreFixture {
+  store: WritableKeyStore;
+  /**
+   * A second store over the same data, as another process would hold it. When given, the suite
+   * checks that changes written through it reach a `CachedKeyStore` over `store` (its change channel).
+   */
+  peer?: WritableKeyStore;
+  /** Makes the backing service unreachable (connections cut, new ones refused) until `restoreStore`. */
+  breakStore?(): Promise<void>;
+  restoreStore?(): Promise<void>;
+  /** Releases what the fixture opened. */
+  close?(): Promise<void>;
+}
+
+/** Options of {@link describeKeyStoreContract}. */
+export interface ContractOptions {
+  /** The store has a change channel between instances; every fixture then has a `peer`. Default `false`. */
+  channel?: boolean;
+  /** The fixture can take the service away; every fixture then has `breakStore` and `restoreStore`. Default `false`. */
+  outage?: boolean;
+  /** How long to wait for a change to arrive through the channel or for a restored store to answer, in milliseconds. Default `10_000`. */
+  patience?: number;
+  /** The store keeps usage statistics (`addUsage`, `getUsage`, `getActivity`). Default: detected from the store. */
+  usage?: boolean;
+}

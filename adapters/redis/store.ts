@@ -12,7 +12,6 @@ import {
   changeOf,
   freezeRecord,
   type KeyActivity,
-  type KeyChange,
   type KeyChangeEvent,
   type KeyPatch,
   mergeUsage,

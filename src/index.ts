@@ -38,12 +38,17 @@ export { hashKey } from './key/hash.js';
 export type {
   CreatedKey,
   CreateKeyInput,
+  ImportFromDigest,
+  ImportFromSecret,
+  ImportKeyFields,
+  ImportKeyInput,
+  KeyDigest,
   KeyManagerOptions,
   ManagedKey,
   RotationStatus,
   UpdateKeyInput,
 } from './manager/key-manager.js';
-export { DEFAULT_QUIET_PERIOD_MS, KeyManager } from './manager/key-manager.js';
+export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
 export { applyPatch, freezeRecord } from './store/apply-patch.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
@@ -52,10 +57,12 @@ export { ChangeRelay, parseChange } from './store/change-relay.js';
 export { MemoryKeyStore } from './store/memory.js';
 export { clientBucket } from './throttle/client-bucket.js';
 export type {
+  AttemptReservation,
   AttemptThrottle,
   AttemptWindow,
   FailedAttemptThrottleOptions,
   SharedAttemptCounter,
+  SharedReservation,
 } from './throttle/failed-attempts.js';
 export { FailedAttemptThrottle } from './throttle/failed-attempts.js';
 export type {

@@ -23,9 +23,9 @@ export interface ParsedKey {
 
 /** Options of {@link generateKey}. */
 export interface GenerateKeyOptions {
-  /** Key prefix: 1-16 lower-case letters and digits, starting with a letter. Default `'mk'`. */
+  /** Key prefix: 1-16 lower-case ASCII letters and digits, starting with a letter. @default 'mk' */
   prefix?: string;
-  /** Default `'test'`. */
+  /** @default 'test' */
   mode?: KeyMode;
 }
 

@@ -176,12 +176,16 @@ describe('FailedAttemptThrottle through authenticate', () => {
     expect((await attempt(throttle, '198.51.100.1', good.secret)).status).toBe(200);
   });
 
-  it.each([[{ max: 0 }], [{ windowMs: 1.5 }], [{ maxClients: -1 }], [{ shared: {} as never }]])(
-    'refuses bad options at construction: %j',
-    (options) => {
-      expect(() => new FailedAttemptThrottle(options)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
-    },
-  );
+  it.each([
+    [{ max: 0 }],
+    [{ windowMs: 1.5 }],
+    [{ maxClients: -1 }],
+    [{ shared: {} as never }],
+    [{ window: 60_000 } as never],
+    [{ now: Date.now } as never],
+  ])('refuses bad options at construction: %j', (options) => {
+    expect(() => new FailedAttemptThrottle(options)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
 
   it('refuses a throttle option that is not a throttle', async () => {
     await expect(authenticate({ headers: {} }, store, { throttle: {} as never })).rejects.toMatchObject({

@@ -219,12 +219,24 @@ export function quote(value: unknown): string {
  * @example
  * describeValue('mk_live_…') // 'a string of 46 characters'
  * describeValue([1, 2])      // 'an array of 2 items'
+ * describeValue(-1)          // '-1'
  */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return `a string of ${value.length} characters`;
   if (Array.isArray(value)) return `an array of ${value.length} items`;
-  if (value === null) return 'null';
-  if (typeof value === 'number') return Number.isFinite(value) ? `the number ${value}` : `${value}`;
-  if (typeof value === 'object') return 'an object';
-  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+  return value === null ? 'null' : typeof value === 'number' ? String(value) : `a value of type ${typeof value}`;
+}
+
+/**
+ * Refuses options of earlier versions by their old names, so that a caller still using one hears of
+ * it instead of having it ignored: `renamed` maps each old name to what replaced it.
+ *
+ * @example
+ * refuseRenamed(options, { now: 'clock' }) // throws InvalidInputError, field 'now', if options.now is set
+ */
+export function refuseRenamed(options: object | null | undefined, renamed: Readonly<Record<string, string>>): void {
+  if (options === null || typeof options !== 'object') return;
+  for (const old in renamed) {
+    if (old in options) throw new InvalidInputError(old, `the option ${old} was renamed ${renamed[old]}`);
+  }
 }

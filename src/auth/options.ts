@@ -1,4 +1,4 @@
-import { describeValue, InvalidInputError, quote } from '../errors.js';
+import { InvalidInputError, quote, refuseRenamed } from '../errors.js';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import type { AttemptThrottle } from '../throttle/types.js';
 import type { AuthRequest, AuthResult } from './result.js';
@@ -48,60 +48,11 @@ const resolved = new WeakMap<AuthenticateOptions, ResolvedOptions>();
 /** The options object used when none is given, so that its resolution is remembered too. */
 export const NO_OPTIONS: AuthenticateOptions = {};
 
-function validHeader(header: unknown): string {
-  if (typeof header !== 'string' || !TOKEN.test(header)) {
-    throw new InvalidInputError('header', `header must be an HTTP field name, got ${quote(header)}`);
-  }
-  return header.toLowerCase();
+function refuse(field: string, message: string): never {
+  throw new InvalidInputError(field, message);
 }
 
-function validPermissions(permissions: unknown): string[] {
-  if (!Array.isArray(permissions) || permissions.some((p) => typeof p !== 'string' || p === '')) {
-    throw new InvalidInputError('permissions', 'permissions must be an array of non-empty strings');
-  }
-  return [...permissions];
-}
-
-function validTimeout(timeout: unknown): number {
-  if (typeof timeout !== 'number' || !(timeout >= 0)) {
-    throw new InvalidInputError(
-      'timeout',
-      `timeout must be a number of milliseconds >= 0, got ${describeValue(timeout)}`,
-    );
-  }
-  return timeout;
-}
-
-function validThrottle(throttle: unknown): AttemptThrottle | undefined {
-  const t = throttle as Partial<AttemptThrottle> | undefined;
-  if (
-    t !== undefined &&
-    !(typeof t?.check === 'function' && typeof t.fail === 'function' && typeof t.reserve === 'function')
-  ) {
-    throw new InvalidInputError(
-      'throttle',
-      'throttle must have check(address), fail(address) and reserve(address), e.g. a FailedAttemptThrottle',
-    );
-  }
-  return t as AttemptThrottle | undefined;
-}
-
-function validPepper(pepper: unknown): string | undefined {
-  if (pepper !== undefined && (typeof pepper !== 'string' || pepper === '')) {
-    throw new InvalidInputError('pepper', 'pepper must be a non-empty string');
-  }
-  return pepper;
-}
-
-function validClock(clock: unknown): () => number {
-  if (typeof clock !== 'function') {
-    throw new InvalidInputError(
-      'clock',
-      `clock must be a function returning epoch milliseconds, got ${describeValue(clock)}`,
-    );
-  }
-  return clock as () => number;
-}
+const THROTTLE_METHODS = ['check', 'fail', 'reserve'] as const;
 
 /**
  * Validates authentication options once; throws `InvalidInputError` naming the bad option.
@@ -114,19 +65,35 @@ function validClock(clock: unknown): () => number {
 export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): ResolvedOptions {
   let r = resolved.get(options);
   if (r) return r;
-  if ('now' in options) throw new InvalidInputError('now', 'the option now was renamed clock (same meaning)');
-  const header = validHeader(options.header ?? 'x-api-key');
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  refuseRenamed(options, { now: 'clock' });
+  const { header = 'x-api-key', prefix = DEFAULT_PREFIX, permissions = [], timeout = 2000 } = options;
+  const { pepper, clock = Date.now, throttle } = options;
+  if (typeof header !== 'string' || !TOKEN.test(header)) {
+    refuse('header', `header must be an HTTP field name, got ${quote(header)}`);
+  }
   assertPrefix(prefix);
+  if (!Array.isArray(permissions) || permissions.some((p) => typeof p !== 'string' || p === '')) {
+    refuse('permissions', 'permissions must be an array of non-empty strings');
+  }
+  if (typeof timeout !== 'number' || !(timeout >= 0)) {
+    refuse('timeout', `timeout must be a number of milliseconds >= 0, got ${typeof timeout}`);
+  }
+  if (pepper !== undefined && (typeof pepper !== 'string' || pepper === '')) {
+    refuse('pepper', 'pepper must be a non-empty string');
+  }
+  if (typeof clock !== 'function') refuse('clock', 'clock must be a function returning epoch milliseconds');
+  if (throttle !== undefined && !THROTTLE_METHODS.every((m) => typeof throttle?.[m] === 'function')) {
+    refuse('throttle', 'throttle must have check, fail and reserve methods, e.g. a FailedAttemptThrottle');
+  }
   r = {
-    header,
+    permissions: [...permissions],
+    header: header.toLowerCase(),
     prefix,
-    permissions: validPermissions(options.permissions ?? []),
-    pepper: validPepper(options.pepper),
-    timeout: validTimeout(options.timeout ?? 2000),
-    clock: validClock(options.clock ?? Date.now),
+    pepper,
+    timeout,
+    clock,
     onResult: options.onResult,
-    throttle: validThrottle(options.throttle),
+    throttle,
   };
   resolved.set(options, r);
   return r;

@@ -62,10 +62,7 @@ function refuseAlongside(input: ImportKeyInput, fields: readonly ('digest' | 'hi
 async function fromSecret(secret: unknown, prefix: string, pepper: string | undefined): Promise<ImportedKey> {
   // Never quoted: the value may be a real key with a typo in it.
   if (!isWellFormedKey(secret, prefix)) {
-    throw new InvalidInputError(
-      'secret',
-      `secret is not a well-formed key with prefix "${prefix}" (prefix, mode, length, characters or checksum)`,
-    );
+    throw new InvalidInputError('secret', `secret is not a well-formed key with prefix "${prefix}"`);
   }
   const mode = (parseKey(secret, prefix) as { mode: KeyMode }).mode;
   return { hash: await hashKey(secret, pepper), hint: keyHint(secret), mode };
@@ -80,7 +77,7 @@ function validDigest(digest: unknown, pepper: string | undefined): string {
   if (d.algorithm !== expected) {
     throw new InvalidInputError(
       'digest.algorithm',
-      `digest.algorithm must be "${expected}": this manager ${pepper === undefined ? 'has no pepper' : 'has a pepper'}`,
+      `digest.algorithm must be "${expected}" for this manager's pepper setting`,
     );
   }
   if (typeof d.hex !== 'string' || !HEX_DIGEST.test(d.hex)) {
@@ -92,10 +89,7 @@ function validDigest(digest: unknown, pepper: string | undefined): string {
 function validHint(hint: unknown, prefix: string, mode: KeyMode): string {
   const shape = new RegExp(`^${prefix}_${mode}_…[0-9A-Za-z]{4}$`);
   if (typeof hint !== 'string' || !shape.test(hint)) {
-    throw new InvalidInputError(
-      'hint',
-      `hint must be "${prefix}_${mode}_…" and the key's last four characters, as keyHint() makes it`,
-    );
+    throw new InvalidInputError('hint', `hint must be "${prefix}_${mode}_…" and the key's last four characters`);
   }
   return hint;
 }
@@ -110,12 +104,11 @@ export async function importedKey(
   pepper: string | undefined,
 ): Promise<ImportedKey> {
   if (input.secret !== undefined) {
-    refuseAlongside(input, ['digest', 'hint'], 'give either secret, or digest with hint and mode, not both');
-    refuseAlongside(input, ['mode'], 'mode comes from the secret; leave it out when importing a secret');
+    refuseAlongside(input, ['digest', 'hint', 'mode'], 'give either secret, or digest with hint and mode');
     return fromSecret(input.secret, prefix, pepper);
   }
   if (input.digest === undefined) {
-    throw new InvalidInputError('secret', 'import needs a secret, or a digest with hint and mode');
+    throw new InvalidInputError('secret', 'give either secret, or digest with hint and mode');
   }
   const hash = validDigest(input.digest, pepper);
   const mode = validMode(input.mode);

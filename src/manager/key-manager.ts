@@ -6,6 +6,7 @@ import {
   KeyNotFoundError,
   KeyRevokedError,
   quote,
+  refuseRenamed,
 } from '../errors.js';
 import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
 import { randomBase62 } from '../key/base62.js';
@@ -18,7 +19,6 @@ import { isUsageStore, type UsageReport, type UsageStore, utcDay } from '../usag
 import { type ImportKeyInput, importedKey } from './import-key.js';
 import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
 import {
-  refuseRenamed,
   validAccountId,
   validAllowList,
   validDuration,
@@ -260,7 +260,7 @@ export class KeyManager {
    * const stale = await keys.list('acct_1', { unusedForMs: 30 * 86_400_000 }); // 30 days
    */
   async list(accountId: string, options: { unusedForMs?: number } = {}): Promise<ManagedKey[]> {
-    refuseRenamed(options, 'unusedFor', 'unusedFor (days) was replaced by unusedForMs (milliseconds)');
+    refuseRenamed(options, { unusedFor: 'unusedForMs (milliseconds, not days)' });
     const unusedForMs =
       options.unusedForMs === undefined ? undefined : validDuration('unusedForMs', options.unusedForMs);
     const records = (await this.store.listByAccount(validAccountId(accountId))).slice().sort(byCreation);
@@ -307,7 +307,7 @@ export class KeyManager {
    * if (status.safeToRevoke) await keys.revoke(old.id);
    */
   async rotationStatus(oldId: string, options: { quietForMs?: number } = {}): Promise<RotationStatus> {
-    refuseRenamed(options, 'quietFor', 'quietFor was renamed quietForMs (same unit, milliseconds)');
+    refuseRenamed(options, { quietFor: 'quietForMs' });
     const quietForMs = validDuration('quietForMs', options.quietForMs ?? DEFAULT_QUIET_FOR_MS);
     const old = await this.require(oldId);
     if (!old.rotatedTo) throw new InvalidInputError('id', `key ${quote(oldId)} has not been rotated; rotate it first`);
@@ -411,7 +411,7 @@ export class KeyManager {
    * await keys.revoke(old.id, { quietForMs: DEFAULT_QUIET_FOR_MS });
    */
   async revoke(id: string, options: { quietForMs?: number } = {}): Promise<ManagedKey> {
-    refuseRenamed(options, 'ifQuietFor', 'ifQuietFor was renamed quietForMs (same unit, milliseconds)');
+    refuseRenamed(options, { ifQuietFor: 'quietForMs' });
     const quietForMs = options.quietForMs === undefined ? undefined : validDuration('quietForMs', options.quietForMs);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);

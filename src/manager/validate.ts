@@ -74,11 +74,6 @@ export function validDuration(field: string, value: unknown): number {
   return value;
 }
 
-/** Refuses an option that was renamed, so that a caller still using the old name hears of it. */
-export function refuseRenamed(options: object | null | undefined, old: string, message: string): void {
-  if (options != null && typeof options === 'object' && old in options) throw new InvalidInputError(old, message);
-}
-
 /** Metadata: a plain JSON object of at most 8 KiB once serialised. */
 export function validMetadata(value: unknown): KeyMetadata {
   if (value === undefined) return {};

@@ -1,4 +1,4 @@
-import { describeValue, InvalidInputError } from '../errors.js';
+import { describeValue, InvalidInputError, refuseRenamed } from '../errors.js';
 import { clientBucket } from './client-bucket.js';
 import { BUSY_WAIT_MS, LocalAttempts } from './local-attempts.js';
 import type { AttemptReservation, AttemptThrottle, SharedAttemptCounter, SharedReservation } from './types.js';
@@ -54,12 +54,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number, late?: (value: T) => vo
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
-// Options of earlier versions, refused so that a caller still using them hears of it.
-const RENAMED = [
-  ['window', 'windowMs (same unit, milliseconds)'],
-  ['now', 'clock (same meaning)'],
-] as const;
-
 const NOTHING_RESERVED: AttemptReservation = Object.freeze({ waitMs: 0, settle() {} });
 const refused = (waitMs: number): AttemptReservation => ({ waitMs, settle() {} });
 
@@ -90,9 +84,7 @@ export class FailedAttemptThrottle implements AttemptThrottle {
   private readonly clock: () => number;
 
   constructor(options: FailedAttemptThrottleOptions = {}) {
-    for (const [old, name] of RENAMED) {
-      if (options && old in options) throw new InvalidInputError(old, `the option ${old} was renamed ${name}`);
-    }
+    refuseRenamed(options, { window: 'windowMs', now: 'clock' });
     this.max = positiveInteger('max', options.max ?? 10);
     this.windowMs = positiveInteger('windowMs', options.windowMs ?? 60_000);
     this.local = new LocalAttempts(

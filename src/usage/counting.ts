@@ -1,3 +1,4 @@
+import type { KeygateEvent, KeygateEventType } from '../events.js';
 import type { PublicKey } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageOutcome } from './types.js';
 import { utcDay } from './types.js';
@@ -110,4 +111,19 @@ function countsOf(t: KeyTally): UsageCount[] {
   const out: UsageCount[] = [];
   for (const [outcome, count] of t.counts) out.push({ keyId: t.keyId, accountId: t.accountId, day, outcome, count });
   return out;
+}
+
+/**
+ * An event about the tally's key at `now`: its id, account and hint, plus what the type needs.
+ *
+ * @example
+ * onEvent(keyEvent('usage.spike', tally, now, { lastMinute: 900 }));
+ */
+export function keyEvent(
+  type: KeygateEventType,
+  t: KeyTally,
+  now: number,
+  extra: Partial<KeygateEvent> = {},
+): KeygateEvent {
+  return { type, keyId: t.keyId, accountId: t.accountId, hint: t.hint, at: new Date(now).toISOString(), ...extra };
 }

@@ -1,7 +1,7 @@
 import type { AuthFailure, AuthRequest, AuthResult } from '../auth/result.js';
-import { describeValue, InvalidInputError } from '../errors.js';
+import { describeValue, InvalidInputError, refuseRenamed } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
-import { type KeyTally, UsageCounts } from './counting.js';
+import { type KeyTally, keyEvent, UsageCounts } from './counting.js';
 import { SerialFlush } from './serial-flush.js';
 import { SpikeDetector, type SpikeOptions } from './spikes.js';
 import type { UsageBatch, UsageStore } from './types.js';
@@ -66,7 +66,7 @@ export class UsageRecorder {
     if (!isUsageStore(options?.store)) {
       throw new InvalidInputError('store', 'store must keep usage (addUsage, getUsage, getActivity)');
     }
-    if ('now' in options) throw new InvalidInputError('now', 'the option now was renamed clock (same meaning)');
+    refuseRenamed(options, { now: 'clock' });
     this.store = options.store;
     this.onEvent = options.onEvent;
     this.clock = options.clock ?? Date.now;
@@ -104,14 +104,7 @@ export class UsageRecorder {
     this.remindedDay.set(t.keyId, day);
     const ageDays = Math.floor((now - t.createdMs) / DAY);
     if (ageDays < this.rotationDays) return;
-    emitSafely(this.onEvent, {
-      type: 'key.rotation_due',
-      keyId: t.keyId,
-      accountId: t.accountId,
-      hint: t.hint,
-      at: new Date(now).toISOString(),
-      ageDays,
-    });
+    emitSafely(this.onEvent, keyEvent('key.rotation_due', t, now, { ageDays }));
   }
 
   /** Counts recorded but not yet flushed, as the store would receive them. */

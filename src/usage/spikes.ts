@@ -1,5 +1,5 @@
 import type { KeygateEvent } from '../events.js';
-import type { KeyTally } from './counting.js';
+import { type KeyTally, keyEvent } from './counting.js';
 
 const MINUTE = 60_000;
 // Weight of the newest minute in the exponentially weighted baseline.
@@ -64,15 +64,8 @@ export class SpikeDetector {
       n >= o.minRequests &&
       n > o.factor * Math.max(rate.baseline, 1)
     ) {
-      this.onSpike({
-        type: 'usage.spike',
-        keyId: t.keyId,
-        accountId: t.accountId,
-        hint: t.hint,
-        at: new Date(now).toISOString(),
-        lastMinute: n,
-        baselinePerMinute: Math.round(rate.baseline * 10) / 10,
-      });
+      const baselinePerMinute = Math.round(rate.baseline * 10) / 10;
+      this.onSpike(keyEvent('usage.spike', t, now, { lastMinute: n, baselinePerMinute }));
     }
     // Idle minutes count as zero.
     rate.baseline = rate.minutesSeen === 0 ? n : rate.baseline * (1 - ALPHA) + n * ALPHA;

@@ -27,8 +27,8 @@ function minutes(ms: number): string {
 export function formatRotationStatus(s: RotationStatus): string {
   const next = {
     created: 'deploy the new key, then check again',
-    switched: `wait until the old key has been quiet for ${minutes(s.quietPeriodMs)}`,
-    confirmed: `keygate keys revoke ${s.oldKeyId} --if-quiet-for ${Math.floor(s.quietPeriodMs / 60_000)}`,
+    switched: `wait until the old key has been quiet for ${minutes(s.quietForMs)}`,
+    confirmed: `keygate keys revoke ${s.oldKeyId} --if-quiet-for ${Math.floor(s.quietForMs / 60_000)}`,
     revoked: 'done',
   }[s.step];
   return [

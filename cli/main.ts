@@ -141,7 +141,10 @@ async function execute(command: string, args: string[], values: Values, keys: Ke
     case 'list': {
       if (args.length) throw new UsageError('list takes no positional arguments; use --account');
       const unusedFor = number('unused-for', values['unused-for']);
-      const list = await keys.list(required('account', values.account), unusedFor === undefined ? {} : { unusedFor });
+      const list = await keys.list(
+        required('account', values.account),
+        unusedFor === undefined ? {} : { unusedForMs: unusedFor * 86_400_000 },
+      );
       return print(list, list.length ? list.map(formatKey).join('\n\n') : 'no keys');
     }
     case 'show': {
@@ -173,7 +176,7 @@ async function execute(command: string, args: string[], values: Values, keys: Ke
       const minutes = number('quiet-for', values['quiet-for']);
       const status = await keys.rotationStatus(
         onlyId(args, 'rotation-status'),
-        minutes === undefined ? {} : { quietFor: minutes * 60_000 },
+        minutes === undefined ? {} : { quietForMs: minutes * 60_000 },
       );
       return print(status, formatRotationStatus(status));
     }
@@ -187,7 +190,7 @@ async function execute(command: string, args: string[], values: Values, keys: Ke
         if (!ok) throw new UsageError('not revoked');
       }
       const minutes = number('if-quiet-for', values['if-quiet-for']);
-      const revoked = await keys.revoke(id, minutes === undefined ? {} : { ifQuietFor: minutes * 60_000 });
+      const revoked = await keys.revoke(id, minutes === undefined ? {} : { quietForMs: minutes * 60_000 });
       return print(revoked, `Revoked ${revoked.id} (${revoked.hint}) at ${revoked.revokedAt}`);
     }
     case 'usage': {

@@ -11,8 +11,11 @@ const root = new URL('..', import.meta.url).pathname;
 const pkg = (await import('../package.json', { with: { type: 'json' } })).default;
 const peers = Object.keys(pkg.peerDependencies ?? {});
 
-/** Budgets in bytes, min+gzip. The core is what every user ships; keep it small. */
-const BUDGET = { keygate: 20_000, 'keygate (authenticate only)': 6_000 };
+/**
+ * Budgets in bytes, min+gzip. The core is what every user ships; keep it small. The root line grew by
+ * about 2 kB in round 2 (KeyManager.import, throttle reservations, verdicts for records changed in place).
+ */
+const BUDGET = { keygate: 20_500, 'keygate (authenticate only)': 6_000 };
 
 async function measure(contents, external) {
   const result = await build({

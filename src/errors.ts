@@ -192,20 +192,51 @@ export class UnsupportedError extends KeygateError {
   }
 }
 
-// Anything shaped like a key (prefix, mode, then key characters) is cut down to its hint.
+// Anything shaped like a key (prefix, mode, then key characters) is cut down to its prefix and mode,
+// and any long run of key characters (a key pasted without its prefix) is cut out.
 const KEY_SHAPED = /([a-z][a-z0-9]{0,15}_(?:live|test)_)[0-9A-Za-z]{4,}/g;
+const KEY_RUN = /[0-9A-Za-z]{24,}/g;
 
 /**
  * A user-supplied value quoted for an error message: JSON-quoted, at most 80 characters, and with
- * anything shaped like an API key reduced to its prefix, so a key pasted into the wrong field is
- * never echoed back.
+ * anything shaped like an API key reduced to its prefix (and any run of 24 or more letters and digits
+ * cut out), so a key pasted into the wrong field is never echoed back.
  *
  * @example
  * quote('mk_live_abcd...') // '"mk_live_…"'
  */
 export function quote(value: unknown): string {
   let text = typeof value === 'string' ? value : String(value);
-  text = text.replace(KEY_SHAPED, '$1…');
+  text = text.replace(KEY_SHAPED, '$1…').replace(KEY_RUN, '…');
   if (text.length > 80) text = `${text.slice(0, 77)}...`;
   return JSON.stringify(text);
+}
+
+/**
+ * What kind of value a refused input was, without its content: for messages about a value that may
+ * be a secret pasted into the wrong place (a mode, an option).
+ *
+ * @example
+ * describeValue('mk_live_…') // 'a string of 46 characters'
+ * describeValue([1, 2])      // 'an array of 2 items'
+ * describeValue(-1)          // '-1'
+ */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return `a string of ${value.length} characters`;
+  if (Array.isArray(value)) return `an array of ${value.length} items`;
+  return value === null ? 'null' : typeof value === 'number' ? String(value) : `a value of type ${typeof value}`;
+}
+
+/**
+ * Refuses options of earlier versions by their old names, so that a caller still using one hears of
+ * it instead of having it ignored: `renamed` maps each old name to what replaced it.
+ *
+ * @example
+ * refuseRenamed(options, { now: 'clock' }) // throws InvalidInputError, field 'now', if options.now is set
+ */
+export function refuseRenamed(options: object | null | undefined, renamed: Readonly<Record<string, string>>): void {
+  if (options === null || typeof options !== 'object') return;
+  for (const old in renamed) {
+    if (old in options) throw new InvalidInputError(old, `the option ${old} was renamed ${renamed[old]}`);
+  }
 }

@@ -26,6 +26,8 @@ export interface KeygateEvent {
   readonly ip?: string | null;
   /** For `key.rotated`: the successor's id. */
   readonly newKeyId?: string;
+  /** For `key.created`: `true` when the key was brought in by `KeyManager.import` rather than generated. */
+  readonly imported?: boolean;
   /** For `usage.spike`: requests in the last full minute and the key's usual rate per minute. */
   readonly lastMinute?: number;
   readonly baselinePerMinute?: number;

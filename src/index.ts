@@ -30,16 +30,22 @@ export { hashKey } from './key/hash.js';
 export type {
   CreatedKey,
   CreateKeyInput,
+  ImportFromDigest,
+  ImportFromSecret,
+  ImportKeyFields,
+  ImportKeyInput,
+  KeyDigest,
   KeyManagerOptions,
   ManagedKey,
   RotationStatus,
   UpdateKeyInput,
 } from './manager/key-manager.js';
-export { DEFAULT_QUIET_PERIOD_MS, KeyManager } from './manager/key-manager.js';
+export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
 export { MemoryKeyStore } from './store/memory.js';
 export type {
+  AttemptReservation,
   AttemptThrottle,
   FailedAttemptThrottleOptions,
 } from './throttle/failed-attempts.js';

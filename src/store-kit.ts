@@ -16,7 +16,7 @@ export { quote } from './errors.js';
 export { applyPatch, freezeRecord } from './store/apply-patch.js';
 export { ChangeFeed, changeOf } from './store/change-feed.js';
 export { ChangeRelay, parseChange } from './store/change-relay.js';
-export type { AttemptWindow, SharedAttemptCounter } from './throttle/failed-attempts.js';
+export type { AttemptWindow, SharedAttemptCounter, SharedReservation } from './throttle/failed-attempts.js';
 // The record and store contracts also live in `keygate` (applications name them); repeated here so
 // that a store needs one import.
 export type {

@@ -1,5 +1,5 @@
 import { InvalidInputError } from 'keygate';
-import type { AttemptWindow, SharedAttemptCounter } from 'keygate/store-kit';
+import type { AttemptWindow, SharedAttemptCounter, SharedReservation } from 'keygate/store-kit';
 
 /** The part of a node-redis client (v4 or v5) the counter uses. */
 export interface RedisCommandClient {
@@ -10,14 +10,17 @@ export interface RedisCommandClient {
 export interface RedisAttemptCounterOptions {
   /** A connected node-redis client. The caller owns it and closes it. */
   client: RedisCommandClient;
-  /** Prefix of every counter key. Default `'keygate:throttle:'`. */
+  /** Prefix of every counter key. @default 'keygate:throttle:' */
   prefix?: string;
 }
 
-// INCR and PEXPIRE in one script, so that a counter can never be left without an expiry (a crash
-// between the two commands would otherwise lock a client out for good). A key that somehow has no
-// expiry gets one here too.
-const INCREMENT = `
+// Each script runs atomically on the server. KEYS[1] counts a bucket's failures and expires with its
+// window; KEYS[2] is a sorted set of the bucket's reserved attempts, scored by when each one lapses
+// (a process that dies mid-lookup leaves a reservation that lapses by itself after one window).
+
+// One failure: INCR and PEXPIRE together, so that a counter is never left without an expiry (a crash
+// between the two commands would otherwise lock a client out for good).
+const COUNT_FAILURE = `
 local n = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
 if n == 1 or ttl < 0 then
@@ -31,30 +34,66 @@ local n = redis.call('GET', KEYS[1])
 if not n then return false end
 return {tonumber(n), redis.call('PTTL', KEYS[1])}`;
 
-function windowOf(reply: unknown): AttemptWindow | null {
-  if (reply === null || reply === undefined) return null;
-  if (!Array.isArray(reply) || reply.length !== 2) throw new Error('unexpected reply from the attempt counter script');
-  const count = Number(reply[0]);
-  const resetIn = Number(reply[1]);
-  if (!Number.isInteger(count) || !Number.isInteger(resetIn))
-    throw new Error('unexpected reply from the attempt counter script');
-  // A key without expiry (-1) is treated as a full window by the next increment; report it as 1 s.
-  return { count, resetIn: resetIn > 0 ? resetIn : 1000 };
+// ARGV: max, window ms, reservation id. Granted (1) only while failures plus live reservations < max.
+const RESERVE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local max = tonumber(ARGV[1])
+local f = tonumber(redis.call('GET', KEYS[1]) or '0')
+local ttl = redis.call('PTTL', KEYS[1])
+if f < max then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if f + redis.call('ZCARD', KEYS[2]) < max then
+    redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
+    redis.call('PEXPIRE', KEYS[2], ARGV[2])
+    return {1, f, ttl}
+  end
+end
+return {0, f, ttl}`;
+
+// ARGV: failed (1 or 0), window ms, reservation id. Ends a reservation; a failed one is counted.
+const SETTLE = `
+redis.call('ZREM', KEYS[2], ARGV[3])
+if ARGV[1] == '1' then
+  local n = redis.call('INCR', KEYS[1])
+  if n == 1 or redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+end
+return 1`;
+
+function unexpected(): Error {
+  return new Error('unexpected reply from the attempt counter script');
+}
+
+function windowOf(count: unknown, ttl: unknown): AttemptWindow {
+  const n = Number(count);
+  const resetMs = Number(ttl);
+  if (!Number.isInteger(n) || !Number.isInteger(resetMs)) throw unexpected();
+  // A key without expiry (-1) or without a window yet (-2) is reported as 1 s.
+  return { count: n, resetMs: resetMs > 0 ? resetMs : 1000 };
+}
+
+function triple(reply: unknown, length: number): unknown[] {
+  if (!Array.isArray(reply) || reply.length !== length) throw unexpected();
+  return reply;
 }
 
 /**
  * Failed-attempt counts in Redis, shared by every instance that uses the same prefix: pass it as
- * `shared` to `FailedAttemptThrottle`. One key per client bucket, `<prefix><bucket>`, that expires
- * with its window; when Redis is down the throttle decides with each process's own counts.
+ * `shared` to `FailedAttemptThrottle`. Per client bucket, a counter `<prefix><bucket>` that expires
+ * with its window and a set `<prefix><bucket>:reserved` of attempts whose lookup is still running; when
+ * Redis is down the throttle decides with each process's own counts.
  *
  * @example
  * const client = await createClient({ url: 'redis://127.0.0.1:6379' }).connect();
- * const throttle = new FailedAttemptThrottle({ max: 10, window: 60_000, shared: new RedisAttemptCounter({ client }) });
+ * const throttle = new FailedAttemptThrottle({ max: 10, windowMs: 60_000, shared: new RedisAttemptCounter({ client }) });
  * app.use(apiKeyAuth({ store, throttle }));
  */
 export class RedisAttemptCounter implements SharedAttemptCounter {
   readonly prefix: string;
   private readonly client: RedisCommandClient;
+  // Reservation ids: unique per counter object and call, no randomness needed per request.
+  private readonly instance = Math.random().toString(36).slice(2, 10);
+  private sequence = 0;
 
   constructor(options: RedisAttemptCounterOptions) {
     if (typeof options?.client?.sendCommand !== 'function') {
@@ -65,12 +104,29 @@ export class RedisAttemptCounter implements SharedAttemptCounter {
     if (typeof this.prefix !== 'string') throw new InvalidInputError('prefix', 'prefix must be a string');
   }
 
-  async increment(bucket: string, window: number): Promise<AttemptWindow> {
-    const reply = await this.client.sendCommand(['EVAL', INCREMENT, '1', this.prefix + bucket, String(window)]);
-    return windowOf(reply) as AttemptWindow;
+  private run(script: string, bucket: string, args: string[]): Promise<unknown> {
+    const keys = [this.prefix + bucket, `${this.prefix}${bucket}:reserved`];
+    return this.client.sendCommand(['EVAL', script, '2', ...keys, ...args]);
+  }
+
+  async increment(bucket: string, windowMs: number): Promise<AttemptWindow> {
+    const [count, ttl] = triple(await this.run(COUNT_FAILURE, bucket, [String(windowMs)]), 2);
+    return windowOf(count, ttl);
   }
 
   async get(bucket: string): Promise<AttemptWindow | null> {
-    return windowOf(await this.client.sendCommand(['EVAL', READ, '1', this.prefix + bucket]));
+    const reply = await this.run(READ, bucket, []);
+    if (reply === null || reply === undefined) return null;
+    const [count, ttl] = triple(reply, 2);
+    return windowOf(count, ttl);
+  }
+
+  async reserve(bucket: string, max: number, windowMs: number): Promise<SharedReservation> {
+    const id = `${this.instance}:${++this.sequence}`;
+    const [granted, count, ttl] = triple(await this.run(RESERVE, bucket, [String(max), String(windowMs), id]), 3);
+    const settle = async (failed: boolean) => {
+      await this.run(SETTLE, bucket, [failed ? '1' : '0', String(windowMs), id]);
+    };
+    return { granted: Number(granted) === 1, ...windowOf(count, ttl), settle };
   }
 }

@@ -9,8 +9,6 @@ import { formatIPv4, formatIPv6, parseAddress } from './parse.js';
 // table; an IPv4 client, written either way, is looked up there. Every other IPv6 address is looked
 // up in the IPv6 table. Matching is therefore by bits, whatever the spelling.
 
-const scratch = new Uint32Array(4);
-
 /** One parsed allow-list entry. */
 export interface ParsedEntry {
   /** 4 or 6. */
@@ -37,6 +35,41 @@ function hostBitsClear(words: readonly number[], prefix: number): boolean {
   return true;
 }
 
+// The network words of an entry's address part: IPv4 as one word, IPv6 as four. An IPv4-mapped entry
+// is kept as IPv6 so that its prefix keeps its IPv6 meaning.
+function addressWords(entry: string, addressText: string, field: string): number[] {
+  if (addressText.includes('%')) {
+    throw new InvalidInputError(field, `allow-list entry ${quote(entry)} has a zone id; zone ids are not allowed`);
+  }
+  const parsed = new Uint32Array(4);
+  const kind = parseAddress(addressText, parsed);
+  if (kind === 0) {
+    throw new InvalidInputError(
+      field,
+      `allow-list entry ${quote(entry)} is not an IPv4 address (four decimal parts, no leading zeros) or an IPv6 address, optionally with /prefix`,
+    );
+  }
+  if (!addressText.includes(':')) return [parsed[0] as number];
+  return kind === 4 ? [0, 0, 0xffff, parsed[0] as number] : Array.from(parsed);
+}
+
+function formatWords(words: readonly number[]): string {
+  return words.length === 4 ? formatIPv6(words) : formatIPv4(words[0] as number);
+}
+
+// Refuses an entry with host bits set, suggesting the network the user probably meant.
+function assertNetwork(entry: string, words: readonly number[], prefix: number, field: string): void {
+  if (hostBitsClear(words, prefix)) return;
+  const masked = words.map((w, i) => {
+    const bitsHere = Math.min(32, Math.max(0, prefix - i * 32));
+    return (w & (bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0)) >>> 0;
+  });
+  throw new InvalidInputError(
+    field,
+    `allow-list entry ${quote(entry)} has host bits set; did you mean ${formatWords(masked)}/${prefix}?`,
+  );
+}
+
 /**
  * Parses one allow-list entry strictly, or throws `InvalidInputError` whose `field` is `field` and
  * whose message names the entry and what is wrong with it.
@@ -50,25 +83,8 @@ export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): Parse
     throw new InvalidInputError(field, `allow-list entry must be a string, got ${typeof entry}`);
   }
   const slash = entry.indexOf('/');
-  const addressText = slash < 0 ? entry : entry.slice(0, slash);
-  if (addressText.includes('%')) {
-    throw new InvalidInputError(field, `allow-list entry ${quote(entry)} has a zone id; zone ids are not allowed`);
-  }
-  const kind = parseAddress(addressText, scratch);
-  if (kind === 0) {
-    throw new InvalidInputError(
-      field,
-      `allow-list entry ${quote(entry)} is not an IPv4 address (four decimal parts, no leading zeros) or an IPv6 address, optionally with /prefix`,
-    );
-  }
-  // An IPv4-mapped entry is kept as IPv6 so that its prefix keeps its IPv6 meaning.
-  const isV6Text = addressText.includes(':');
-  const words = isV6Text
-    ? kind === 4
-      ? [0, 0, 0xffff, scratch[0] as number]
-      : Array.from(scratch)
-    : [scratch[0] as number];
-  const max = isV6Text ? 128 : 32;
+  const words = addressWords(entry, slash < 0 ? entry : entry.slice(0, slash), field);
+  const max = words.length === 4 ? 128 : 32;
   const prefix = slash < 0 ? max : prefixOf(entry.slice(slash + 1), max);
   if (prefix < 0) {
     throw new InvalidInputError(
@@ -76,20 +92,9 @@ export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): Parse
       `allow-list entry ${quote(entry)} has a prefix length that is not a whole number from 0 to ${max}`,
     );
   }
-  if (!hostBitsClear(words, prefix)) {
-    const masked = words.map((w, i) => {
-      const bitsHere = Math.min(32, Math.max(0, prefix - i * 32));
-      return (w & (bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0)) >>> 0;
-    });
-    const suggestion = `${isV6Text ? formatIPv6(masked) : formatIPv4(masked[0] as number)}/${prefix}`;
-    throw new InvalidInputError(
-      field,
-      `allow-list entry ${quote(entry)} has host bits set; did you mean ${suggestion}?`,
-    );
-  }
-  const address = isV6Text ? formatIPv6(words) : formatIPv4(words[0] as number);
-  const canonical = prefix === max ? address : `${address}/${prefix}`;
-  return { kind: isV6Text ? 6 : 4, words, prefix, canonical };
+  assertNetwork(entry, words, prefix, field);
+  const address = formatWords(words);
+  return { kind: max === 128 ? 6 : 4, words, prefix, canonical: prefix === max ? address : `${address}/${prefix}` };
 }
 
 /**
@@ -158,6 +163,61 @@ function rangeOf(entry: ParsedEntry): { start: Words; end: Words } {
 const MAPPED_START: Words = [0, 0, 0xffff, 0];
 const MAPPED_END: Words = [0, 0, 0xffff, 0xffffffff];
 
+type V4Range = [start: number, end: number];
+type V6Range = { start: Words; end: Words };
+
+// Splits entries into IPv4 ranges (IPv4 entries, and the IPv4-mapped part of IPv6 ones) and IPv6 ranges.
+function rangesOf(entries: readonly ParsedEntry[]): { v4: V4Range[]; v6: V6Range[] } {
+  const v4: V4Range[] = [];
+  const v6: V6Range[] = [];
+  for (const entry of entries) {
+    if (entry.kind === 4) {
+      const w = entry.words[0] as number;
+      v4.push([w, w + 2 ** (32 - entry.prefix) - 1]);
+      continue;
+    }
+    const r = rangeOf(entry);
+    const lo = cmp128(r.start, 0, MAPPED_START, 0) > 0 ? r.start : MAPPED_START;
+    const hi = cmp128(r.end, 0, MAPPED_END, 0) < 0 ? r.end : MAPPED_END;
+    if (cmp128(lo, 0, hi, 0) <= 0) v4.push([lo[3], hi[3]]);
+    v6.push(r);
+  }
+  return { v4, v6 };
+}
+
+// Sorted, overlapping and adjacent ranges merged: starts and ends as parallel tables.
+function mergeV4(ranges: V4Range[]): { starts: Float64Array; ends: Float64Array } {
+  ranges.sort((a, b) => a[0] - b[0]);
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (const [s, e] of ranges) {
+    const last = ends.length - 1;
+    if (last >= 0 && s <= (ends[last] as number) + 1) ends[last] = Math.max(ends[last] as number, e);
+    else {
+      starts.push(s);
+      ends.push(e);
+    }
+  }
+  return { starts: Float64Array.from(starts), ends: Float64Array.from(ends) };
+}
+
+// Sorted, overlapping ranges merged: four words per start and per end.
+function mergeV6(ranges: V6Range[]): { starts: Uint32Array; ends: Uint32Array } {
+  ranges.sort((a, b) => cmp128(a.start, 0, b.start, 0));
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (const r of ranges) {
+    const last = ends.length - 4;
+    if (last >= 0 && cmp128(r.start, 0, ends, last) <= 0) {
+      if (cmp128(r.end, 0, ends, last) > 0) ends.splice(last, 4, ...r.end);
+    } else {
+      starts.push(...r.start);
+      ends.push(...r.end);
+    }
+  }
+  return { starts: Uint32Array.from(starts), ends: Uint32Array.from(ends) };
+}
+
 /**
  * A compiled allow list: answers "is this client address allowed?" with one strict parse and one
  * binary search. An empty list allows every address, even an absent one.
@@ -174,52 +234,18 @@ export class CompiledAllowList {
   private readonly v4Ends: Float64Array;
   private readonly v6Starts: Uint32Array;
   private readonly v6Ends: Uint32Array;
+  // The parsed client address, reused by every call of this list (calls never overlap: no await inside).
+  private readonly address = new Uint32Array(4);
 
   constructor(entries: readonly ParsedEntry[]) {
     this.size = entries.length;
-    const v4: Array<[number, number]> = [];
-    const v6: Array<{ start: Words; end: Words }> = [];
-    for (const entry of entries) {
-      if (entry.kind === 4) {
-        const w = entry.words[0] as number;
-        const span = 2 ** (32 - entry.prefix);
-        v4.push([w, w + span - 1]);
-        continue;
-      }
-      const r = rangeOf(entry);
-      // The IPv4-mapped part of an IPv6 range is matched in the IPv4 table.
-      const lo = cmp128(r.start, 0, MAPPED_START, 0) > 0 ? r.start : MAPPED_START;
-      const hi = cmp128(r.end, 0, MAPPED_END, 0) < 0 ? r.end : MAPPED_END;
-      if (cmp128(lo, 0, hi, 0) <= 0) v4.push([lo[3], hi[3]]);
-      v6.push(r);
-    }
-    v4.sort((a, b) => a[0] - b[0]);
-    const starts: number[] = [];
-    const ends: number[] = [];
-    for (const [s, e] of v4) {
-      const last = ends.length - 1;
-      if (last >= 0 && s <= (ends[last] as number) + 1) ends[last] = Math.max(ends[last] as number, e);
-      else {
-        starts.push(s);
-        ends.push(e);
-      }
-    }
-    this.v4Starts = Float64Array.from(starts);
-    this.v4Ends = Float64Array.from(ends);
-    v6.sort((a, b) => cmp128(a.start, 0, b.start, 0));
-    const s6: number[] = [];
-    const e6: number[] = [];
-    for (const r of v6) {
-      const last = e6.length - 4;
-      if (last >= 0 && cmp128(r.start, 0, e6, last) <= 0) {
-        if (cmp128(r.end, 0, e6, last) > 0) e6.splice(last, 4, ...r.end);
-      } else {
-        s6.push(...r.start);
-        e6.push(...r.end);
-      }
-    }
-    this.v6Starts = Uint32Array.from(s6);
-    this.v6Ends = Uint32Array.from(e6);
+    const { v4, v6 } = rangesOf(entries);
+    const merged4 = mergeV4(v4);
+    const merged6 = mergeV6(v6);
+    this.v4Starts = merged4.starts;
+    this.v4Ends = merged4.ends;
+    this.v6Starts = merged6.starts;
+    this.v6Ends = merged6.ends;
   }
 
   /** True when the list is empty (any address, or none, is allowed). */
@@ -234,9 +260,10 @@ export class CompiledAllowList {
   allows(address: string | undefined | null): boolean {
     if (this.size === 0) return true;
     if (typeof address !== 'string') return false;
-    const kind = parseAddress(address, scratch);
-    if (kind === 4) return this.hasV4(scratch[0] as number);
-    if (kind === 6) return this.hasV6(scratch);
+    const words = this.address;
+    const kind = parseAddress(address, words);
+    if (kind === 4) return this.hasV4(words[0] as number);
+    if (kind === 6) return this.hasV6(words);
     return false;
   }
 

@@ -9,7 +9,25 @@
 /** What {@link parseAddress} found: not an address, IPv4 (or IPv4-mapped IPv6), or IPv6. */
 export type AddressKind = 0 | 4 | 6;
 
-const groups = new Uint16Array(8);
+// IPv6 groups are written straight into the caller's four 32-bit words (group k is the high or low
+// half of word k >> 1): no buffer of the module's own, so concurrent or nested parses cannot clash.
+function groupAt(words: Uint32Array, k: number): number {
+  const w = words[k >> 1] as number;
+  return k & 1 ? w & 0xffff : w >>> 16;
+}
+
+function setGroup(words: Uint32Array, k: number, value: number): void {
+  const i = k >> 1;
+  const w = words[i] as number;
+  words[i] = k & 1 ? (w & 0xffff0000) | value : (w & 0xffff) | (value << 16);
+}
+
+// After a `::` at group `gap` with `n` groups parsed: moves the groups after the gap to the end, zeros between.
+function expandGap(words: Uint32Array, gap: number, n: number): void {
+  const shift = 8 - n;
+  for (let k = n - 1; k >= gap; k--) setGroup(words, k + shift, groupAt(words, k));
+  for (let k = gap; k < gap + shift; k++) setGroup(words, k, 0);
+}
 
 function hexValue(c: number): number {
   if (c >= 48 && c <= 57) return c - 48;
@@ -46,56 +64,65 @@ export function parseIPv4(s: string, start = 0, end = s.length): number {
   return i === end ? value : -1;
 }
 
-function parseIPv6Groups(s: string, end: number): boolean {
+// Reads the hex group that starts at `s[i]`: its value times 8 plus its length in digits (0 to 5; more
+// than 4 is refused by the caller), packed into one number so that nothing is allocated.
+function hexGroup(s: string, i: number, end: number): number {
+  let j = i;
+  let value = 0;
+  while (j < end && j - i < 5) {
+    const h = hexValue(s.charCodeAt(j));
+    if (h < 0) break;
+    value = value * 16 + h;
+    j++;
+  }
+  return value * 8 + (j - i);
+}
+
+// Parses the groups of an IPv6 address in `s[0, end)` into `words`; false when it is not one.
+function parseIPv6Groups(s: string, end: number, words: Uint32Array): boolean {
   let n = 0;
   let gap = -1;
   let i = 0;
-  if (end >= 2 && s.charCodeAt(0) === 58 && s.charCodeAt(1) === 58) {
+  if (s.charCodeAt(0) === 58 /* : */) {
+    if (s.charCodeAt(1) !== 58) return false;
     gap = 0;
     i = 2;
-  } else if (end > 0 && s.charCodeAt(0) === 58) {
-    return false;
   }
   while (i < end) {
-    let j = i;
-    let value = 0;
-    while (j < end && j - i < 5) {
-      const h = hexValue(s.charCodeAt(j));
-      if (h < 0) break;
-      value = value * 16 + h;
-      j++;
-    }
-    if (j < end && s.charCodeAt(j) === 46 /* . */) {
-      if (n > 6) return false;
-      const v4 = parseIPv4(s, i, end);
-      if (v4 < 0) return false;
-      groups[n++] = v4 >>> 16;
-      groups[n++] = v4 & 0xffff;
-      i = end;
-      break;
-    }
+    const group = hexGroup(s, i, end);
+    const j = i + (group & 7);
+    if (j < end && s.charCodeAt(j) === 46 /* . */) return n <= 6 && ipv4Tail(s, i, end, words, n, gap);
     if (j === i || j - i > 4 || n === 8) return false;
-    groups[n++] = value;
-    if (j === end) {
-      i = end;
-      break;
-    }
+    setGroup(words, n++, Math.floor(group / 8));
+    if (j === end) break;
     if (s.charCodeAt(j) !== 58 /* : */) return false;
     if (s.charCodeAt(j + 1) === 58) {
       if (gap >= 0) return false;
       gap = n;
-      j += 2;
+      i = j + 2;
+    } else if (j + 1 === end) {
+      return false;
     } else {
-      j += 1;
-      if (j === end) return false;
+      i = j + 1;
     }
-    i = j;
   }
+  return groupsComplete(words, n, gap);
+}
+
+// A dotted IPv4 tail from `s[i]` to the end: the last two groups.
+function ipv4Tail(s: string, i: number, end: number, words: Uint32Array, n: number, gap: number): boolean {
+  const v4 = parseIPv4(s, i, end);
+  if (v4 < 0) return false;
+  setGroup(words, n, v4 >>> 16);
+  setGroup(words, n + 1, v4 & 0xffff);
+  return groupsComplete(words, n + 2, gap);
+}
+
+// Eight groups, or fewer with a `::` that stands for at least one zero group.
+function groupsComplete(words: Uint32Array, n: number, gap: number): boolean {
   if (gap < 0) return n === 8;
   if (n > 7) return false;
-  const shift = 8 - n;
-  for (let k = n - 1; k >= gap; k--) groups[k + shift] = groups[k] as number;
-  for (let k = gap; k < gap + shift; k++) groups[k] = 0;
+  expandGap(words, gap, n);
   return true;
 }
 
@@ -117,19 +144,11 @@ export function parseAddress(s: string, out: Uint32Array): AddressKind {
     out[0] = v4;
     return 4;
   }
-  if (!parseIPv6Groups(s, len)) return 0;
-  const w0 = ((groups[0] as number) << 16) | (groups[1] as number);
-  const w1 = ((groups[2] as number) << 16) | (groups[3] as number);
-  const w2 = ((groups[4] as number) << 16) | (groups[5] as number);
-  const w3 = ((groups[6] as number) << 16) | (groups[7] as number);
-  if (w0 === 0 && w1 === 0 && w2 === 0xffff) {
-    out[0] = w3;
+  if (!parseIPv6Groups(s, len, out)) return 0;
+  if (out[0] === 0 && out[1] === 0 && out[2] === 0xffff) {
+    out[0] = out[3] as number;
     return 4;
   }
-  out[0] = w0;
-  out[1] = w1;
-  out[2] = w2;
-  out[3] = w3;
   return 6;
 }
 

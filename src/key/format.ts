@@ -1,4 +1,4 @@
-import { InvalidInputError, quote } from '../errors.js';
+import { describeValue, InvalidInputError, quote } from '../errors.js';
 import type { KeyMode } from '../types.js';
 import { base62Digit, encodeBase62, randomBase62 } from './base62.js';
 import { CRC32_START, crc32, crc32Final, crc32Step, crc32Update } from './crc32.js';
@@ -23,9 +23,9 @@ export interface ParsedKey {
 
 /** Options of {@link generateKey}. */
 export interface GenerateKeyOptions {
-  /** Key prefix: 1-16 lower-case letters and digits, starting with a letter. Default `'mk'`. */
+  /** Key prefix: 1-16 lower-case ASCII letters and digits, starting with a letter. @default 'mk' */
   prefix?: string;
-  /** Default `'test'`. */
+  /** @default 'test' */
   mode?: KeyMode;
 }
 
@@ -60,7 +60,7 @@ export function generateKey(options: GenerateKeyOptions = {}): string {
   const mode = options.mode ?? 'test';
   assertPrefix(prefix);
   if (mode !== 'live' && mode !== 'test') {
-    throw new InvalidInputError('mode', `mode must be "live" or "test", got ${quote(mode)}`);
+    throw new InvalidInputError('mode', `mode must be "live" or "test", got ${describeValue(mode)}`);
   }
   const body = `${prefix}_${mode}_${randomBase62(RANDOM_LENGTH)}`;
   return body + checksumOf(body);
@@ -69,7 +69,9 @@ export function generateKey(options: GenerateKeyOptions = {}): string {
 /**
  * Splits a raw key into its parts, or returns `null` when it is not a well-formed key with that prefix:
  * wrong length, prefix or mode, a character outside base62, or a checksum that does not match
- * (typos, truncations, two keys in one header). Never throws; does no I/O.
+ * (typos, truncations, two keys in one header). Never throws for a value; does no I/O. A `prefix`
+ * that `generateKey` would refuse (1-16 lower-case ASCII letters and digits, starting with a letter)
+ * throws `InvalidInputError` naming `prefix`.
  *
  * @example
  * parseKey('mk_test_...')?.mode // 'test'
@@ -87,16 +89,24 @@ export function parseKey(value: unknown, prefix: string = DEFAULT_PREFIX): Parse
 }
 
 // The CRC-32 registers after `<prefix>_live_` and `<prefix>_test_`, for the last prefix seen: keys are
-// checked against one prefix over and over, so the head of every key is hashed once, not per request.
-let headPrefix = '';
-let liveHead = 0;
-let testHead = 0;
+// checked against one prefix over and over, so the head of every key is hashed (and the prefix
+// validated) once, not per request.
+interface Heads {
+  readonly prefix: string;
+  readonly live: number;
+  readonly test: number;
+}
+let lastHeads: Heads | undefined;
 
-function headRegisters(prefix: string): void {
-  if (prefix === headPrefix) return;
-  liveHead = crc32Update(CRC32_START, `${prefix}_live_`, 0, prefix.length + 6);
-  testHead = crc32Update(CRC32_START, `${prefix}_test_`, 0, prefix.length + 6);
-  headPrefix = prefix;
+function headsOf(prefix: string): Heads {
+  if (lastHeads !== undefined && lastHeads.prefix === prefix) return lastHeads;
+  assertPrefix(prefix);
+  lastHeads = {
+    prefix,
+    live: crc32Update(CRC32_START, `${prefix}_live_`, 0, prefix.length + 6),
+    test: crc32Update(CRC32_START, `${prefix}_test_`, 0, prefix.length + 6),
+  };
+  return lastHeads;
 }
 
 // 'live_' and 'test_' after the prefix's '_', compared by character code (no builtin call).
@@ -115,12 +125,14 @@ function modeAt(value: string, at: number): 'live' | 'test' | null {
 /**
  * Whether `value` is a well-formed key with that prefix: {@link parseKey} without building the parts.
  * Allocates nothing, so a flood of bad keys costs no garbage; this is the check on the request path.
+ * Like `parseKey`, throws `InvalidInputError` naming `prefix` for a prefix `generateKey` would refuse.
  *
  * @example
  * isWellFormedKey(generateKey()) // true
  * isWellFormedKey('mk_live_x')   // false
  */
 export function isWellFormedKey(value: unknown, prefix: string = DEFAULT_PREFIX): value is string {
+  const heads = headsOf(prefix);
   if (typeof value !== 'string') return false;
   const head = prefix.length + 6; // '<prefix>_live_'
   const split = head + RANDOM_LENGTH;
@@ -140,8 +152,7 @@ export function isWellFormedKey(value: unknown, prefix: string = DEFAULT_PREFIX)
   }
   // One pass over the random part: the CRC-32 and the alphabet together. `(c | 32) - 97` folds upper
   // case onto lower case, so each test is one unsigned comparison.
-  headRegisters(prefix);
-  let register = mode === 'live' ? liveHead : testHead;
+  let register = mode === 'live' ? heads.live : heads.test;
   let outside = 0;
   for (let i = head; i < split; i++) {
     const c = value.charCodeAt(i);

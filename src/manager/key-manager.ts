@@ -6,6 +6,7 @@ import {
   KeyNotFoundError,
   KeyRevokedError,
   quote,
+  refuseRenamed,
 } from '../errors.js';
 import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
 import { randomBase62 } from '../key/base62.js';
@@ -15,9 +16,12 @@ import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, WritableK
 import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
 import { isUsageStore, type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
+import { type ImportKeyInput, importedKey } from './import-key.js';
+import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
 import {
   validAccountId,
   validAllowList,
+  validDuration,
   validExpiry,
   validMetadata,
   validMode,
@@ -25,21 +29,24 @@ import {
   validPermissions,
 } from './validate.js';
 
+export type { ImportFromDigest, ImportFromSecret, ImportKeyFields, ImportKeyInput, KeyDigest } from './import-key.js';
+export { DEFAULT_QUIET_FOR_MS, type RotationStatus } from './rotation-status.js';
+
 /** Options of {@link KeyManager}. */
 export interface KeyManagerOptions {
   /** Where keys live. Any store with writes: `MemoryKeyStore`, `CachedKeyStore` over one, Postgres, Redis. */
   store: WritableKeyStore;
-  /** Prefix of new keys. Default `'mk'`. */
+  /** Prefix of new and imported keys. @default 'mk' */
   prefix?: string;
-  /** Server-side pepper: digests become HMAC-SHA-256 keyed by it. Must match `authenticate`'s. Default: none. */
+  /** Server-side pepper: digests become HMAC-SHA-256 keyed by it. Must match `authenticate`'s. @default undefined (plain SHA-256) */
   pepper?: string;
-  /** Current time in epoch milliseconds. Default `Date.now`. */
+  /** Current time in epoch milliseconds. @default Date.now */
   clock?: () => number;
-  /** Receives `key.created`, `key.updated`, `key.rotated` and `key.revoked`. Its failures never undo or fail a write. */
+  /** Receives `key.created`, `key.updated`, `key.rotated` and `key.revoked`. Its failures never undo or fail a write. @default undefined */
   onEvent?: EventHook;
-  /** Age in days from which a key's view says `rotationDue: true`. Default `90`. */
+  /** Age, in days, from which a key's view says `rotationDue: true`. @default 90 */
   rotationDays?: number;
-  /** The process's usage recorder, flushed before usage is read so that this process's latest traffic counts. */
+  /** The process's usage recorder, flushed before usage is read so that this process's latest traffic counts. @default undefined */
   usage?: UsageRecorder;
 }
 
@@ -51,42 +58,23 @@ export type ManagedKey = PublicKey & {
   readonly rotationDue: boolean;
 };
 
-/** Where a rotation stands, from the old key's side. See {@link KeyManager.rotationStatus}. */
-export interface RotationStatus {
-  readonly oldKeyId: string;
-  readonly newKeyId: string;
-  /** When the successor was created (ISO-8601). */
-  readonly rotatedAt: string;
-  /** `created` (new key unused), `switched` (new key used, old still busy), `confirmed` (safe to revoke), `revoked`. */
-  readonly step: 'created' | 'switched' | 'confirmed' | 'revoked';
-  /** The new key has been used since the rotation. */
-  readonly newKeyUsed: boolean;
-  readonly newKeyLastUsedAt: string | null;
-  readonly oldKeyLastUsedAt: string | null;
-  /** Milliseconds since the old key was last used (or since the rotation, if it was not used after it). */
-  readonly oldKeyQuietForMs: number;
-  /** Quiet period required, in milliseconds. */
-  readonly quietPeriodMs: number;
-  /** The new key has carried traffic and the old key has been quiet for the whole quiet period. */
-  readonly safeToRevoke: boolean;
-}
-
 /** Input of {@link KeyManager.create}. */
 export interface CreateKeyInput {
   accountId: string;
   name: string;
   /** `'live'` (real data, billed) or `'test'` (sandbox, never billed). */
   mode: KeyMode;
-  /** Default `[]`. */
+  /** @default [] */
   permissions?: readonly string[];
-  /** IPv4/IPv6 addresses and CIDR ranges; empty (the default) allows any address. */
+  /** IPv4/IPv6 addresses and CIDR ranges; empty allows any address. @default [] */
   allowedIps?: readonly string[];
-  /** When the key stops working: a `Date` or ISO-8601 string. Default: never. */
+  /** When the key stops working: a `Date` or ISO-8601 string. @default null (never) */
   expiresAt?: Date | string | null;
+  /** @default {} */
   metadata?: KeyMetadata;
 }
 
-/** Fields {@link KeyManager.update} may change. */
+/** Fields {@link KeyManager.update} may change. A field left out or `undefined` is unchanged; `expiresAt: null` clears the expiry. */
 export interface UpdateKeyInput {
   name?: string;
   permissions?: readonly string[];
@@ -102,13 +90,6 @@ export interface CreatedKey {
 }
 
 const DAY = 86_400_000;
-/**
- * Default quiet period of the rotation confirm step, in milliseconds: 15 minutes.
- *
- * @example
- * await keys.revoke(oldId, { ifQuietFor: DEFAULT_QUIET_PERIOD_MS });
- */
-export const DEFAULT_QUIET_PERIOD_MS = 15 * 60_000;
 
 // How long a rotation's claim on the old key may wait for its successor before it counts as abandoned.
 const ROTATION_CLAIM_MS = 60_000;
@@ -166,7 +147,7 @@ export class KeyManager {
     });
   }
 
-  private emit(type: KeygateEventType, record: ApiKeyRecord, extra: { newKeyId?: string } = {}): void {
+  private emit(type: KeygateEventType, record: ApiKeyRecord, extra: { newKeyId?: string; imported?: true } = {}): void {
     emitSafely(this.onEvent, {
       type,
       keyId: record.id,
@@ -186,6 +167,19 @@ export class KeyManager {
     return new Date(this.clock()).toISOString();
   }
 
+  // The fields create and import share, validated the same way.
+  private validFields(input: CreateKeyInput | ImportKeyInput, call: string): SharedFields {
+    if (input === null || typeof input !== 'object') throw new InvalidInputError('input', `${call} takes an object`);
+    return {
+      accountId: validAccountId(input.accountId),
+      name: validName(input.name),
+      permissions: validPermissions(input.permissions ?? []),
+      allowedIps: validAllowList(input.allowedIps ?? []),
+      expiresAt: validExpiry(input.expiresAt, this.clock()),
+      metadata: validMetadata(input.metadata),
+    };
+  }
+
   /**
    * Creates a key. The returned `secret` is the only copy of the raw key.
    *
@@ -193,51 +187,64 @@ export class KeyManager {
    * const { secret, key } = await keys.create({ accountId: 'acct_1', name: 'prod', mode: 'live', allowedIps: ['203.0.113.0/24'] });
    */
   async create(input: CreateKeyInput): Promise<CreatedKey> {
-    if (input === null || typeof input !== 'object') throw new InvalidInputError('input', 'create takes an object');
-    const accountId = validAccountId(input.accountId);
-    const name = validName(input.name);
+    const fields = this.validFields(input, 'create');
     const mode = validMode(input.mode);
-    const permissions = validPermissions(input.permissions ?? []);
-    const allowedIps = validAllowList(input.allowedIps ?? []);
-    const expiresAt = validExpiry(input.expiresAt, this.clock());
-    const metadata = validMetadata(input.metadata);
-    const created = await this.insertNew({
-      accountId,
-      name,
-      mode,
-      permissions,
-      allowedIps,
-      expiresAt,
-      metadata,
-      rotatedFrom: null,
-    });
+    const created = await this.insertNew({ ...fields, mode, rotatedFrom: null });
     this.emit('key.created', created.record);
     return { secret: created.secret, key: created.key };
   }
 
+  /**
+   * Brings an existing key into the store, with the same validation and `key.created` event as
+   * {@link create} (the event carries `imported: true`). From its raw value (`secret`: checked against
+   * this manager's prefix, its mode taken from it, hashed with this manager's pepper, never stored), or,
+   * for a migration from a system that kept only digests, from `digest` (its `algorithm` must match
+   * this manager's pepper setting) with the key's `hint` and `mode`. A digest already stored is a
+   * `KeyConflictError` (with the `keyId` holding it).
+   *
+   * @example
+   * await keys.import({ accountId: 'acct_1', name: 'legacy', secret: process.env.LEGACY_KEY });
+   * await keys.import({ accountId: 'acct_1', name: 'migrated', mode: 'live', hint: 'mk_live_…Xy9Z',
+   *   digest: { algorithm: 'sha256', hex: row.sha256 } });
+   */
+  async import(input: ImportKeyInput): Promise<ManagedKey> {
+    const fields = this.validFields(input, 'import');
+    const key = await importedKey(input, this.prefix, this.pepper);
+    const holder = await this.store.findByHash(key.hash);
+    if (holder) throw new KeyConflictError('a key with this digest already exists', { keyId: holder.id });
+    const record = await this.insertRecord({ ...fields, mode: key.mode, rotatedFrom: null }, key.hash, key.hint);
+    this.emit('key.created', record, { imported: true });
+    return this.view(record);
+  }
+
   private async insertNew(
-    fields: Pick<
-      ApiKeyRecord,
-      'accountId' | 'name' | 'mode' | 'permissions' | 'allowedIps' | 'expiresAt' | 'metadata' | 'rotatedFrom'
-    >,
+    fields: NewKeyFields,
     id = `key_${randomBase62(20)}`,
   ): Promise<CreatedKey & { record: ApiKeyRecord }> {
     const secret = generateKey({ prefix: this.prefix, mode: fields.mode });
+    const stored = await this.insertRecord(fields, await hashKey(secret, this.pepper), keyHint(secret), id);
+    return { secret, key: this.view(stored), record: stored };
+  }
+
+  private insertRecord(
+    fields: NewKeyFields,
+    hash: string,
+    hint: string,
+    id = `key_${randomBase62(20)}`,
+  ): Promise<ApiKeyRecord> {
     const now = this.nowIso();
-    const record: ApiKeyRecord = {
+    return this.store.insert({
       id,
-      hash: await hashKey(secret, this.pepper),
+      hash,
       ...fields,
       status: 'active',
-      hint: keyHint(secret),
+      hint,
       createdAt: now,
       updatedAt: now,
       revokedAt: null,
       rotatedTo: null,
       version: 1,
-    };
-    const stored = await this.store.insert(record);
-    return { secret, key: this.view(stored), record: stored };
+    });
   }
 
   /** The key's public view, or `null` when there is no key with that id. */
@@ -255,27 +262,25 @@ export class KeyManager {
   }
 
   /**
-   * Every key of an account, revoked ones included, oldest first. With `unusedFor` (days), only the
-   * active keys with no traffic for that long (never-used keys count from their creation): the ones
-   * to revoke.
+   * Every key of an account, revoked ones included, oldest first. With `unusedForMs`, only the active
+   * keys with no traffic for that many milliseconds (never-used keys count from their creation): the
+   * ones to revoke.
    *
+   * @param options.unusedForMs milliseconds without traffic. @default undefined (every key)
    * @example
-   * const stale = await keys.list('acct_1', { unusedFor: 30 });
+   * const stale = await keys.list('acct_1', { unusedForMs: 30 * 86_400_000 }); // 30 days
    */
-  async list(accountId: string, options: { unusedFor?: number } = {}): Promise<ManagedKey[]> {
-    const records = await this.store.listByAccount(validAccountId(accountId));
-    const sorted = records
-      .slice()
-      .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
-    if (options.unusedFor === undefined) return sorted.map((r) => this.view(r));
-    if (typeof options.unusedFor !== 'number' || !(options.unusedFor >= 0)) {
-      throw new InvalidInputError('unusedFor', 'unusedFor must be a number of days >= 0');
-    }
+  async list(accountId: string, options: { unusedForMs?: number } = {}): Promise<ManagedKey[]> {
+    refuseRenamed(options, { unusedFor: 'unusedForMs (milliseconds, not days)' });
+    const unusedForMs =
+      options.unusedForMs === undefined ? undefined : validDuration('unusedForMs', options.unusedForMs);
+    const records = (await this.store.listByAccount(validAccountId(accountId))).slice().sort(byCreation);
+    if (unusedForMs === undefined) return records.map((r) => this.view(r));
     const usage = this.usageStore();
     await this.usageRecorder?.flush();
-    const cutoff = this.clock() - options.unusedFor * DAY;
+    const cutoff = this.clock() - unusedForMs;
     const out: ManagedKey[] = [];
-    for (const r of sorted) {
+    for (const r of records) {
       if (r.status !== 'active') continue;
       const activity = await usage.getActivity(r.id);
       const last = activity ? Date.parse(activity.lastUsedAt) : Date.parse(r.createdAt);
@@ -304,57 +309,32 @@ export class KeyManager {
   }
 
   /**
-   * The confirm step of a rotation: has the new key been used since the rotation, and how long has
-   * the old one been quiet? `safeToRevoke` when both hold for `quietFor` (default 15 minutes).
+   * The confirm step of a rotation: has the new key been used since the rotation, and has the old one
+   * been quiet for `quietForMs`? `safeToRevoke` when both hold.
    *
+   * @param options.quietForMs the quiet period, in milliseconds. @default DEFAULT_QUIET_FOR_MS (15 minutes)
    * @example
-   * const status = await keys.rotationStatus(old.id);
+   * const status = await keys.rotationStatus(old.id, { quietForMs: 30 * 60_000 });
    * if (status.safeToRevoke) await keys.revoke(old.id);
    */
-  async rotationStatus(oldId: string, options: { quietFor?: number } = {}): Promise<RotationStatus> {
-    const quietPeriodMs = options.quietFor ?? DEFAULT_QUIET_PERIOD_MS;
-    if (typeof quietPeriodMs !== 'number' || !(quietPeriodMs >= 0)) {
-      throw new InvalidInputError('quietFor', 'quietFor must be a number of milliseconds >= 0');
-    }
+  async rotationStatus(oldId: string, options: { quietForMs?: number } = {}): Promise<RotationStatus> {
+    refuseRenamed(options, { quietFor: 'quietForMs' });
+    const quietForMs = validDuration('quietForMs', options.quietForMs ?? DEFAULT_QUIET_FOR_MS);
     const old = await this.require(oldId);
     if (!old.rotatedTo) throw new InvalidInputError('id', `key ${quote(oldId)} has not been rotated; rotate it first`);
     const next = await this.require(old.rotatedTo);
     const usage = this.usageStore();
     await this.usageRecorder?.flush();
     const [oldActivity, newActivity] = await Promise.all([usage.getActivity(old.id), usage.getActivity(next.id)]);
-    const rotatedAt = next.createdAt;
-    const rotatedMs = Date.parse(rotatedAt);
-    const newKeyUsed = !!newActivity && Date.parse(newActivity.lastUsedAt) >= rotatedMs;
-    const oldLast = oldActivity ? Date.parse(oldActivity.lastUsedAt) : 0;
-    const oldKeyQuietForMs = Math.max(0, this.clock() - Math.max(oldLast, rotatedMs));
-    const safeToRevoke = newKeyUsed && oldKeyQuietForMs >= quietPeriodMs;
-    const step =
-      old.status === 'revoked' ? 'revoked' : safeToRevoke ? 'confirmed' : newKeyUsed ? 'switched' : 'created';
-    return {
-      oldKeyId: old.id,
-      newKeyId: next.id,
-      rotatedAt,
-      step,
-      newKeyUsed,
-      newKeyLastUsedAt: newActivity?.lastUsedAt ?? null,
-      oldKeyLastUsedAt: oldActivity?.lastUsedAt ?? null,
-      oldKeyQuietForMs,
-      quietPeriodMs,
-      safeToRevoke,
-    };
+    return rotationStatusOf({ old, next, oldActivity, newActivity, now: this.clock(), quietForMs });
   }
 
-  /**
-   * Changes name, permissions, allow list, expiry or metadata. Refused for a revoked key.
-   *
-   * @example
-   * await keys.update(key.id, { allowedIps: [] });
-   */
-  async update(id: string, changes: UpdateKeyInput): Promise<ManagedKey> {
+  // The store patch for `changes`: a field left out or undefined stays as it is; only null clears.
+  private patchOf(changes: UpdateKeyInput): KeyPatch {
     if (changes === null || typeof changes !== 'object')
       throw new InvalidInputError('changes', 'update takes an object of changes');
-    for (const field of Object.keys(changes)) {
-      if (!UPDATABLE.has(field)) {
+    for (const [field, value] of Object.entries(changes)) {
+      if (value !== undefined && !UPDATABLE.has(field)) {
         throw new InvalidInputError(
           field,
           `${field} cannot be changed; updatable fields are ${[...UPDATABLE].join(', ')}`,
@@ -365,10 +345,22 @@ export class KeyManager {
     if (changes.name !== undefined) patch.name = validName(changes.name);
     if (changes.permissions !== undefined) patch.permissions = validPermissions(changes.permissions);
     if (changes.allowedIps !== undefined) patch.allowedIps = validAllowList(changes.allowedIps);
-    if ('expiresAt' in changes) patch.expiresAt = validExpiry(changes.expiresAt, this.clock());
+    if (changes.expiresAt !== undefined) patch.expiresAt = validExpiry(changes.expiresAt, this.clock());
     if (changes.metadata !== undefined) patch.metadata = validMetadata(changes.metadata);
     if (Object.keys(patch).length === 1)
       throw new InvalidInputError('changes', 'update needs at least one field to change');
+    return patch;
+  }
+
+  /**
+   * Changes name, permissions, allow list, expiry or metadata. Refused for a revoked key. A field left
+   * out or `undefined` is unchanged; `expiresAt: null` removes the expiry.
+   *
+   * @example
+   * await keys.update(key.id, { allowedIps: [] });
+   */
+  async update(id: string, changes: UpdateKeyInput): Promise<ManagedKey> {
+    const patch = this.patchOf(changes);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     const updated = await this.store.update(id, patch);
@@ -424,31 +416,41 @@ export class KeyManager {
 
   /**
    * Revokes a key, permanently: it never authenticates again and no call restores it.
-   * Revoking a revoked key throws `KeyRevokedError`. With `ifQuietFor` (milliseconds), the
-   * revocation is refused with `KeyInUseError` while the key was used within that period: the last
-   * step of a rotation, done only once the old key has gone quiet.
+   * Revoking a revoked key throws `KeyRevokedError`. With `quietForMs`, the revocation is refused with
+   * `KeyInUseError` while the key was used within that many milliseconds: the last step of a
+   * rotation, done only once the old key has gone quiet.
    *
+   * @param options.quietForMs required quiet period, in milliseconds. @default undefined (revoke at once)
    * @example
-   * await keys.revoke(old.id, { ifQuietFor: 15 * 60_000 });
+   * await keys.revoke(old.id, { quietForMs: DEFAULT_QUIET_FOR_MS });
    */
-  async revoke(id: string, options: { ifQuietFor?: number } = {}): Promise<ManagedKey> {
+  async revoke(id: string, options: { quietForMs?: number } = {}): Promise<ManagedKey> {
+    refuseRenamed(options, { ifQuietFor: 'quietForMs' });
+    const quietForMs = options.quietForMs === undefined ? undefined : validDuration('quietForMs', options.quietForMs);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
-    if (options.ifQuietFor !== undefined) {
-      if (typeof options.ifQuietFor !== 'number' || !(options.ifQuietFor >= 0)) {
-        throw new InvalidInputError('ifQuietFor', 'ifQuietFor must be a number of milliseconds >= 0');
-      }
-      await this.usageRecorder?.flush();
-      const activity = await this.usageStore().getActivity(id);
-      if (activity && this.clock() - Date.parse(activity.lastUsedAt) < options.ifQuietFor) {
-        throw new KeyInUseError(id, activity.lastUsedAt);
-      }
-    }
+    if (quietForMs !== undefined) await this.assertQuiet(id, quietForMs);
     const now = this.nowIso();
     const revoked = await this.store.update(id, { status: 'revoked', revokedAt: now, updatedAt: now });
     this.emit('key.revoked', revoked);
     return this.view(revoked);
   }
+
+  private async assertQuiet(id: string, quietForMs: number): Promise<void> {
+    await this.usageRecorder?.flush();
+    const activity = await this.usageStore().getActivity(id);
+    if (activity && this.clock() - Date.parse(activity.lastUsedAt) < quietForMs) {
+      throw new KeyInUseError(id, activity.lastUsedAt);
+    }
+  }
+}
+
+type SharedFields = Pick<ApiKeyRecord, 'accountId' | 'name' | 'permissions' | 'allowedIps' | 'expiresAt' | 'metadata'>;
+type NewKeyFields = SharedFields & Pick<ApiKeyRecord, 'mode' | 'rotatedFrom'>;
+
+function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
+  if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;
+  return a.id < b.id ? -1 : 1;
 }
 
 const DAY_TEXT = /^\d{4}-\d{2}-\d{2}$/;

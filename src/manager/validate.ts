@@ -1,4 +1,4 @@
-import { InvalidInputError, quote } from '../errors.js';
+import { describeValue, InvalidInputError, quote } from '../errors.js';
 import { normalizeAllowList } from '../ip/allow-list.js';
 import type { KeyMetadata, KeyMode } from '../types.js';
 
@@ -27,10 +27,10 @@ export function validName(value: unknown): string {
   return text('name', value, 200);
 }
 
-/** `'live'` or `'test'`. */
+/** `'live'` or `'test'`. A refused value is described (type and length), never quoted: it may be a pasted key. */
 export function validMode(value: unknown): KeyMode {
   if (value !== 'live' && value !== 'test') {
-    throw new InvalidInputError('mode', `mode must be "live" or "test", got ${JSON.stringify(value)}`);
+    throw new InvalidInputError('mode', `mode must be "live" or "test", got ${describeValue(value)}`);
   }
   return value;
 }
@@ -64,6 +64,14 @@ export function validExpiry(value: unknown, nowMs: number): string | null {
     throw new InvalidInputError('expiresAt', 'expiresAt must be a Date, an ISO-8601 date string or null');
   if (ms <= nowMs) throw new InvalidInputError('expiresAt', 'expiresAt must lie in the future');
   return new Date(ms).toISOString();
+}
+
+/** A duration in milliseconds: a number >= 0 (`Infinity` allowed). */
+export function validDuration(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !(value >= 0)) {
+    throw new InvalidInputError(field, `${field} must be a number of milliseconds >= 0, got ${describeValue(value)}`);
+  }
+  return value;
 }
 
 /** Metadata: a plain JSON object of at most 8 KiB once serialised. */

@@ -1,7 +1,5 @@
 import { parseAddress } from '../ip/parse.js';
 
-const scratch = new Uint32Array(4);
-
 /** The bucket every unparseable address shares, so that made-up address strings cannot mint fresh counters. */
 export const UNPARSEABLE_BUCKET = 'invalid';
 
@@ -23,6 +21,7 @@ function hex(word: number): string {
  */
 export function clientBucket(address: string | null | undefined): string | undefined {
   if (typeof address !== 'string' || address === '') return undefined;
+  const scratch = new Uint32Array(4);
   const kind = parseAddress(address, scratch);
   if (kind === 4) return `4:${hex(scratch[0] as number)}`;
   if (kind === 6) return `6:${hex(scratch[0] as number)}${hex(scratch[1] as number)}`;

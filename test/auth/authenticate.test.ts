@@ -53,9 +53,9 @@ describe('authenticate follows the check order of the contract', async () => {
   });
 
   it('6: a key past its expiresAt gives 401 expired_api_key', async () => {
-    expect((await authenticate(req(s.expiring.secret), s.store, { now: () => clock })).ok).toBe(true);
+    expect((await authenticate(req(s.expiring.secret), s.store, { clock: () => clock })).ok).toBe(true);
     const later = clock + 60_001;
-    const result = await authenticate(req(s.expiring.secret), s.store, { now: () => later });
+    const result = await authenticate(req(s.expiring.secret), s.store, { clock: () => later });
     expect(result).toMatchObject({ status: 401, code: 'expired_api_key', key: { id: s.expiring.key.id } });
   });
 

@@ -1,4 +1,4 @@
-import { generateKey, hashKey, keyHint, parseKey } from 'keygate';
+import { generateKey, hashKey, isWellFormedKey, KeyManager, keyHint, MemoryKeyStore, parseKey } from 'keygate';
 import { describe, expect, it } from 'vitest';
 
 const BASE62 = /^[0-9A-Za-z]+$/;
@@ -140,5 +140,27 @@ describe('the #digest runtime condition', () => {
     const key = generateKey();
     expect(await web.sha256Hex(key)).toBe(await hashKey(key));
     expect(await web.hmacSha256Hex('pepper', key)).toBe(await hashKey(key, 'pepper'));
+  });
+});
+
+describe('a custom prefix argument', () => {
+  const key = generateKey({ mode: 'live' });
+
+  it.each([['mké'], ['mk\u0301'], ['ＭＫ'], ['MK'], [''], ['a'.repeat(17)], ['m_k']])(
+    'finding 11: parseKey and isWellFormedKey refuse prefix %j as KeyManager and generateKey do',
+    (prefix) => {
+      const refused = expect.objectContaining({ name: 'InvalidInputError', code: 'invalid_input', field: 'prefix' });
+      expect(() => parseKey(key, prefix)).toThrow(refused);
+      expect(() => isWellFormedKey(key, prefix)).toThrow(refused);
+      expect(() => generateKey({ prefix })).toThrow(refused);
+      expect(() => new KeyManager({ store: new MemoryKeyStore(), prefix })).toThrow(refused);
+    },
+  );
+
+  it('finding 11: a non-ASCII prefix never makes a key well-formed, even one built with it', () => {
+    // The CRC-32 reads characters as bytes, so 'mké' and 'mk' + another byte used to agree on the checksum.
+    expect(() => isWellFormedKey(`mké_live_${key.slice(8)}`, 'mké')).toThrow(
+      expect.objectContaining({ field: 'prefix' }),
+    );
   });
 });

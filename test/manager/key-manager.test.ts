@@ -1,4 +1,13 @@
-import { authenticate, hashKey, KeyManager, MemoryKeyStore, parseKey } from 'keygate';
+import {
+  authenticate,
+  FailedAttemptThrottle,
+  generateKey,
+  hashKey,
+  KeyManager,
+  MemoryKeyStore,
+  parseKey,
+  UsageRecorder,
+} from 'keygate';
 import { describe, expect, it } from 'vitest';
 
 function manager(clock = () => Date.parse('2026-11-22T12:00:00Z')) {
@@ -186,5 +195,78 @@ describe('rotation', () => {
     await keys.revoke(next.key.id);
     const again = await keys.rotate(old.key.id);
     expect(again.key.rotatedFrom).toBe(old.key.id);
+  });
+});
+
+describe('undefined means unchanged', () => {
+  it('finding 5: update(id, { expiresAt: undefined, ... }) keeps the expiry; only null clears it', async () => {
+    const { keys } = manager();
+    const { key } = await keys.create({ ...base, expiresAt: '2027-01-01T00:00:00Z' });
+    const renamed = await keys.update(key.id, { name: 'renamed', expiresAt: undefined });
+    expect(renamed).toMatchObject({ name: 'renamed', expiresAt: '2027-01-01T00:00:00.000Z' });
+    await expect(keys.update(key.id, { expiresAt: undefined })).rejects.toMatchObject({ field: 'changes' });
+    expect((await keys.get(key.id))?.expiresAt).toBe('2027-01-01T00:00:00.000Z');
+    expect((await keys.update(key.id, { expiresAt: null })).expiresAt).toBeNull();
+  });
+
+  it.each([
+    ['name', { name: undefined }],
+    ['permissions', { permissions: undefined }],
+    ['allowedIps', { allowedIps: undefined }],
+    ['metadata', { metadata: undefined }],
+  ])('an undefined %s next to a real change leaves it as it was', async (field, changes) => {
+    const { keys } = manager();
+    const { key } = await keys.create({
+      ...base,
+      permissions: ['email:verify'],
+      allowedIps: ['203.0.113.0/24'],
+      metadata: { team: 'a' },
+      expiresAt: '2027-01-01T00:00:00Z',
+    });
+    const other = field === 'name' ? { permissions: ['email:score'] } : { name: 'other' };
+    const updated = await keys.update(key.id, { ...other, ...changes });
+    const { [field as keyof typeof key]: kept } = key;
+    expect(updated[field as keyof typeof updated]).toEqual(kept);
+    expect(updated.expiresAt).toBe('2027-01-01T00:00:00.000Z');
+  });
+});
+
+describe('no raw key in an error message', () => {
+  const secret = generateKey({ mode: 'live' });
+
+  it.each([
+    ['mode', { ...base, mode: secret }],
+    ['mode', { ...base, mode: secret.slice(8) }],
+    ['permissions[0]', { ...base, permissions: [`${secret.slice(8)} `] }],
+    ['permissions[1]', { ...base, permissions: ['ok', `${secret}!`] }],
+    ['allowedIps[0]', { ...base, allowedIps: [secret.slice(8)] }],
+  ])('finding 11: a key pasted into %s is refused without echoing it', async (field, input) => {
+    const { keys } = manager();
+    const error = await keys.create(input as never).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'invalid_input', field });
+    const text = `${(error as Error).message} ${String(error)}`;
+    expect(text).not.toContain(secret.slice(8, 20));
+    expect(text).not.toContain(secret.slice(-12));
+  });
+
+  it('finding 11: the mode error says what kind of value it got (type and length)', async () => {
+    const { keys } = manager();
+    const error = (await keys.create({ ...base, mode: secret as never }).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain(`${secret.length} characters`);
+  });
+
+  it.each<[string, () => unknown]>([
+    ['timeout', () => authenticate({ headers: {} }, new MemoryKeyStore(), { timeout: secret as never })],
+    ['rotationDays', () => new KeyManager({ store: new MemoryKeyStore(), rotationDays: secret as never })],
+    ['mode', () => generateKey({ mode: secret as never })],
+    ['interval', () => new UsageRecorder({ store: new MemoryKeyStore(), interval: secret as never })],
+    ['max', () => new FailedAttemptThrottle({ max: secret as never })],
+  ])('finding 11: a key given as the %s option is refused without echoing it', async (field, call) => {
+    const error = await (async () => call())().then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'invalid_input', field });
+    expect((error as Error).message).not.toContain(secret.slice(8, 20));
   });
 });

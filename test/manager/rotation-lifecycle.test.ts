@@ -9,13 +9,13 @@ describe('rotation walks the four steps of the specification, confirmed by real 
     const clock = () => now;
     const store = new MemoryKeyStore();
     const cached = new CachedKeyStore(store);
-    const usage = new UsageRecorder({ store, interval: 0, now: clock });
+    const usage = new UsageRecorder({ store, interval: 0, clock });
     const keys = new KeyManager({ store: cached, clock, usage });
     const send = (secret: string) =>
       authenticate({ headers: { 'x-api-key': secret }, ip: '203.0.113.5' }, cached, {
         permissions: ['email:verify'],
         onResult: usage.record,
-        now: clock,
+        clock,
       });
 
     const old = await keys.create({
@@ -33,7 +33,7 @@ describe('rotation walks the four steps of the specification, confirmed by real 
     expect(next.key.permissions).toEqual(old.key.permissions);
     let status = await keys.rotationStatus(old.key.id);
     expect(status).toMatchObject({ step: 'created', newKeyUsed: false, safeToRevoke: false, newKeyId: next.key.id });
-    await expect(keys.revoke(old.key.id, { ifQuietFor: 15 * MINUTE })).rejects.toMatchObject({ code: 'key_in_use' });
+    await expect(keys.revoke(old.key.id, { quietForMs: 15 * MINUTE })).rejects.toMatchObject({ code: 'key_in_use' });
 
     // Step 2: the application switches; for a while both keys carry traffic.
     now += MINUTE;
@@ -49,10 +49,10 @@ describe('rotation walks the four steps of the specification, confirmed by real 
     }
     status = await keys.rotationStatus(old.key.id);
     expect(status).toMatchObject({ step: 'confirmed', safeToRevoke: true, oldKeyQuietForMs: 15 * MINUTE });
-    expect((await keys.rotationStatus(old.key.id, { quietFor: 30 * MINUTE })).safeToRevoke).toBe(false);
+    expect((await keys.rotationStatus(old.key.id, { quietForMs: 30 * MINUTE })).safeToRevoke).toBe(false);
 
     // Step 4: revoke the old key; the new one keeps working, the old one never again.
-    await keys.revoke(old.key.id, { ifQuietFor: 15 * MINUTE });
+    await keys.revoke(old.key.id, { quietForMs: 15 * MINUTE });
     expect(await send(old.secret)).toMatchObject({ code: 'revoked_api_key' });
     expect((await send(next.secret)).ok).toBe(true);
     expect((await keys.rotationStatus(old.key.id)).step).toBe('revoked');

@@ -15,7 +15,7 @@ const ROOT_SLOTS_HELD = 1;
 
 const ROOT_VALUES = [
   'CachedKeyStore',
-  'DEFAULT_QUIET_PERIOD_MS',
+  'DEFAULT_QUIET_FOR_MS',
   'DENIALS',
   'FailedAttemptThrottle',
   'InvalidInputError',

@@ -1,4 +1,4 @@
-import { authenticate, FailedAttemptThrottle, KeyManager, MemoryKeyStore } from 'keygate';
+import { authenticate, FailedAttemptThrottle, generateKey, KeyManager, MemoryKeyStore } from 'keygate';
 import { createDenialResponder } from 'keygate/adapter-kit';
 import { RedisAttemptCounter } from 'keygate/redis';
 import type { AttemptWindow, SharedAttemptCounter } from 'keygate/store-kit';
@@ -6,7 +6,7 @@ import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { HEADERS } from '../adapters/cases.js';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
-import { hangingStore } from '../support/fixtures.js';
+import { countingStore, hangingStore } from '../support/fixtures.js';
 import { startApps } from './support/apps.js';
 
 const store = new MemoryKeyStore();
@@ -32,22 +32,51 @@ async function failTimes(throttle: FailedAttemptThrottle, ip: string, n: number)
 /** An in-process stand-in for Redis, as the shared counter contract describes it. */
 function memoryCounter(now: () => number): SharedAttemptCounter & { down: boolean } {
   const windows = new Map<string, { count: number; resetAt: number }>();
+  const reserved = new Map<string, Set<number>>();
+  let ids = 0;
+  const open = (bucket: string) => {
+    const w = windows.get(bucket);
+    return w && w.resetAt > now() ? w : undefined;
+  };
+  const countFailure = (bucket: string, windowMs: number) => {
+    let w = open(bucket);
+    if (!w) {
+      w = { count: 0, resetAt: now() + windowMs };
+      windows.set(bucket, w);
+    }
+    w.count++;
+    return { count: w.count, resetMs: w.resetAt - now() };
+  };
   return {
     down: false,
-    async increment(bucket, window) {
+    async increment(bucket, windowMs) {
       if (this.down) throw new Error('ECONNREFUSED');
-      let w = windows.get(bucket);
-      if (!w || w.resetAt <= now()) {
-        w = { count: 0, resetAt: now() + window };
-        windows.set(bucket, w);
-      }
-      w.count++;
-      return { count: w.count, resetIn: w.resetAt - now() };
+      return countFailure(bucket, windowMs);
     },
     async get(bucket): Promise<AttemptWindow | null> {
       if (this.down) throw new Error('ECONNREFUSED');
-      const w = windows.get(bucket);
-      return w && w.resetAt > now() ? { count: w.count, resetIn: w.resetAt - now() } : null;
+      const w = open(bucket);
+      return w ? { count: w.count, resetMs: w.resetAt - now() } : null;
+    },
+    async reserve(bucket, max, windowMs) {
+      if (this.down) throw new Error('ECONNREFUSED');
+      const w = open(bucket);
+      const mine = reserved.get(bucket) ?? new Set<number>();
+      reserved.set(bucket, mine);
+      const count = w?.count ?? 0;
+      const resetMs = w ? w.resetAt - now() : 1000;
+      const granted = count + mine.size < max;
+      const id = ++ids;
+      if (granted) mine.add(id);
+      return {
+        granted,
+        count,
+        resetMs,
+        settle: async (failed: boolean) => {
+          mine.delete(id);
+          if (failed) countFailure(bucket, windowMs);
+        },
+      };
     },
   };
 }
@@ -55,7 +84,7 @@ function memoryCounter(now: () => number): SharedAttemptCounter & { down: boolea
 describe('FailedAttemptThrottle through authenticate', () => {
   it('answers 429 too_many_failed_attempts with a Retry-After after max 401s, to a valid key too', async () => {
     const c = clock();
-    const throttle = new FailedAttemptThrottle({ max: 3, window: 60_000, now: c.now });
+    const throttle = new FailedAttemptThrottle({ max: 3, windowMs: 60_000, clock: c.now });
     await failTimes(throttle, '198.51.100.7', 3);
     c.advance(15_000);
     expect(await attempt(throttle, '198.51.100.7')).toMatchObject({
@@ -118,7 +147,7 @@ describe('FailedAttemptThrottle through authenticate', () => {
 
   it('lets a client try again once the window has closed', async () => {
     const c = clock();
-    const throttle = new FailedAttemptThrottle({ max: 2, window: 10_000, now: c.now });
+    const throttle = new FailedAttemptThrottle({ max: 2, windowMs: 10_000, clock: c.now });
     await failTimes(throttle, '198.51.100.7', 2);
     expect((await attempt(throttle, '198.51.100.7')).status).toBe(429);
     c.advance(10_000);
@@ -140,12 +169,16 @@ describe('FailedAttemptThrottle through authenticate', () => {
     expect((await attempt(throttle, '198.51.100.1', good.secret)).status).toBe(200);
   });
 
-  it.each([[{ max: 0 }], [{ window: 1.5 }], [{ maxClients: -1 }], [{ shared: {} as never }]])(
-    'refuses bad options at construction: %j',
-    (options) => {
-      expect(() => new FailedAttemptThrottle(options)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
-    },
-  );
+  it.each([
+    [{ max: 0 }],
+    [{ windowMs: 1.5 }],
+    [{ maxClients: -1 }],
+    [{ shared: {} as never }],
+    [{ window: 60_000 } as never],
+    [{ now: Date.now } as never],
+  ])('refuses bad options at construction: %j', (options) => {
+    expect(() => new FailedAttemptThrottle(options)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
 
   it('refuses a throttle option that is not a throttle', async () => {
     await expect(authenticate({ headers: {} }, store, { throttle: {} as never })).rejects.toMatchObject({
@@ -159,8 +192,8 @@ describe('a shared counter', () => {
   it('adds failures up across instances', async () => {
     const c = clock();
     const counter = memoryCounter(c.now);
-    const a = new FailedAttemptThrottle({ max: 4, shared: counter, now: c.now });
-    const b = new FailedAttemptThrottle({ max: 4, shared: counter, now: c.now });
+    const a = new FailedAttemptThrottle({ max: 4, shared: counter, clock: c.now });
+    const b = new FailedAttemptThrottle({ max: 4, shared: counter, clock: c.now });
     await failTimes(a, '198.51.100.7', 2);
     await failTimes(b, '198.51.100.7', 2);
     expect((await attempt(a, '198.51.100.7', good.secret)).status).toBe(429);
@@ -173,7 +206,11 @@ describe('a shared counter', () => {
     [
       'hanging',
       (counter: ReturnType<typeof memoryCounter>) =>
-        Object.assign(counter, { get: () => new Promise(() => {}), increment: () => new Promise(() => {}) }),
+        Object.assign(counter, {
+          get: () => new Promise(() => {}),
+          increment: () => new Promise(() => {}),
+          reserve: () => new Promise(() => {}),
+        }),
     ],
   ])('that is %s neither locks anyone out nor lifts the limit', async (_, breakIt) => {
     const errors: unknown[] = [];
@@ -199,8 +236,8 @@ describe('RedisAttemptCounter', async () => {
   it.runIf(up)('counts with INCR+PEXPIRE in one script, shared by two throttles; the key expires', async () => {
     const prefix = `keygate-test:${RUN_ID}:throttle:`;
     const counter = new RedisAttemptCounter({ client: client as never, prefix });
-    const a = new FailedAttemptThrottle({ max: 3, window: 30_000, shared: counter });
-    const b = new FailedAttemptThrottle({ max: 3, window: 30_000, shared: counter });
+    const a = new FailedAttemptThrottle({ max: 3, windowMs: 30_000, shared: counter });
+    const b = new FailedAttemptThrottle({ max: 3, windowMs: 30_000, shared: counter });
     await failTimes(a, '2001:db8:7:7::1', 2);
     await failTimes(b, '2001:db8:7:7::2', 1);
     const refused = await attempt(b, '2001:db8:7:7::3', good.secret);
@@ -211,10 +248,80 @@ describe('RedisAttemptCounter', async () => {
     expect(ttl).toBeLessThanOrEqual(30_000);
     expect(await counter.get('4:00000000')).toBeNull();
   });
+
+  it.runIf(up)(
+    'finding 6: two instances on Redis let at most max of 64 concurrent bad keys reach the store',
+    async () => {
+      const counter = new RedisAttemptCounter({ client: client as never, prefix: `keygate-test:${RUN_ID}:race:` });
+      const throttles = [1, 2].map(() => new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 }));
+      const counted = countingStore(new MemoryKeyStore());
+      const results = await Promise.all(
+        Array.from({ length: 64 }, (_, i) =>
+          authenticate({ headers: { 'x-api-key': generateKey({ mode: 'live' }) }, ip: '198.51.100.63' }, counted, {
+            throttle: throttles[i % 2] as FailedAttemptThrottle,
+          }),
+        ),
+      );
+      expect(counted.calls).toBeLessThanOrEqual(5);
+      expect(results.filter((r) => r.status === 401)).toHaveLength(counted.calls);
+      // A third instance that never saw a failure still refuses the address: the count lives in Redis.
+      const fresh = new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 });
+      expect((await attempt(fresh, '198.51.100.63', good.secret)).status).toBe(429);
+    },
+  );
+});
+
+describe('concurrent failures', () => {
+  /** 64 different well-formed unknown keys at once from one address, each one a store lookup. */
+  async function flood(throttles: FailedAttemptThrottle[], ip: string) {
+    const counted = countingStore(new MemoryKeyStore());
+    const results = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        authenticate({ headers: { 'x-api-key': generateKey({ mode: 'live' }) }, ip }, counted, {
+          throttle: throttles[i % throttles.length] as FailedAttemptThrottle,
+        }),
+      ),
+    );
+    const statuses = results.map((r) => r.status);
+    return { lookups: counted.calls, unauthorized: statuses.filter((s) => s === 401).length, statuses };
+  }
+
+  it('finding 6: 64 concurrent bad keys from one address reach the store at most max times (memory)', async () => {
+    const throttle = new FailedAttemptThrottle({ max: 5 });
+    const { lookups, unauthorized, statuses } = await flood([throttle], '198.51.100.60');
+    expect(lookups).toBeLessThanOrEqual(5);
+    expect(unauthorized).toBe(lookups);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(64 - unauthorized);
+    // The window is now full: the next request, whatever key it carries, is refused without a lookup.
+    expect((await attempt(throttle, '198.51.100.60', good.secret)).status).toBe(429);
+  });
+
+  it('a reservation is given back when the key turns out valid', async () => {
+    const throttle = new FailedAttemptThrottle({ max: 2 });
+    const counted = countingStore(new MemoryKeyStore());
+    const own = await new KeyManager({ store: counted as MemoryKeyStore }).create({
+      accountId: 'a',
+      name: 'k',
+      mode: 'live',
+    });
+    const send = (key: string) =>
+      authenticate({ headers: { 'x-api-key': key }, ip: '198.51.100.61' }, counted, { throttle });
+    for (let i = 0; i < 5; i++) expect((await send(own.secret)).status).toBe(200);
+    expect((await send(generateKey({ mode: 'live' }))).status).toBe(401);
+    expect((await send(own.secret)).status).toBe(200);
+  });
+
+  it('finding 6: two instances sharing a counter let at most max of 64 concurrent bad keys through', async () => {
+    const counter = memoryCounter(Date.now);
+    const throttles = [1, 2].map(() => new FailedAttemptThrottle({ max: 5, shared: counter }));
+    const { lookups, unauthorized } = await flood(throttles, '198.51.100.62');
+    expect(lookups).toBeLessThanOrEqual(5);
+    expect(unauthorized).toBe(lookups);
+  });
 });
 
 describe('through every adapter', async () => {
-  const throttle = new FailedAttemptThrottle({ max: 2, window: 60_000 });
+  const throttle = new FailedAttemptThrottle({ max: 2, windowMs: 60_000 });
   const apps = await startApps({ store, throttle }, true);
   afterAll(() => apps.close());
   const respond = createDenialResponder({ retryAfterMs: 7000 });

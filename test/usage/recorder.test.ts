@@ -3,6 +3,7 @@ import type { UsageBatch } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
 const T0 = Date.parse('2026-11-22T23:59:00Z');
+const DAY = 86_400_000;
 
 async function setup(extra: Partial<ConstructorParameters<typeof UsageRecorder>[0]> = {}) {
   let now = T0;
@@ -10,7 +11,7 @@ async function setup(extra: Partial<ConstructorParameters<typeof UsageRecorder>[
   const store = new MemoryKeyStore();
   const events: KeygateEvent[] = [];
   const keys = new KeyManager({ store, clock });
-  const usage = new UsageRecorder({ store, interval: 0, now: clock, onEvent: (e) => void events.push(e), ...extra });
+  const usage = new UsageRecorder({ store, interval: 0, clock, onEvent: (e) => void events.push(e), ...extra });
   const managed = new KeyManager({ store, clock, usage });
   const { secret, key } = await keys.create({
     accountId: 'acct_1',
@@ -20,7 +21,7 @@ async function setup(extra: Partial<ConstructorParameters<typeof UsageRecorder>[
     allowedIps: ['203.0.113.0/24'],
   });
   const send = (ip: string, permissions: string[] = ['email:verify']) =>
-    authenticate({ headers: { 'x-api-key': secret }, ip }, store, { permissions, onResult: usage.record, now: clock });
+    authenticate({ headers: { 'x-api-key': secret }, ip }, store, { permissions, onResult: usage.record, clock });
   return { store, keys: managed, usage, key, secret, events, send, advance: (ms: number) => (now += ms) };
 }
 
@@ -55,7 +56,7 @@ describe('UsageRecorder', () => {
       getUsage: s.store.getUsage.bind(s.store),
       getActivity: s.store.getActivity.bind(s.store),
     };
-    const usage = new UsageRecorder({ store: flaky, interval: 0, now: () => T0 });
+    const usage = new UsageRecorder({ store: flaky, interval: 0, clock: () => T0 });
     const req: AuthRequest = { headers: { 'x-api-key': s.secret }, ip: '203.0.113.9' };
     for (let i = 0; i < 7; i++) await authenticate(req, s.store, { onResult: usage.record });
     await expect(usage.flush()).rejects.toThrow('down');
@@ -162,13 +163,13 @@ describe('KeyManager hygiene signals', () => {
     expect(await custom.get(key.id)).toMatchObject({ rotationDue: true });
   });
 
-  it('list(account, { unusedFor }) finds active keys with no traffic for that many days', async () => {
+  it('list(account, { unusedForMs }) finds active keys with no traffic for that long', async () => {
     const s = await setup();
     const quiet = await s.keys.create({ accountId: 'acct_1', name: 'quiet', mode: 'test' });
     s.advance(40 * 86_400_000);
     await s.send('203.0.113.1'); // the first key is in use
-    expect((await s.keys.list('acct_1', { unusedFor: 30 })).map((k) => k.id)).toEqual([quiet.key.id]);
-    expect(await s.keys.list('acct_1', { unusedFor: 60 })).toEqual([]);
+    expect((await s.keys.list('acct_1', { unusedForMs: 30 * DAY })).map((k) => k.id)).toEqual([quiet.key.id]);
+    expect(await s.keys.list('acct_1', { unusedForMs: 60 * DAY })).toEqual([]);
   });
 
   it('emits key.* events for every write, without secrets', async () => {

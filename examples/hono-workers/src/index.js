@@ -3,36 +3,17 @@
 // A real deployment would back keygate with a shared store instead of this per-isolate memory.
 import { Hono } from 'hono';
 import { getConnInfo } from 'hono/cloudflare-workers';
-import { hashKey, keyHint, MemoryKeyStore, parseKey } from 'keygate';
+import { KeyManager, MemoryKeyStore } from 'keygate';
 import { apiKeyAuth } from 'keygate/hono';
 
 const store = new MemoryKeyStore();
+const keys = new KeyManager({ store });
 let seeded;
 
-// Secrets arrive with the first request's env, so the store is seeded then, once per isolate.
-async function seed(secret) {
-  const parsed = parseKey(secret);
-  if (!parsed) throw new Error('KEYGATE_DEMO_KEY is not a keygate key');
-  const now = new Date().toISOString();
-  await store.insert({
-    id: 'key_demo',
-    hash: await hashKey(secret),
-    accountId: 'acct_demo',
-    name: 'demo',
-    mode: parsed.mode,
-    status: 'active',
-    permissions: ['email:verify'],
-    allowedIps: [],
-    hint: keyHint(secret),
-    createdAt: now,
-    updatedAt: now,
-    expiresAt: null,
-    revokedAt: null,
-    rotatedFrom: null,
-    rotatedTo: null,
-    metadata: {},
-    version: 1,
-  });
+// Secrets arrive with the first request's env, so the key is imported then, once per isolate. import()
+// checks the key's format and checksum, takes its mode from it and keeps only its digest and hint.
+function seed(secret) {
+  return keys.import({ accountId: 'acct_demo', name: 'demo', permissions: ['email:verify'], secret });
 }
 
 const app = new Hono();

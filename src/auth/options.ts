@@ -1,0 +1,100 @@
+import { InvalidInputError, quote, refuseRenamed } from '../errors.js';
+import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
+import type { AttemptThrottle } from '../throttle/types.js';
+import type { AuthRequest, AuthResult } from './result.js';
+
+/** Options of `authenticate`. Build them once (per middleware or route), not per request. */
+export interface AuthenticateOptions {
+  /** Permissions the route requires, all of them. @default [] */
+  permissions?: readonly string[];
+  /** Header that carries the key, matched case-insensitively. @default 'x-api-key' */
+  header?: string;
+  /** Key prefix. @default 'mk' */
+  prefix?: string;
+  /** Server-side pepper; must equal the `KeyManager`'s. @default undefined (plain SHA-256) */
+  pepper?: string;
+  /** Milliseconds to wait for the store before answering 503; `0` waits without limit. @default 2000 */
+  timeout?: number;
+  /** Current time in epoch milliseconds, for expiry. @default Date.now */
+  clock?: () => number;
+  /**
+   * Called with every result, after it is decided, for usage counting and events. Its errors are
+   * swallowed: an observer can never change an outcome. @default undefined
+   */
+  onResult?: (result: AuthResult, request: AuthRequest) => void;
+  /**
+   * Failed-attempt throttling, e.g. `new FailedAttemptThrottle({ max: 10, windowMs: 60_000 })`: an
+   * address over its limit gets 429 `too_many_failed_attempts`, whatever key it sends, and every 401
+   * counts against it. An attempt is reserved before a store lookup, so concurrent bad keys cannot
+   * outrun the count. @default undefined (no throttling)
+   */
+  throttle?: AttemptThrottle;
+}
+
+/** Authentication options after validation, with defaults filled in. See {@link resolveAuthOptions}. */
+export interface ResolvedOptions {
+  readonly permissions: readonly string[];
+  readonly header: string;
+  readonly prefix: string;
+  readonly pepper: string | undefined;
+  readonly timeout: number;
+  readonly clock: () => number;
+  readonly onResult: AuthenticateOptions['onResult'];
+  readonly throttle: AttemptThrottle | undefined;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const resolved = new WeakMap<AuthenticateOptions, ResolvedOptions>();
+/** The options object used when none is given, so that its resolution is remembered too. */
+export const NO_OPTIONS: AuthenticateOptions = {};
+
+function refuse(field: string, message: string): never {
+  throw new InvalidInputError(field, message);
+}
+
+const THROTTLE_METHODS = ['check', 'fail', 'reserve'] as const;
+
+/**
+ * Validates authentication options once; throws `InvalidInputError` naming the bad option.
+ * `authenticate` calls it itself (and remembers the answer per options object); adapters call it
+ * at construction so that bad configuration fails at start-up, not at the first request.
+ *
+ * @example
+ * resolveAuthOptions({ header: 'X-Key', timeout: 500 });
+ */
+export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): ResolvedOptions {
+  let r = resolved.get(options);
+  if (r) return r;
+  refuseRenamed(options, { now: 'clock' });
+  const { header = 'x-api-key', prefix = DEFAULT_PREFIX, permissions = [], timeout = 2000 } = options;
+  const { pepper, clock = Date.now, throttle } = options;
+  if (typeof header !== 'string' || !TOKEN.test(header)) {
+    refuse('header', `header must be an HTTP field name, got ${quote(header)}`);
+  }
+  assertPrefix(prefix);
+  if (!Array.isArray(permissions) || permissions.some((p) => typeof p !== 'string' || p === '')) {
+    refuse('permissions', 'permissions must be an array of non-empty strings');
+  }
+  if (typeof timeout !== 'number' || !(timeout >= 0)) {
+    refuse('timeout', `timeout must be a number of milliseconds >= 0, got ${typeof timeout}`);
+  }
+  if (pepper !== undefined && (typeof pepper !== 'string' || pepper === '')) {
+    refuse('pepper', 'pepper must be a non-empty string');
+  }
+  if (typeof clock !== 'function') refuse('clock', 'clock must be a function returning epoch milliseconds');
+  if (throttle !== undefined && !THROTTLE_METHODS.every((m) => typeof throttle?.[m] === 'function')) {
+    refuse('throttle', 'throttle must have check, fail and reserve methods, e.g. a FailedAttemptThrottle');
+  }
+  r = {
+    permissions: [...permissions],
+    header: header.toLowerCase(),
+    prefix,
+    pepper,
+    timeout,
+    clock,
+    onResult: options.onResult,
+    throttle,
+  };
+  resolved.set(options, r);
+  return r;
+}

@@ -7,7 +7,6 @@ import { defineConfig, type Options } from 'tsup';
 export const entries = {
   index: 'src/index.ts',
   testing: 'src/testing/index.ts',
-  'adapter-kit': 'src/http/index.ts',
   express: 'adapters/express/index.ts',
   fastify: 'adapters/fastify/index.ts',
   fetch: 'adapters/fetch/index.ts',
@@ -19,9 +18,10 @@ export const entries = {
 };
 
 // The kits: subpaths that export core helpers the root does not carry, so they bundle those from
-// the sources (built separately, with `errorsFromRoot`). `keygate/adapter-kit` belongs here too.
+// the sources (built separately, with `errorsFromRoot`).
 export const kits = {
   'store-kit': 'src/store-kit.ts',
+  'adapter-kit': 'src/http/index.ts',
 };
 
 // Entries reach each other (and the core) through the package's own name, so every entry shares

@@ -4,12 +4,10 @@ export type {
   AuthRequest,
   AuthResult,
   AuthSuccess,
-  ResolvedOptions,
 } from './auth/authenticate.js';
-export { authenticate, authenticateEager, resolveAuthOptions } from './auth/authenticate.js';
+export { authenticate, authenticateEager } from './auth/authenticate.js';
 export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
-export type { HeaderSource } from './auth/read-header.js';
 export type { KeygateErrorCode, KeygateErrorDetails } from './errors.js';
 export {
   InvalidInputError,

@@ -79,7 +79,12 @@ export interface KeyResync {
   readonly type: 'resync';
 }
 
-/** What a store's `subscribe` delivers: a change of one key, or a resync (drop everything). */
+/**
+ * What a store's `subscribe` delivers: a change of one key, or a resync (drop everything).
+ *
+ * @example
+ * store.subscribe((event: KeyChangeEvent) => (event.type === 'resync' ? cache.clear() : cache.delete(event.hash)));
+ */
 export type KeyChangeEvent = KeyChange | KeyResync;
 
 /**

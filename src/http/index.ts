@@ -1,10 +1,13 @@
-// keygate/adapter-kit: what a framework adapter needs, and all that keygate's own four use. The kit
-// reaches the core through the package's own name (like every other entry point), so an adapter and
-// the application share one copy of it: one error class, one cache of compiled keys. It therefore
-// needs these from the root entry: authenticate, authenticateEager, resolveAuthOptions, DENIALS and
-// InvalidInputError (and the types below).
-export type { AuthenticateOptions, AuthFailure, AuthRequest, AuthResult, HeaderSource, KeyStore } from 'keygate';
-export { authenticate, authenticateEager, resolveAuthOptions } from 'keygate';
+// keygate/adapter-kit: what a framework adapter needs, and all that keygate's own four use. Requests
+// are authenticated through the package's own name (like every other entry point), so an adapter and
+// the application share one copy of the core: one error class, one cache of compiled keys. Option
+// validation (`resolveAuthOptions`) is bundled from the sources, as in every kit: it is stateless and
+// throws the root's error classes (see tsup.config.ts).
+export type { AuthenticateOptions, AuthFailure, AuthRequest, AuthResult, KeyStore } from 'keygate';
+export { authenticate, authenticateEager } from 'keygate';
+export type { ResolvedOptions } from '../auth/authenticate.js';
+export { resolveAuthOptions } from '../auth/authenticate.js';
+export type { HeaderSource } from '../auth/read-header.js';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';
 export { createFetchDenier, denialResponse } from './fetch-denial.js';

@@ -1,4 +1,5 @@
-import { type AuthenticateOptions, InvalidInputError, type KeyStore, resolveAuthOptions } from 'keygate';
+import { type AuthenticateOptions, InvalidInputError, type KeyStore } from 'keygate';
+import { resolveAuthOptions } from '../auth/authenticate.js';
 import { createDenialResponder, type DenialResponder, refuseRenamed } from './problem.js';
 
 /**

@@ -1,4 +1,5 @@
-import { type AuthFailure, DENIALS, type DenialCode, InvalidInputError, resolveAuthOptions } from 'keygate';
+import { type AuthFailure, DENIALS, type DenialCode, InvalidInputError } from 'keygate';
+import { resolveAuthOptions } from '../auth/authenticate.js';
 
 /** An HTTP answer to a refused request, in framework-neutral parts. Every adapter writes these bytes. */
 export interface DenialResponse {

@@ -1,4 +1,5 @@
-import { type AuthenticateOptions, resolveAuthOptions } from 'keygate';
+import type { AuthenticateOptions } from 'keygate';
+import { resolveAuthOptions } from '../auth/authenticate.js';
 
 /**
  * For frameworks whose routes can ask for more permissions than the middleware's own: returns

@@ -4,7 +4,12 @@ import { hashKey } from '../key/hash.js';
 import type { KeyMetadata, KeyMode } from '../types.js';
 import { validMode } from './validate.js';
 
-/** The digest of a key kept by another system, as `KeyManager.import` takes it. */
+/**
+ * The digest of a key kept by another system, as `KeyManager.import` takes it.
+ *
+ * @example
+ * const digest: KeyDigest = { algorithm: 'sha256', hex: row.sha256 };
+ */
 export interface KeyDigest {
   /** `'sha256'` (keygate without a pepper) or `'hmac-sha256'` (with one); must match the manager's pepper setting. */
   algorithm: 'sha256' | 'hmac-sha256';
@@ -12,7 +17,12 @@ export interface KeyDigest {
   hex: string;
 }
 
-/** The fields of a key every import gives, as `create` takes them. */
+/**
+ * The fields of a key every import gives, as `create` takes them.
+ *
+ * @example
+ * const fields: ImportKeyFields = { accountId: 'acct_1', name: 'legacy', permissions: ['email:verify'] };
+ */
 export interface ImportKeyFields {
   accountId: string;
   name: string;
@@ -26,7 +36,12 @@ export interface ImportKeyFields {
   metadata?: KeyMetadata;
 }
 
-/** Import from the raw key: checked against the manager's prefix, mode taken from it, hashed, never stored. */
+/**
+ * Import from the raw key: checked against the manager's prefix, mode taken from it, hashed, never stored.
+ *
+ * @example
+ * await keys.import({ accountId: 'acct_1', name: 'legacy', secret: process.env.LEGACY_KEY ?? '' });
+ */
 export interface ImportFromSecret extends ImportKeyFields {
   secret: string;
   digest?: undefined;
@@ -34,7 +49,12 @@ export interface ImportFromSecret extends ImportKeyFields {
   mode?: undefined;
 }
 
-/** Import from the digest another system kept, with the key's display hint and mode. */
+/**
+ * Import from the digest another system kept, with the key's display hint and mode.
+ *
+ * @example
+ * await keys.import({ accountId: 'acct_1', name: 'migrated', mode: 'live', hint: 'mk_live_…Xy9Z', digest });
+ */
 export interface ImportFromDigest extends ImportKeyFields {
   digest: KeyDigest;
   /** The key's hint as `keyHint` makes it: `<prefix>_<mode>_…` and the key's last four characters. */
@@ -43,7 +63,12 @@ export interface ImportFromDigest extends ImportKeyFields {
   secret?: undefined;
 }
 
-/** Input of `KeyManager.import`: an existing key, by its raw value or by its digest. */
+/**
+ * Input of `KeyManager.import`: an existing key, by its raw value or by its digest.
+ *
+ * @example
+ * const input: ImportKeyInput = { accountId: 'acct_1', name: 'legacy', secret };
+ */
 export type ImportKeyInput = ImportFromSecret | ImportFromDigest;
 
 /** What an imported key contributes to its record. */

@@ -8,7 +8,13 @@ export interface AttemptWindow {
   readonly resetMs: number;
 }
 
-/** The answer of {@link SharedAttemptCounter.reserve}: whether the attempt may go to the store. */
+/**
+ * The answer of {@link SharedAttemptCounter.reserve}: whether the attempt may go to the store.
+ *
+ * @example
+ * const r = await counter.reserve(bucket, 10, 60_000);
+ * if (r.granted) await r.settle(lookupFailed);
+ */
 export interface SharedReservation extends AttemptWindow {
   /** True when the attempt was reserved; it must then be ended with `settle`. */
   readonly granted: boolean;
@@ -32,7 +38,13 @@ export interface SharedAttemptCounter {
   reserve(bucket: string, max: number, windowMs: number): Promise<SharedReservation>;
 }
 
-/** An attempt reserved before a store lookup (see {@link AttemptThrottle.reserve}). */
+/**
+ * An attempt reserved before a store lookup (see {@link AttemptThrottle.reserve}).
+ *
+ * @example
+ * const r = await throttle.reserve(ip);
+ * if (r.waitMs === 0) r.settle(result.status === 401);
+ */
 export interface AttemptReservation {
   /** Milliseconds the client must wait (answered with 429 and `Retry-After`); nothing was reserved then. 0: reserved. */
   readonly waitMs: number;

@@ -35,7 +35,14 @@ export interface DenialResponderOptions {
   retryAfterMs?: number;
 }
 
-// The option's name before 0.2: a JavaScript caller still passing it would silently get the default.
+/**
+ * Refuses the option's earlier name, `retryAfter` (seconds), with `InvalidInputError` (field
+ * `retryAfter`): a JavaScript caller still passing it would otherwise silently get the default.
+ * Internal to the kit.
+ *
+ * @example
+ * refuseRenamed(options);
+ */
 export function refuseRenamed(options: object): void {
   if ('retryAfter' in options && (options as { retryAfter?: unknown }).retryAfter !== undefined) {
     throw new InvalidInputError('retryAfter', 'retryAfter (seconds) is now retryAfterMs (milliseconds)');

@@ -121,6 +121,7 @@ function welcome({ url, created, existing, balance, cliStore }) {
   const test = created.find((k) => k.key.mode === 'test');
   const live = created.find((k) => k.key.mode === 'live');
   if (test && live) {
+    /** @param {string} key @param {string} path @param {Record<string, string>} body */
     const post = (key, path, body) =>
       `curl -s ${url}${path} -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '${JSON.stringify(body)}'`;
     lines.push(

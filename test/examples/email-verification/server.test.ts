@@ -138,7 +138,10 @@ describe('server.js main()', () => {
   });
 
   it('refuses a PORT that is not a port', async () => {
-    await expect(main({ argv: ['--memory'], env: { PORT: 'eighty' }, log: () => {} })).rejects.toThrow(/PORT/);
+    await expect(main({ argv: ['--memory'], env: { PORT: 'eighty' }, log: () => {} })).rejects.toMatchObject({
+      code: 'invalid_setting',
+      setting: 'PORT',
+    });
   });
 
   // A PGlite folder holding a key that only 203.0.113.0/24 may use, made once for the rows below.

@@ -1,6 +1,6 @@
 import { generateKey } from 'keygate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, type Service, startService } from './service.js';
+import { BACKENDS, PGLITE, type Service, startService } from './service.js';
 
 const PROBLEM = /^application\/problem\+json/;
 const long254 = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
@@ -10,7 +10,7 @@ const domainOf = (octets: number) =>
   `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(octets - 192)}`;
 const findBody = (domain: string) => JSON.stringify({ domain, firstName: 'Ada', lastName: 'Lovelace' });
 
-describe.each(BACKENDS)('e-mail verification service on %s', (backend) => {
+describe.each(BACKENDS)('e-mail verification service on %s', PGLITE, (backend) => {
   let svc: Service;
   beforeAll(async () => {
     svc = await startService(backend);

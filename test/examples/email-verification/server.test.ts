@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { KeyManager } from 'keygate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../../examples/email-verification/stores.js';
-import { DEMO_CREDITS, fakeDns, main } from './service.js';
+import { DEMO_CREDITS, fakeDns, main, PGLITE } from './service.js';
 
 const KEY_LINE = /^mk_(test|live)_[0-9A-Za-z]{38}$/;
 
@@ -53,7 +53,7 @@ async function looseModes(dir: string) {
   return loose;
 }
 
-describe('server.js main()', () => {
+describe('server.js main()', PGLITE, () => {
   const dirs: string[] = [];
   afterAll(async () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
@@ -144,7 +144,7 @@ describe('server.js main()', () => {
     });
   });
 
-  // A PGlite folder holding a key that only 203.0.113.0/24 may use, made once for the rows below.
+  // A PGlite folder holding a key that only 203.0.113.0/24 may use, made once (PGlite's first start is slow).
   let officeFolder: Promise<{ dir: string; secret: string }> | undefined;
   const withOfficeKey = () => {
     officeFolder ??= (async () => {
@@ -214,21 +214,21 @@ describe('server.js main()', () => {
   );
 
   it.skipIf(process.platform === 'win32').each([
-    ['a new folder', async (_dir: string) => {}],
+    ['a new folder', async () => join(await tempDir(), 'store')],
     [
       'a folder an earlier version left readable by everyone',
-      async (dir: string) => {
-        await (await start(['--data-dir', dir])).close();
+      async () => {
+        const { dir } = await withOfficeKey();
         await chmod(dir, 0o755);
         for (const name of await readdir(dir, { recursive: true })) {
           const path = join(dir, name);
           await chmod(path, (await stat(path)).isDirectory() ? 0o755 : 0o666);
         }
+        return dir;
       },
     ],
   ])('finding 8: on %s, the PGlite folder is 0700 and every file in it 0600 after a start', async (_, prepare) => {
-    const dir = join(await tempDir(), 'store');
-    await prepare(dir);
+    const dir = await prepare();
     const s = await start(['--data-dir', dir]);
     try {
       expect(await looseModes(dir)).toEqual([]);

@@ -119,3 +119,5 @@ export async function startService(backend: 'memory' | 'pglite', credits = 1000)
 
 export type Service = Awaited<ReturnType<typeof startService>>;
 export const BACKENDS = ['memory', 'pglite'] as const;
+/** Per-test time limit (ms) where a test opens PGlite, whose first start takes seconds on a busy 2-core machine. */
+export const PGLITE = { timeout: 60_000 };

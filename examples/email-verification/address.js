@@ -15,6 +15,7 @@ const DOT_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\uFFFF-]+(\.[A-Za-z0-9!#$%
 const QUOTED = /^"([\x20\x21\x23-\x5b\x5d-\x7e]|\\[\x20-\x7e])*"$/;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
+/** @param {string} text */
 const octets = (text) => Buffer.byteLength(text, 'utf8');
 
 /**
@@ -83,7 +84,10 @@ export function checkDomain(domain) {
   return null;
 }
 
-/** @returns {AddressError} */
+/**
+ * @param {string} reason
+ * @returns {AddressError}
+ */
 function fail(reason) {
   return { ok: false, reason };
 }

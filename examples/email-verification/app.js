@@ -134,9 +134,8 @@ export function createApp({
   });
 
   app.post('/v1/contacts/find', auth(['contacts:find']), json, async (req, res) => {
-    const { domain, first, last } = parseFindBody(req.body);
+    const { asciiDomain: ascii, first, last } = parseFindBody(req.body);
     await billed(req, res, 'find', 1, async (live) => {
-      const ascii = /** @type {{ asciiDomain: string }} */ (parseAddress(`x@${domain}`)).asciiDomain;
       const mx = live ? await lookupMx(ascii) : sandboxMx('found');
       const found = candidates(first, last).map(({ pattern, local }) => {
         const email = `${local}@${ascii}`;

@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KeyManager, UsageRecorder } from 'keygate';
 import { createApp, PRICES } from './app.js';
+import { portOf, SettingError, trustProxyOf } from './settings.js';
 import { openStores } from './stores.js';
 
 /** The account `npm start` creates on first start, and its starting balance in credits. */
@@ -18,7 +19,8 @@ export const USAGE = `Usage: node examples/email-verification/server.js [--memor
   --data-dir DIR  PGlite folder (default ./.keygate); ignored with --memory or DATABASE_URL
   --new-keys      create and print a new pair of demo keys even though some exist
 Environment: PORT (default 3000), HOST (default 127.0.0.1), DATABASE_URL (PostgreSQL instead of PGlite),
-  TRUST_PROXY (Express "trust proxy" value, e.g. 1 or 10.0.0.2; default off), DNS_TIMEOUT_MS (default 3000)`;
+  TRUST_PROXY (the proxy in front, whose X-Forwarded-For counts: its addresses or CIDRs, comma-separated, or
+    loopback; default none. A hop count or true only with a loopback HOST), DNS_TIMEOUT_MS (default 3000)`;
 
 /**
  * Starts the service and returns once it listens.
@@ -42,9 +44,10 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
     },
     strict: true,
   });
-  const port = Number(env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be 0-65535, got ${env.PORT}`);
+  const port = portOf(env.PORT);
   const host = env.HOST ?? '127.0.0.1';
+  // Before any store opens: an unsafe proxy setting never starts the service.
+  const trustProxy = trustProxyOf(env.TRUST_PROXY, host);
 
   const stores = await openStores({ memory: args.memory, databaseUrl: env.DATABASE_URL, dataDir: args['data-dir'] });
   let server;
@@ -59,7 +62,7 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
       store: stores.store,
       ledger: stores.ledger,
       resolver,
-      trustProxy: trustProxyValue(env.TRUST_PROXY),
+      trustProxy,
       dnsTimeout: env.DNS_TIMEOUT_MS ? Number(env.DNS_TIMEOUT_MS) : undefined,
     });
     server = app.listen(port, host);
@@ -121,6 +124,7 @@ function welcome({ url, created, existing, balance, cliStore }) {
   const test = created.find((k) => k.key.mode === 'test');
   const live = created.find((k) => k.key.mode === 'live');
   if (test && live) {
+    /** @param {string} key @param {string} path @param {Record<string, string>} body */
     const post = (key, path, body) =>
       `curl -s ${url}${path} -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '${JSON.stringify(body)}'`;
     lines.push(
@@ -157,23 +161,17 @@ function welcome({ url, created, existing, balance, cliStore }) {
   return lines.filter((line, i, all) => line !== '' || all[i - 1] !== '').join('\n');
 }
 
-/** @param {string | undefined} value */
-function trustProxyValue(value) {
-  if (value === undefined || value === '' || value === 'false') return false;
-  if (value === 'true') return true;
-  return /^\d+$/.test(value) ? Number(value) : value;
-}
-
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   let started;
+  // What PGlite creates while the service runs is owner-only too (a start sets what is there to 0600).
+  process.umask(0o077);
   try {
     started = await main();
   } catch (err) {
-    console.error(
-      err instanceof TypeError && /** @type {{ code?: string }} */ (err).code?.startsWith('ERR_PARSE_ARGS')
-        ? `${err.message}\n${USAGE}`
-        : err,
-    );
+    const usage =
+      err instanceof SettingError ||
+      (err instanceof TypeError && /** @type {{ code?: string }} */ (err).code?.startsWith('ERR_PARSE_ARGS'));
+    console.error(usage ? `${/** @type {Error} */ (err).message}\n${USAGE}` : err);
     process.exit(1);
   }
   for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {

@@ -1,6 +1,7 @@
 // Where keys and balances live: both in one database (PGlite or PostgreSQL), or both in memory.
 import { MemoryKeyStore } from 'keygate';
 import { MemoryLedger, SqlLedger } from './ledger.js';
+import { createPrivateFolder, restrictFolder } from './private-folder.js';
 
 /**
  * @typedef {object} Stores
@@ -13,7 +14,8 @@ import { MemoryLedger, SqlLedger } from './ledger.js';
 
 /**
  * Opens the stores: `memory` (lost at exit), `databaseUrl` (PostgreSQL), or else PGlite in `dataDir`.
- * Tables are created or upgraded, idempotently. Drivers load only when chosen.
+ * Tables are created or upgraded, idempotently. Drivers load only when chosen. The PGlite folder is
+ * owner-only (0700) before PGlite writes there, and every file in it is 0600 once it is open.
  *
  * @param {{ memory?: boolean, databaseUrl?: string, dataDir: string }} where
  * @returns {Promise<Stores>}
@@ -39,6 +41,7 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
     client = new (pg.default ?? pg).Pool({ connectionString: databaseUrl });
     describe = 'in PostgreSQL (DATABASE_URL)';
   } else {
+    await createPrivateFolder(dataDir); // owner-only before PGlite writes anything in it
     const { PGlite } = await import('@electric-sql/pglite');
     client = new PGlite(dataDir);
     describe = `in PGlite at ${dataDir}`;
@@ -48,6 +51,7 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
   try {
     await store.migrate();
     await ledger.migrate();
+    if (!databaseUrl) await restrictFolder(dataDir); // PGlite unpacks its first files as 0666
   } catch (err) {
     await endClient(client);
     throw err;

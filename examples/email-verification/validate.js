@@ -1,6 +1,6 @@
 // Request bodies, checked before anything is charged. Every refusal names the field at fault.
-import { checkDomain } from './address.js';
-import { addressPart } from './contacts.js';
+import { checkDomain, parseAddress } from './address.js';
+import { addressPart, candidates } from './contacts.js';
 import { InvalidRequest } from './problem.js';
 
 /** Most addresses one batch request may carry. */
@@ -65,13 +65,14 @@ export function parseBatchBody(body) {
 }
 
 /**
- * `{ domain, firstName, lastName }` of contacts/find. The domain must be a usable domain name and
- * each name must keep at least one letter or digit once accents and punctuation are dropped.
+ * `{ domain, firstName, lastName }` of contacts/find. The domain must be a usable domain name with
+ * room for at least the shortest candidate address (254 octets in all), and each name must keep at
+ * least one letter or digit once accents and punctuation are dropped.
  *
  * @param {unknown} body
- * @returns {{ domain: string, firstName: string, lastName: string, first: string, last: string }}
+ * @returns {{ domain: string, asciiDomain: string, firstName: string, lastName: string, first: string, last: string }}
  * @example
- * parseFindBody({ domain: 'example.com', firstName: 'Ada', lastName: 'Lovelace' }).first; // 'ada'
+ * parseFindBody({ domain: 'Bücher.example', firstName: 'Ada', lastName: 'Lovelace' }); // { asciiDomain: 'xn--bcher-kva.example', first: 'ada', ... }
  */
 export function parseFindBody(body) {
   const fields = object(body);
@@ -86,11 +87,34 @@ export function parseFindBody(body) {
     }
     return name;
   });
+  const first = addressPart(/** @type {string} */ (firstName));
+  const last = addressPart(/** @type {string} */ (lastName));
   return {
     domain,
+    asciiDomain: roomyDomain(domain, first, last),
     firstName: /** @type {string} */ (firstName),
     lastName: /** @type {string} */ (lastName),
-    first: addressPart(/** @type {string} */ (firstName)),
-    last: addressPart(/** @type {string} */ (lastName)),
+    first,
+    last,
   };
+}
+
+/**
+ * The domain in ASCII, if the shortest candidate address fits under it; refused otherwise, since no
+ * search result could be an address (a domain of 253 octets leaves no room for `x@`).
+ *
+ * @param {string} domain a domain that passed {@link checkDomain}
+ * @param {string} first
+ * @param {string} last
+ * @returns {string}
+ */
+function roomyDomain(domain, first, last) {
+  const [shortest = ''] = candidates(first, last)
+    .map(({ local }) => local)
+    .sort((a, b) => a.length - b.length);
+  const parsed = parseAddress(`${shortest}@${domain}`);
+  if (!parsed.ok) {
+    throw new InvalidRequest('domain', `domain leaves no room for an address: ${parsed.reason}.`);
+  }
+  return parsed.asciiDomain;
 }

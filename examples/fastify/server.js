@@ -4,6 +4,14 @@ import Fastify from 'fastify';
 import { CachedKeyStore, KeyManager, MemoryKeyStore } from 'keygate';
 import { apiKeyAuth } from 'keygate/fastify';
 
+/**
+ * Builds the app (not listening yet) around a memory store holding one test key.
+ *
+ * @returns {Promise<{ app: import('fastify').FastifyInstance, demo: import('keygate').CreatedKey }>}
+ * @example
+ * const { app, demo } = await build();
+ * await app.inject({ method: 'POST', url: '/v1/email/verify', headers: { 'x-api-key': demo.secret } });
+ */
 export async function build() {
   const store = new MemoryKeyStore();
   const keys = new KeyManager({ store });
@@ -13,11 +21,14 @@ export async function build() {
   const app = Fastify({ trustProxy: false });
   await app.register(apiKeyAuth, { store: new CachedKeyStore(store) });
   app.post('/v1/email/verify', { config: { apiKey: { permissions: ['email:verify'] } } }, async (request) => {
-    const email = typeof request.body?.email === 'string' ? request.body.email : '';
+    const body = /** @type {{ email?: unknown } | null | undefined} */ (request.body);
+    const email = typeof body?.email === 'string' ? body.email : '';
+    // Set on every route that did not opt out (it is null only on those).
+    const key = /** @type {import('keygate').PublicKey} */ (request.apiKey);
     return {
       email,
       result: /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email) ? 'valid_syntax' : 'invalid_syntax',
-      mode: request.apiKey.mode,
+      mode: key.mode,
     };
   });
   app.get('/v1/status', { config: { apiKey: false } }, async () => ({ up: true })); // opts out

@@ -1,12 +1,16 @@
 import { generateKey } from 'keygate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BACKENDS, type Service, startService } from './service.js';
+import { BACKENDS, PGLITE, type Service, startService } from './service.js';
 
 const PROBLEM = /^application\/problem\+json/;
 const long254 = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
 const long255 = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.com`;
+/** A valid domain name of `octets` octets (192 to 255), in four labels. */
+const domainOf = (octets: number) =>
+  `${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(octets - 192)}`;
+const findBody = (domain: string) => JSON.stringify({ domain, firstName: 'Ada', lastName: 'Lovelace' });
 
-describe.each(BACKENDS)('e-mail verification service on %s', (backend) => {
+describe.each(BACKENDS)('e-mail verification service on %s', PGLITE, (backend) => {
   let svc: Service;
   beforeAll(async () => {
     svc = await startService(backend);
@@ -181,6 +185,16 @@ describe.each(BACKENDS)('e-mail verification service on %s', (backend) => {
       expect(await svc.balance()).toBe(before);
     });
 
+    it('searches a domain with room only for the shortest candidates, marking the longer ones invalid_syntax', async () => {
+      const res = await svc.call('POST', '/v1/contacts/find', svc.secrets.test, undefined, findBody(domainOf(251)));
+      expect(res.status).toBe(200);
+      expect(res.json.domain).toBe(domainOf(251));
+      const reasons = Object.fromEntries(
+        res.json.candidates.map((c: { pattern: string; reason: string }) => [c.pattern, c.reason]),
+      );
+      expect(reasons).toMatchObject({ fl: 'mail_server_found', 'first.last': 'invalid_syntax' });
+    });
+
     it('answers batch, score, contacts and account without DNS or charges', async () => {
       const asked = svc.dns.asked.length;
       const before = await svc.balance();
@@ -278,7 +292,9 @@ describe.each(BACKENDS)('e-mail verification service on %s', (backend) => {
         'lastName',
       ],
       ['a body over 100 kB', '/v1/email/verify', tooLarge, 'body'],
-    ])('%s gets 400 naming %s', async (_, path, raw, field) => {
+      ['finding 11: a 253-octet domain (no room for x@)', '/v1/contacts/find', findBody(domainOf(253)), 'domain'],
+      ['finding 11: a 252-octet domain (no room for al@)', '/v1/contacts/find', findBody(domainOf(252)), 'domain'],
+    ])('%s gets 400 on %s', async (_, path, raw, field) => {
       const before = await svc.balance();
       const res = await svc.call('POST', path, svc.secrets.live, undefined, raw);
       expect(res.status).toBe(400);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { BACKENDS, PRICES, type Service, startService } from './service.js';
+import { BACKENDS, PGLITE, PRICES, type Service, startService } from './service.js';
 
-describe.each(BACKENDS)('billing on %s', (backend) => {
+describe.each(BACKENDS)('billing on %s', PGLITE, (backend) => {
   let svc: Service | undefined;
   afterEach(async () => {
     await svc?.close();

@@ -1,8 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { KeyManager } from 'keygate';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEMO_CREDITS, fakeDns, main } from './service.js';
+import { openStores } from '../../../examples/email-verification/stores.js';
+import { DEMO_CREDITS, fakeDns, main, PGLITE } from './service.js';
 
 const KEY_LINE = /^mk_(test|live)_[0-9A-Za-z]{38}$/;
 
@@ -30,11 +33,36 @@ async function runCurl(line: string) {
   return { status: res.status, json: await res.json() };
 }
 
-describe('server.js main()', () => {
+/** The variables of the README's command line for running behind a proxy (the `HOST=0.0.0.0` one). */
+async function documentedProxySetting(): Promise<Record<string, string>> {
+  const readme = await readFile(new URL('../../../examples/email-verification/README.md', import.meta.url), 'utf8');
+  const line = readme.split('\n').find((l) => /\bHOST=0\.0\.0\.0\b.*npm start/.test(l)) ?? '';
+  const assignments = line.slice(0, line.indexOf('npm start')).matchAll(/\b([A-Z_]+)=(\S+)/g);
+  return Object.fromEntries([...assignments].map(([, name, value]) => [name, value]));
+}
+
+/** Every folder and file under `dir` (itself included) whose mode is not 0700 (folders) or 0600 (files). */
+async function looseModes(dir: string) {
+  const paths = [dir, ...(await readdir(dir, { recursive: true })).map((name) => join(dir, name))];
+  const loose: string[] = [];
+  for (const path of paths) {
+    const info = await stat(path);
+    const mode = info.mode & 0o777;
+    if (mode !== (info.isDirectory() ? 0o700 : 0o600)) loose.push(`${relative(dir, path) || '.'} ${mode.toString(8)}`);
+  }
+  return loose;
+}
+
+describe('server.js main()', PGLITE, () => {
   const dirs: string[] = [];
   afterAll(async () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
+  const tempDir = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'keygate-email-server-'));
+    dirs.push(dir);
+    return dir;
+  };
 
   it('--memory prints a fresh test and live key on every start, each on its own line, with curl lines that work', async () => {
     for (let run = 0; run < 2; run++) {
@@ -110,6 +138,103 @@ describe('server.js main()', () => {
   });
 
   it('refuses a PORT that is not a port', async () => {
-    await expect(main({ argv: ['--memory'], env: { PORT: 'eighty' }, log: () => {} })).rejects.toThrow(/PORT/);
+    await expect(main({ argv: ['--memory'], env: { PORT: 'eighty' }, log: () => {} })).rejects.toMatchObject({
+      code: 'invalid_setting',
+      setting: 'PORT',
+    });
+  });
+
+  // A PGlite folder holding a key that only 203.0.113.0/24 may use, made once (PGlite's first start is slow).
+  let officeFolder: Promise<{ dir: string; secret: string }> | undefined;
+  const withOfficeKey = () => {
+    officeFolder ??= (async () => {
+      const dir = await tempDir();
+      const stores = await openStores({ dataDir: dir });
+      const { secret } = await new KeyManager({ store: stores.store }).create({
+        accountId: 'acct_office',
+        name: 'office only',
+        mode: 'test',
+        allowedIps: ['203.0.113.0/24'],
+      });
+      await stores.close();
+      return { dir, secret };
+    })();
+    return officeFolder;
+  };
+
+  it.each([
+    ["the README's setting behind a proxy, from a client that connects directly", 403, null],
+    ['a proxy on this machine (the test client plays it)', 200, { HOST: '127.0.0.1', TRUST_PROXY: 'loopback' }],
+  ])('finding 2: X-Forwarded-For with an allowed address, under %s, gets %i', async (_, status, setting) => {
+    const env = setting ?? (await documentedProxySetting());
+    expect(env.HOST).toBeDefined();
+    const { dir, secret } = await withOfficeKey();
+    const s = await start(['--data-dir', dir], { ...env, PORT: '0' });
+    try {
+      const res = await fetch(`${s.url}/v1/account`, {
+        headers: { 'x-api-key': secret, 'x-forwarded-for': '203.0.113.7' },
+      });
+      expect(res.status).toBe(status);
+      if (status === 403) expect(await res.json()).toMatchObject({ code: 'ip_not_allowed' });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it.each([
+    ['0.0.0.0', '1'],
+    ['0.0.0.0', 'true'],
+    ['::', '2'],
+    ['192.0.2.10', '1'],
+    ['0.0.0.0', '0.0.0.0/0'],
+    ['0.0.0.0', '10.0.0.2, ::/0'],
+  ])('finding 2: HOST=%s with TRUST_PROXY=%s (trusts whoever connects) refuses to start', async (HOST, TRUST_PROXY) => {
+    const dir = join(await tempDir(), 'store');
+    const started = main({ argv: ['--data-dir', dir], env: { PORT: '0', HOST, TRUST_PROXY }, log: () => {} });
+    await expect(started).rejects.toMatchObject({ code: 'invalid_setting', setting: 'TRUST_PROXY' });
+    expect(existsSync(dir)).toBe(false); // refused before any store opened
+  });
+
+  it.each([
+    ['127.0.0.1', '1'],
+    ['127.0.0.1', 'true'],
+    ['0.0.0.0', 'loopback'],
+    ['0.0.0.0', '10.0.0.2, 10.0.0.0/24'],
+  ])('HOST=%s with TRUST_PROXY=%s starts', async (HOST, TRUST_PROXY) => {
+    const s = await start(['--memory'], { HOST, TRUST_PROXY });
+    await s.close();
+  });
+
+  it.each([['yes'], ['10.0.0.300'], ['10.0.0.0/33'], ['10.0.0.2:8080']])(
+    'refuses TRUST_PROXY=%s (not an address, CIDR or named range)',
+    async (TRUST_PROXY) => {
+      const started = main({ argv: ['--memory'], env: { PORT: '0', TRUST_PROXY }, log: () => {} });
+      await expect(started).rejects.toMatchObject({ code: 'invalid_setting', setting: 'TRUST_PROXY' });
+    },
+  );
+
+  it.skipIf(process.platform === 'win32').each([
+    ['a new folder', async () => join(await tempDir(), 'store')],
+    [
+      'a folder an earlier version left readable by everyone',
+      async () => {
+        const { dir } = await withOfficeKey();
+        await chmod(dir, 0o755);
+        for (const name of await readdir(dir, { recursive: true })) {
+          const path = join(dir, name);
+          await chmod(path, (await stat(path)).isDirectory() ? 0o755 : 0o666);
+        }
+        return dir;
+      },
+    ],
+  ])('finding 8: on %s, the PGlite folder is 0700 and every file in it 0600 after a start', async (_, prepare) => {
+    const dir = await prepare();
+    const s = await start(['--data-dir', dir]);
+    try {
+      expect(await looseModes(dir)).toEqual([]);
+    } finally {
+      await s.close();
+    }
+    expect(await looseModes(dir)).toEqual([]);
   });
 });

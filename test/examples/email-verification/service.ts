@@ -3,48 +3,15 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Express } from 'express';
-import { KeyManager, type KeyStore, type WritableKeyStore } from 'keygate';
+import { KeyManager } from 'keygate';
+import { createApp } from '../../../examples/email-verification/app.js';
+import type { MxResolver } from '../../../examples/email-verification/mx.js';
+import { openStores } from '../../../examples/email-verification/stores.js';
 
-// The example is plain JavaScript; its paths are variables so the compiler does not look for its types.
-const dir = '../../../examples/email-verification';
-const appModule = `${dir}/app.js`;
-const storesModule = `${dir}/stores.js`;
-const serverModule = `${dir}/server.js`;
+export { createApp, PRICES } from '../../../examples/email-verification/app.js';
+export { DEMO_CREDITS, main } from '../../../examples/email-verification/server.js';
 
-export interface Ledger {
-  open(accountId: string, credits: number): Promise<boolean>;
-  balance(accountId: string): Promise<number>;
-  charges(accountId: string, limit?: number): Promise<Array<{ operation: string; items: number; credits: number }>>;
-}
-interface Stores {
-  store: WritableKeyStore;
-  ledger: Ledger;
-  close(): Promise<void>;
-}
-type MxRecord = { exchange: string; priority: number };
-export interface MxResolver {
-  resolveMx(domain: string): Promise<MxRecord[]>;
-  resolve4?(domain: string): Promise<string[]>;
-  resolve6?(domain: string): Promise<string[]>;
-}
-
-export const { createApp, PRICES } = (await import(appModule)) as {
-  createApp(options: { store: KeyStore; ledger: Ledger; resolver?: MxResolver; dnsTimeout?: number }): Express;
-  PRICES: { verify: number; score: number; find: number };
-};
-export const { openStores } = (await import(storesModule)) as {
-  openStores(where: { memory?: boolean; dataDir: string }): Promise<Stores>;
-};
-export const { main, DEMO_CREDITS } = (await import(serverModule)) as {
-  main(options: {
-    argv: string[];
-    env: Record<string, string>;
-    log: (line: string) => void;
-    resolver?: MxResolver;
-  }): Promise<{ url: string; close(): Promise<void> }>;
-  DEMO_CREDITS: number;
-};
+type MxRecord = Awaited<ReturnType<MxResolver['resolveMx']>>[number];
 
 const dnsError = (code: string) => Object.assign(new Error(`DNS ${code}`), { code });
 
@@ -152,3 +119,5 @@ export async function startService(backend: 'memory' | 'pglite', credits = 1000)
 
 export type Service = Awaited<ReturnType<typeof startService>>;
 export const BACKENDS = ['memory', 'pglite'] as const;
+/** Per-test time limit (ms) where a test opens PGlite, whose first start takes seconds on a busy 2-core machine. */
+export const PGLITE = { timeout: 60_000 };

@@ -1,0 +1,109 @@
+// Start-up settings from the environment. A setting that would make the service unsafe or unusable
+// stops it before anything opens, with a message that says why and what to set instead.
+import { BlockList, isIP } from 'node:net';
+
+/**
+ * A setting the service refuses to start with; `setting` names it (`PORT`, `TRUST_PROXY`).
+ *
+ * @example
+ * try { await main(); } catch (err) { if (err instanceof SettingError) console.error(err.message); }
+ */
+export class SettingError extends Error {
+  /** @param {string} setting @param {string} message */
+  constructor(setting, message) {
+    super(message);
+    this.name = 'SettingError';
+    /** @type {'invalid_setting'} */
+    this.code = 'invalid_setting';
+    this.setting = setting;
+  }
+}
+
+/**
+ * `PORT`: a whole number from 0 (any free port) to 65535.
+ *
+ * @param {string | undefined} value
+ * @returns {number} default `3000`
+ * @example
+ * portOf('8080'); // 8080
+ */
+export function portOf(value) {
+  const port = Number(value ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new SettingError('PORT', `PORT must be a whole number from 0 to 65535, got ${value}.`);
+  }
+  return port;
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/**
+ * Whether only this machine can connect to a server listening on `host`.
+ *
+ * @param {string} host a `HOST` value: an address or a name
+ * @example
+ * isLoopbackHost('127.0.0.1'); // true
+ * isLoopbackHost('0.0.0.0');   // false: every interface
+ */
+export function isLoopbackHost(host) {
+  if (host === 'localhost') return true;
+  const family = isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+// Express's names for address ranges (proxy-addr); anything else must be an address or CIDR.
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/**
+ * `TRUST_PROXY`: which proxy may tell the service the client's address in `X-Forwarded-For`. It must
+ * name the proxy (addresses or CIDRs, comma-separated, or `loopback`, `linklocal`, `uniquelocal`). A
+ * hop count, `true` or a `/0` range trusts whoever connects, so they are refused unless `host` is a
+ * loopback address: on a port others can reach, a client could connect directly, send
+ * `X-Forwarded-For` with an address on a key's allow list, and pass it.
+ *
+ * @param {string | undefined} value
+ * @param {string} host the `HOST` the service listens on
+ * @returns {boolean | number | string} Express's `trust proxy` value; default `false` (no proxy trusted)
+ * @example
+ * trustProxyOf('10.0.0.2', '0.0.0.0'); // '10.0.0.2'
+ * trustProxyOf('1', '0.0.0.0');        // throws SettingError (setting 'TRUST_PROXY')
+ */
+export function trustProxyOf(value, host) {
+  if (value === undefined || value === '' || value === 'false') return false;
+  const entries = value.split(',').map((entry) => entry.trim());
+  // A hop count or `true` names no proxy: Express then trusts whatever address connects.
+  const bare = value === 'true' ? true : /^\d+$/.test(value) ? Number(value) : undefined;
+  const trustsAnyone = bare !== undefined || entries.some((entry) => /\/0+$/.test(entry));
+  if (trustsAnyone && !isLoopbackHost(host)) throw new SettingError('TRUST_PROXY', unsafeTrust(value, host));
+  if (bare !== undefined) return bare;
+  const bad = entries.find((entry) => !NAMED_RANGES.has(entry) && !isAddressOrCidr(entry));
+  if (bad !== undefined) {
+    throw new SettingError(
+      'TRUST_PROXY',
+      `TRUST_PROXY entry "${bad}" is not an address, a CIDR or one of loopback, linklocal, uniquelocal.`,
+    );
+  }
+  return entries.join(',');
+}
+
+/** @param {string} value @param {string} host */
+function unsafeTrust(value, host) {
+  return (
+    `TRUST_PROXY=${value} trusts X-Forwarded-For from whoever connects, and HOST=${host} lets clients connect ` +
+    "directly: any of them could claim an address on a key's allow list and pass it. Name the proxy instead: " +
+    'TRUST_PROXY=10.0.0.2 (its addresses or CIDRs, comma-separated), or TRUST_PROXY=loopback for a proxy on ' +
+    'this machine (best with HOST=127.0.0.1).'
+  );
+}
+
+/** @param {string} entry */
+function isAddressOrCidr(entry) {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}

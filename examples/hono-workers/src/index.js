@@ -6,16 +6,21 @@ import { getConnInfo } from 'hono/cloudflare-workers';
 import { KeyManager, MemoryKeyStore } from 'keygate';
 import { apiKeyAuth } from 'keygate/hono';
 
+/** @typedef {{ Bindings: { KEYGATE_DEMO_KEY: string } } & import('keygate/hono').ApiKeyEnv} Env */
+
 const store = new MemoryKeyStore();
 const keys = new KeyManager({ store });
+/** @type {Promise<unknown> | undefined} */
 let seeded;
 
 // Secrets arrive with the first request's env, so the key is imported then, once per isolate. import()
 // checks the key's format and checksum, takes its mode from it and keeps only its digest and hint.
+/** @param {string} secret */
 function seed(secret) {
   return keys.import({ accountId: 'acct_demo', name: 'demo', permissions: ['email:verify'], secret });
 }
 
+/** @type {Hono<Env>} */
 const app = new Hono();
 app.use('/v1/*', async (c, next) => {
   seeded ??= seed(c.env.KEYGATE_DEMO_KEY);

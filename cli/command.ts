@@ -17,6 +17,8 @@ export interface FlagSpec {
   readonly required?: boolean;
   /** A one-letter alias (`y` for `-y`). */
   readonly short?: string;
+  /** A typical value, shown in `--help` and in the error for a bad one (`15m`). */
+  readonly example?: string;
 }
 
 /** Flags by name (without the leading `--`). */

@@ -7,24 +7,22 @@ const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
 
 /**
  * Reads a human duration (`500ms`, `30s`, `15m`, `12h`, `90d`) as milliseconds. A bare number is
- * refused, because flags once took minutes or days and a silent unit would be a guess.
+ * refused, because these flags once took minutes or days and a silent unit would be a guess.
  *
  * @param flag the flag it came from, named in the error (`quiet-for`).
+ * @param example a value to show in the error (`15m`).
  * @throws InvalidInputError with `field` `--<flag>`.
  * @example
- * parseDuration('quiet-for', '7d') // 604_800_000
+ * parseDuration('quiet-for', '7d', '15m') // 604_800_000
  */
-export function parseDuration(flag: string, text: string): number {
+export function parseDuration(flag: string, text: string, example = '7d'): number {
   const match = DURATION.exec(text.trim());
-  if (!match) {
-    const bare = /^\d+(\.\d+)?$/.test(text.trim());
-    throw new InvalidInputError(
-      `--${flag}`,
-      `--${flag} takes a duration with a unit (ms, s, m, h, d), e.g. --${flag} ${bare ? `${text.trim()}d` : '7d'}` +
-        (bare ? '; a bare number is refused' : ''),
-    );
-  }
-  return Number(match[1]) * UNITS[match[2] as keyof typeof UNITS];
+  if (match) return Number(match[1]) * UNITS[match[2] as keyof typeof UNITS];
+  const bare = /^\d+(\.\d+)?$/.test(text.trim()) ? '; a bare number is refused' : '';
+  throw new InvalidInputError(
+    `--${flag}`,
+    `--${flag} takes a duration with a unit (ms, s, m, h, d), e.g. --${flag} ${example}${bare}`,
+  );
 }
 
 /**

@@ -28,7 +28,7 @@ function flagLines(flags: Flags): string[] {
   const rows = Object.entries(flags).map(([name, spec]) => {
     const short = spec.short ? `-${spec.short}, ` : '';
     const value = spec.kind === 'boolean' ? '' : ` ${placeholder(spec)}`;
-    return [`${short}--${name}${value}`, spec.help] as const;
+    return [`${short}--${name}${value}`, spec.example ? `${spec.help} (e.g. ${spec.example})` : spec.help] as const;
   });
   const width = Math.max(...rows.map(([left]) => left.length));
   return rows.map(([left, help]) => `  ${left.padEnd(width)}  ${help}`);

@@ -129,7 +129,7 @@ function readFlags(flags: Flags, values: Record<string, unknown>): Record<string
     else if (value === undefined || (spec.required && value === '')) {
       if (spec.required) throw new InvalidInputError(`--${name}`, `--${name} is required`);
       read[name] = undefined;
-    } else read[name] = spec.kind === 'duration' ? parseDuration(name, value as string) : value;
+    } else read[name] = spec.kind === 'duration' ? parseDuration(name, value as string, spec.example) : value;
   }
   return read;
 }

@@ -16,6 +16,7 @@ const allow = {
 } as const;
 const quietFor = {
   kind: 'duration',
+  example: '15m',
   help: 'how long the old key must have gone unused (default 15m)',
 } as const;
 
@@ -59,7 +60,7 @@ const list = command({
   summary: "Lists an account's keys, revoked ones included, oldest first.",
   flags: {
     account,
-    'unused-for': { kind: 'duration', help: 'only active keys with no traffic for this long (e.g. 90d)' },
+    'unused-for': { kind: 'duration', example: '90d', help: 'only active keys with no traffic for this long' },
   },
   async run({ flags, manager }) {
     const keys = await manager();
@@ -146,7 +147,7 @@ const revoke = command({
   summary: 'Revokes a key, permanently. Asks first on a terminal; elsewhere needs --yes.',
   flags: {
     yes: { kind: 'boolean', short: 'y', help: 'do not ask (needed without a terminal)' },
-    'quiet-for': { ...quietFor, help: 'revoke only if the key has gone unused this long (e.g. 15m)' },
+    'quiet-for': { ...quietFor, help: 'revoke only if the key has gone unused this long' },
   },
   async run({ args, flags, manager, confirm }) {
     const keys = await manager();

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -208,6 +208,31 @@ describe('keygate CLI without a store', () => {
     expect(none.code).toBe(1);
     expect(JSON.parse(none.stderr).error).toMatchObject({ code: 'invalid_input', field: 'command' });
   });
+
+  it("README's exit-code table says what --help says", async () => {
+    const help = (await keygate('pglite:unused', '--help')).stdout;
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    const lines = help.split('Exit codes:\n')[1]?.split('\n\n')[0]?.split('\n') ?? [];
+    expect(lines).toHaveLength(5);
+    for (const line of lines) {
+      const [, exit, codes] = /^ {2}(\d) {2}(?:([a-z_, ]+): )?/.exec(line) ?? [];
+      const listed = (codes ?? '')
+        .split(', ')
+        .filter(Boolean)
+        .map((code) => `\`${code}\``)
+        .join(', ');
+      expect(readme).toMatch(new RegExp(`\\| ${exit} +\\| ${listed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} +\\|`));
+    }
+  });
+
+  it.each([['redis://127.0.0.1:1'], ['postgres://postgres@127.0.0.1:1/test']])(
+    'a store that cannot be reached (%s) exits 4 with key_store_unavailable',
+    async (store) => {
+      const run = await keygate(store, 'keys', 'list', '--account', 'a', '--json');
+      expect(run.code).toBe(4);
+      expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'key_store_unavailable' });
+    },
+  );
 
   it('an unknown store URL is a one-line error', async () => {
     const run = await keygate('mysql://localhost', 'keys', 'list', '--account', 'a');

@@ -67,7 +67,7 @@ describe('an embedded store folder has one writer', () => {
     await again.stop();
   }, 180_000);
 
-  it('finding 1: a lock left by a killed service does not block the CLI or a restart', async () => {
+  it('a stale lock left by a killed service blocks neither the CLI nor a restart', async () => {
     const dir = join(root, 'killed');
     const where = { store: `pglite:${dir}`, cwd: root };
     const service = await serviceOn(dir);

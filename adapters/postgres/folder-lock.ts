@@ -1,4 +1,4 @@
-import { StoreLockedError } from 'keygate';
+import { KeyStoreUnavailableError, StoreLockedError } from 'keygate';
 
 /** The lock file's name inside the folder it guards. */
 export const LOCK_FILE = 'keygate.lock';
@@ -30,9 +30,15 @@ interface Node {
   host: string;
 }
 
-// Node modules load when a folder is locked, never at import, and through a specifier bundlers do
-// not follow: `keygate/postgres` stays importable where there is no file system (Workers, browsers).
-const load = <T>(specifier: string): Promise<T> => import(specifier);
+/**
+ * Imports a module when called, through a specifier bundlers do not follow: Node modules and PGlite
+ * load when a folder is opened, never at import, so `keygate/postgres` stays importable where there is
+ * no file system (Workers, browsers).
+ *
+ * @example
+ * const fs = await load<typeof import('node:fs/promises')>('node:fs/promises');
+ */
+export const load = <T>(specifier: string): Promise<T> => import(specifier);
 
 async function loadNode(): Promise<Node> {
   const [fs, os] = await Promise.all([load<Fs>('node:fs/promises'), load<typeof import('node:os')>('node:os')]);
@@ -60,24 +66,33 @@ export async function lockFolder(dir: string): Promise<FolderLock> {
   try {
     // A few rounds: each either takes the lock, refuses a live holder, or clears a stale one.
     for (let round = 0; round < 5; round++) {
-      if (await tryLink(fs, draft, path)) return heldLock(fs, path, mine);
+      if (await tryCreate(fs, { draft, path, mine })) return heldLock(fs, path, mine);
       const found = await fs.readFile(path, 'utf8').catch(() => null);
       if (found === null) continue;
       const holder = parseHolder(found);
       if (holder && (await isAlive(node, holder))) throw lockedError(node, dir, path, holder);
       await clearStale(fs, path, found);
     }
-    throw new StoreLockedError(dir, 0, `${dir}: could not take the lock ${path}; try again`);
+    throw new KeyStoreUnavailableError(`${dir}: the lock ${path} kept changing hands; try again`);
   } finally {
     await fs.rm(draft, { force: true });
   }
 }
 
 // link() creates the lock file complete and atomically, failing when it exists: no reader ever sees
-// a half-written lock.
-async function tryLink(fs: Fs, draft: string, path: string): Promise<boolean> {
+// a half-written lock. A file system without hard links gets an exclusive create instead; a reader
+// that meets it still empty judges it stale, and clearStale puts it back once it has content.
+async function tryCreate(fs: Fs, file: { draft: string; path: string; mine: string }): Promise<boolean> {
   try {
-    await fs.link(draft, path);
+    await fs.link(file.draft, file.path);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+  }
+  try {
+    await fs.writeFile(file.path, file.mine, { flag: 'wx', mode: 0o600 });
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
@@ -108,8 +123,18 @@ async function clearStale(fs: Fs, path: string, judged: string): Promise<void> {
     return; // gone already: the next round sees what is there now
   }
   const moved = await fs.readFile(aside, 'utf8').catch(() => null);
-  if (moved !== judged) await fs.link(aside, path).catch(() => {});
+  if (moved !== judged) await putBack(fs, aside, path);
   await fs.rm(aside, { force: true });
+}
+
+// Never over a lock that appeared meanwhile: link fails on an existing file (rename, the fallback
+// where there are no hard links, would not).
+async function putBack(fs: Fs, aside: string, path: string): Promise<void> {
+  try {
+    await fs.link(aside, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') await fs.rename(aside, path).catch(() => {});
+  }
 }
 
 async function currentHolder(node: Node): Promise<Holder> {

@@ -1,5 +1,5 @@
 import type { PGlite } from '@electric-sql/pglite';
-import { lockFolder } from './folder-lock.js';
+import { load, lockFolder } from './folder-lock.js';
 import { PostgresKeyStore, type PostgresKeyStoreOptions } from './store.js';
 
 /** An embedded PGlite database in a folder, held by this process alone. */
@@ -11,9 +11,6 @@ export interface PGliteFolder {
   /** Closes the store and the database, then releases the folder. Idempotent. */
   close(): Promise<void>;
 }
-
-// Loaded on call, through a specifier bundlers do not follow, for the reason given in folder-lock.ts.
-const load = <T>(specifier: string): Promise<T> => import(specifier);
 
 /**
  * Opens PGlite in `dir` for this process alone (Node only). PGlite has no server to arbitrate between

@@ -96,9 +96,12 @@ function findCommand(positionals: readonly string[], table: readonly Command[]):
 
 function unknownCommand(positionals: readonly string[], table: readonly Command[]): InvalidInputError {
   if (positionals.length === 0) return new InvalidInputError('command', 'no command given; see keygate --help');
-  const group = table.some((c) => c.path.length > 1 && c.path[0] === positionals[0]);
-  const words = positionals.slice(0, group ? 2 : 1).join(' ');
-  return new InvalidInputError('command', `unknown command ${JSON.stringify(words)}; see keygate --help`);
+  const group = table.filter((c) => c.path.length > 1 && c.path[0] === positionals[0]).map((c) => c.path[1]);
+  if (group.length === 0) {
+    return new InvalidInputError('command', `unknown command ${JSON.stringify(positionals[0])}; see keygate --help`);
+  }
+  const what = positionals.length === 1 ? 'needs a command' : `has no command ${JSON.stringify(positionals[1])}`;
+  return new InvalidInputError('command', `${positionals[0]} ${what}; it takes ${group.join(', ')}`);
 }
 
 function checkFlagsBelong(command: Command, values: Record<string, unknown>): void {

@@ -31,7 +31,7 @@ export type Invocation =
       readonly command: Command;
       readonly args: Record<string, string>;
       readonly flags: Record<string, unknown>;
-      readonly global: { store?: string | undefined; pepper?: string | undefined; json: boolean };
+      readonly global: { store: string | undefined; pepper: string | undefined };
     };
 
 /**
@@ -56,12 +56,12 @@ export function parseCommandLine(argv: readonly string[], table: readonly Comman
     global: {
       store: values.store as string | undefined,
       pepper: values.pepper as string | undefined,
-      json: values.json === true,
     },
   };
 }
 
-// One strict pass over every flag any command knows; which of them this command takes is checked next.
+// One strict pass over every flag any command knows (a flag name has one kind across the table);
+// which of them this command takes is checked next.
 function readArgs(argv: readonly string[], table: readonly Command[]) {
   const options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }> = {};
   for (const flags of [GLOBAL_FLAGS, ...table.map((c) => c.flags)]) {

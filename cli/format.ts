@@ -1,4 +1,5 @@
 import type { ManagedKey, RotationStatus, UsageReport } from 'keygate';
+import { formatDuration } from './duration.js';
 
 /** A key as a short block of `label: value` lines. */
 export function formatKey(key: ManagedKey): string {
@@ -27,8 +28,8 @@ function minutes(ms: number): string {
 export function formatRotationStatus(s: RotationStatus): string {
   const next = {
     created: 'deploy the new key, then check again',
-    switched: `wait until the old key has been quiet for ${minutes(s.quietForMs)}`,
-    confirmed: `keygate keys revoke ${s.oldKeyId} --if-quiet-for ${Math.floor(s.quietForMs / 60_000)}`,
+    switched: `wait until the old key has been quiet for ${formatDuration(s.quietForMs)}`,
+    confirmed: `keygate keys revoke ${s.oldKeyId} --quiet-for ${formatDuration(s.quietForMs)}`,
     revoked: 'done',
   }[s.step];
   return [

@@ -1,4 +1,4 @@
-import { InvalidInputError } from 'keygate';
+import { InvalidInputError, StoreLockedError } from 'keygate';
 import { quote, type UsageStore, type WritableKeyStore } from 'keygate/store-kit';
 
 /** A store opened by the CLI, with the function that releases its connections. */
@@ -12,43 +12,61 @@ export interface OpenedStore {
 export const DEFAULT_STORE = 'pglite:./.keygate';
 
 /**
- * Opens the store a URL names: `pglite:<dir>` (embedded PostgreSQL in a folder), `postgres://…` or
- * `postgresql://…` (a PostgreSQL server), `redis://…` or `rediss://…`. SQL stores are migrated on open.
- * Drivers are loaded only when their scheme is used, so each stays an optional dependency.
+ * Opens the store a URL names: `pglite:<dir>` (embedded PostgreSQL in a folder, locked for this
+ * process), `postgres://…` or `postgresql://…` (a PostgreSQL server), `redis://…` or `rediss://…`.
+ * SQL stores are migrated on open. Drivers load only when their scheme is used, so each stays an
+ * optional dependency.
  *
+ * @throws StoreLockedError when another live process (a running service) holds the PGlite folder.
  * @example
  * const { store, close } = await openStore('pglite:./.keygate');
  */
 export async function openStore(url: string): Promise<OpenedStore> {
-  if (url.startsWith('pglite:')) {
-    const dir = url.slice('pglite:'.length);
-    if (dir === '') throw new InvalidInputError('store', 'pglite: needs a folder, e.g. pglite:./.keygate');
-    const [{ PGlite }, { PostgresKeyStore }] = await Promise.all([
-      import('@electric-sql/pglite'),
-      import('keygate/postgres'),
-    ]);
-    const client = new PGlite(dir);
-    const store = new PostgresKeyStore({ client });
-    await store.migrate();
-    return { store, describe: `PGlite in ${dir}`, close: () => closeAll(store, () => client.close()) };
-  }
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    const [pg, { PostgresKeyStore }] = await Promise.all([import('pg'), import('keygate/postgres')]);
-    const Pool = (pg as unknown as { default?: typeof import('pg') }).default?.Pool ?? pg.Pool;
-    const pool = new Pool({ connectionString: url, max: 2 });
-    const store = new PostgresKeyStore({ client: pool });
-    await store.migrate();
-    return { store, describe: 'PostgreSQL', close: () => closeAll(store, () => pool.end()) };
-  }
-  if (/^rediss?:\/\//.test(url)) {
-    const [{ createClient }, { RedisKeyStore }] = await Promise.all([import('redis'), import('keygate/redis')]);
-    const client = createClient({ url, socket: { reconnectStrategy: false } });
-    client.on('error', () => {});
-    await client.connect();
-    const store = new RedisKeyStore({ client: client as never });
-    return { store, describe: 'Redis', close: () => closeAll(store, () => client.close()) };
-  }
+  if (url.startsWith('pglite:')) return openPGlite(url.slice('pglite:'.length));
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url);
+  if (/^rediss?:\/\//.test(url)) return openRedis(url);
   throw new InvalidInputError('store', `unknown store ${quote(url)}; use pglite:<dir>, postgres://… or redis://…`);
+}
+
+async function openPGlite(dir: string): Promise<OpenedStore> {
+  if (dir === '') throw new InvalidInputError('store', 'pglite: needs a folder, e.g. pglite:./.keygate');
+  const { openPGliteFolder } = await import('keygate/postgres');
+  try {
+    const { store, close } = await openPGliteFolder(dir);
+    return { store, describe: `PGlite in ${dir}`, close };
+  } catch (err) {
+    if (!(err instanceof StoreLockedError)) throw err;
+    // The holder is most likely the service running on this folder: say what to use instead.
+    throw new StoreLockedError(
+      err.path,
+      err.holderPid,
+      `${err.message}. Stop that process first, or change keys through it (its dashboard), ` +
+        'or keep keys in a database server both can share: --store postgres://… or redis://…',
+    );
+  }
+}
+
+async function openPostgres(url: string): Promise<OpenedStore> {
+  const [pg, { PostgresKeyStore }] = await Promise.all([import('pg'), import('keygate/postgres')]);
+  const Pool = (pg as unknown as { default?: typeof import('pg') }).default?.Pool ?? pg.Pool;
+  const pool = new Pool({ connectionString: url, max: 2 });
+  const store = new PostgresKeyStore({ client: pool });
+  try {
+    await store.migrate();
+  } catch (err) {
+    await closeAll(store, () => pool.end()).catch(() => {});
+    throw err;
+  }
+  return { store, describe: 'PostgreSQL', close: () => closeAll(store, () => pool.end()) };
+}
+
+async function openRedis(url: string): Promise<OpenedStore> {
+  const [{ createClient }, { RedisKeyStore }] = await Promise.all([import('redis'), import('keygate/redis')]);
+  const client = createClient({ url, socket: { reconnectStrategy: false } });
+  client.on('error', () => {});
+  await client.connect();
+  const store = new RedisKeyStore({ client: client as never });
+  return { store, describe: 'Redis', close: () => closeAll(store, () => client.close()) };
 }
 
 async function closeAll(store: unknown, end: () => Promise<unknown>): Promise<void> {

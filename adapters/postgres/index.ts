@@ -1,3 +1,5 @@
+export type { PGliteFolder } from './pglite-folder.js';
+export { openPGliteFolder } from './pglite-folder.js';
 export type { PGliteLike } from './sql-client.js';
 export type { PostgresKeyStoreOptions } from './store.js';
 export { PostgresKeyStore } from './store.js';

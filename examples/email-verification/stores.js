@@ -32,28 +32,40 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
       close: async () => {},
     };
   }
-  const { PostgresKeyStore } = await import('keygate/postgres');
+  const { PostgresKeyStore, openPGliteFolder } = await import('keygate/postgres');
   /** @type {import('pg').Pool | import('@electric-sql/pglite').PGlite} */
   let client;
   let describe;
+  /** @type {import('keygate/postgres').PostgresKeyStore} */
+  let store;
+  /** @type {() => Promise<void>} */
+  let closeStore;
   if (databaseUrl) {
     const pg = await import('pg');
-    client = new (pg.default ?? pg).Pool({ connectionString: databaseUrl });
+    const pool = new (pg.default ?? pg).Pool({ connectionString: databaseUrl });
+    client = pool;
     describe = 'in PostgreSQL (DATABASE_URL)';
+    store = new PostgresKeyStore({ client });
+    closeStore = async () => {
+      store.close();
+      await pool.end();
+    };
   } else {
     await createPrivateFolder(dataDir); // owner-only before PGlite writes anything in it
-    const { PGlite } = await import('@electric-sql/pglite');
-    client = new PGlite(dataDir);
+    // The folder is locked for this process: a second process on it (another server, the CLI) is
+    // refused with StoreLockedError instead of silently losing its writes.
+    const folder = await openPGliteFolder(dataDir);
+    ({ client, store } = folder);
     describe = `in PGlite at ${dataDir}`;
+    closeStore = folder.close;
   }
-  const store = new PostgresKeyStore({ client });
   const ledger = new SqlLedger({ client });
   try {
     await store.migrate();
     await ledger.migrate();
     if (!databaseUrl) await restrictFolder(dataDir); // PGlite unpacks its first files as 0666
   } catch (err) {
-    await endClient(client);
+    await closeStore();
     throw err;
   }
   return {
@@ -61,15 +73,6 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
     ledger,
     describe,
     cliStore: databaseUrl ? '"$DATABASE_URL"' : `pglite:${dataDir}`,
-    close: async () => {
-      await store.close();
-      await endClient(client);
-    },
+    close: closeStore,
   };
-}
-
-/** @param {{ end?: () => Promise<void>, close?: () => Promise<void> }} client */
-async function endClient(client) {
-  if ('end' in client && typeof client.end === 'function') await client.end();
-  else await client.close?.();
 }

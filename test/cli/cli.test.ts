@@ -1,35 +1,17 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PG_URL, serviceAvailable } from '../stores/support/services.js';
+import { ensureBuilt, type Run, keygate as runKeygate } from './support/keygate.js';
 
 // The CLI as a user runs it: the built `keygate` binary in a child process.
-const BIN = join(import.meta.dirname, '../../dist/cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'keygate-cli-'));
 
-beforeAll(() => {
-  if (!existsSync(BIN)) execFileSync('npx', ['tsup', '--silent'], { cwd: join(import.meta.dirname, '../..') });
-}, 120_000);
+beforeAll(ensureBuilt, 120_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function keygate(store: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BIN, ...args],
-      { env: { ...process.env, KEYGATE_STORE: store }, cwd: dir, timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const keygate = (store: string, ...args: string[]) => runKeygate({ store, cwd: dir }, ...args);
 
 const json = (run: Run) => JSON.parse(run.stdout);
 
@@ -101,32 +83,52 @@ describe.each(stores)('keygate CLI on %s', (_, store) => {
     }
   });
 
-  it.skipIf(!store)('keys update changes fields; bad input exits 1 with one line and changes nothing', async () => {
-    const updated = await run('keys', 'update', id, '--name', 'renamed', '--clear-allow', '--json');
-    expect(updated.code).toBe(0);
-    expect(json(updated)).toMatchObject({ name: 'renamed', allowedIps: [], version: 2 });
+  it.skipIf(!store)(
+    'keys update changes fields; a refused command exits with its code, one line, and changes nothing',
+    async () => {
+      const updated = await run('keys', 'update', id, '--name', 'renamed', '--clear-allow', '--json');
+      expect(updated.code).toBe(0);
+      expect(json(updated)).toMatchObject({ name: 'renamed', allowedIps: [], version: 2 });
 
-    for (const args of [
-      ['keys', 'update', id, '--allow', '10/8'],
-      ['keys', 'update', id, '--allow', '::1/129'],
-      ['keys', 'update', id],
-      ['keys', 'create', '--account', account, '--name', 'x', '--mode', 'prod'],
-      ['keys', 'create', '--account', account, '--name', 'x', '--mode', 'test', '--allow', 'hello'],
-      ['keys', 'create', '--account', account, '--mode', 'test'],
-      ['keys', 'show', 'key_doesnotexist'],
-      ['keys', 'update', 'key_doesnotexist', '--name', 'x'],
-      ['keys', 'frobnicate'],
-      ['keys', 'list', '--account', account, '--bogus'],
-    ]) {
-      const bad = await run(...args);
-      expect({ args, code: bad.code }).toEqual({ args, code: 1 });
-      expect(bad.stderr.trim().split('\n')).toHaveLength(1);
-      expect(bad.stderr).toMatch(/^keygate: /);
-    }
-    const after = json(await run('keys', 'show', id, '--json'));
-    expect(after).toMatchObject({ name: 'renamed', allowedIps: [], version: 2 });
-    expect(json(await run('keys', 'list', '--account', account, '--json'))).toHaveLength(2);
-  });
+      const refused: Array<[string[], number, string, string | undefined]> = [
+        [['keys', 'update', id, '--allow', '10/8'], 1, 'invalid_input', 'allowedIps[0]'],
+        [['keys', 'update', id, '--allow', '::1/129'], 1, 'invalid_input', 'allowedIps[0]'],
+        [['keys', 'update', id], 1, 'invalid_input', 'arguments'],
+        [['keys', 'update', id, '--allow', '10.0.0.0/8', '--clear-allow'], 1, 'invalid_input', '--clear-allow'],
+        [['keys', 'create', '--account', account, '--name', 'x', '--mode', 'prod'], 1, 'invalid_input', 'mode'],
+        [
+          ['keys', 'create', '--account', account, '--name', 'x', '--mode', 'test', '--allow', 'hello'],
+          1,
+          'invalid_input',
+          'allowedIps[0]',
+        ],
+        [['keys', 'create', '--account', account, '--mode', 'test'], 1, 'invalid_input', '--name'],
+        [['keys', 'show', 'key_doesnotexist'], 2, 'key_not_found', 'id'],
+        [['keys', 'update', 'key_doesnotexist', '--name', 'x'], 2, 'key_not_found', 'id'],
+        [['keys', 'frobnicate'], 1, 'invalid_input', 'command'],
+        [['keys', 'list', '--account', account, '--bogus'], 1, 'invalid_input', '--bogus'],
+        [['keys', 'show', id, '--account', account], 1, 'invalid_input', '--account'],
+      ];
+      for (const [args, exit, code, field] of refused) {
+        const refusal = await run(...args, '--json');
+        expect({ args, exit: refusal.code }).toEqual({ args, exit });
+        expect(refusal.stdout).toBe('');
+        expect(JSON.parse(refusal.stderr)).toEqual({
+          error: expect.objectContaining({ code, message: expect.any(String), ...(field ? { field } : {}) }),
+        });
+      }
+      // Without --json: one line, `keygate: <message>`, the same exit code.
+      for (const [args, exit] of [0, 7, 9].map((i) => refused[i] as (typeof refused)[number])) {
+        const human = await run(...args);
+        expect({ args, exit: human.code }).toEqual({ args, exit });
+        expect(human.stderr).toMatch(/^keygate: [^\n]+\n$/);
+      }
+      const after = json(await run('keys', 'show', id, '--json'));
+      expect(after).toMatchObject({ name: 'renamed', allowedIps: [], version: 2 });
+      expect(json(await run('keys', 'list', '--account', account, '--json'))).toHaveLength(2);
+    },
+    120_000,
+  );
 
   it.skipIf(!store)(
     'keys rotate gives a new secret with the same permissions; rotation-status reports the step',
@@ -142,45 +144,95 @@ describe.each(stores)('keygate CLI on %s', (_, store) => {
       const human = await run('keys', 'rotation-status', id);
       expect(human.stdout).toContain('deploy the new key');
     },
+    60_000,
   );
 
   it.skipIf(!store)(
-    'keys revoke asks for confirmation unless --yes; revoking twice and updating a revoked key exit 1',
+    'keys revoke asks for confirmation unless --yes; revoking twice and updating a revoked key exit 3 (key_revoked)',
     async () => {
-      const unconfirmed = await run('keys', 'revoke', id);
+      const unconfirmed = await run('keys', 'revoke', id, '--json');
       expect(unconfirmed.code).toBe(1);
-      expect(unconfirmed.stderr).toContain('--yes');
+      expect(JSON.parse(unconfirmed.stderr).error).toMatchObject({ code: 'invalid_input', field: '--yes' });
       expect(json(await run('keys', 'show', id, '--json')).status).toBe('active');
 
-      const revoked = await run('keys', 'revoke', id, '--yes', '--json');
+      const revoked = await run('keys', 'revoke', id, '--yes', '--quiet-for', '0s', '--json');
       expect(revoked.code).toBe(0);
       expect(json(revoked)).toMatchObject({ id, status: 'revoked' });
 
-      const twice = await run('keys', 'revoke', id, '--yes');
-      expect(twice.code).toBe(1);
-      expect(twice.stderr).toContain('revoked');
+      const twice = await run('keys', 'revoke', id, '--yes', '--json');
+      expect(twice.code).toBe(3);
+      expect(JSON.parse(twice.stderr).error).toMatchObject({ code: 'key_revoked', keyId: id, state: 'revoked' });
       const change = await run('keys', 'update', id, '--name', 'again');
-      expect(change.code).toBe(1);
+      expect(change.code).toBe(3);
       expect(json(await run('keys', 'show', id, '--json'))).toMatchObject({ status: 'revoked', name: 'renamed' });
     },
+    60_000,
   );
 
   it.skipIf(!store)('usage prints the per-day report', async () => {
     const usage = await run('usage', id, '--json');
     expect(usage.code).toBe(0);
     expect(json(usage)).toMatchObject({ keyId: id, allowed: 0, denied: 0, lastUsedAt: null });
-    const bad = await run('usage', id, '--from', 'yesterday');
+    const bad = await run('usage', id, '--from', 'yesterday', '--json');
     expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.stderr).error).toMatchObject({ code: 'invalid_input', field: 'from' });
   });
 });
 
 describe('keygate CLI without a store', () => {
-  it('--help prints usage and exits 0; no command exits 1', async () => {
+  it('--help prints every command and the exit codes, and exits 0; no command exits 1', async () => {
     const help = await keygate('pglite:unused', '--help');
     expect(help.code).toBe(0);
-    expect(help.stdout).toContain('keygate keys create');
-    expect((await keygate('pglite:unused')).code).toBe(1);
+    for (const line of [
+      'keygate keys create --account A --name N --mode test|live [--permission P]... [--allow CIDR]... [--expires ISO]',
+      'keygate keys list --account A [--unused-for DURATION]',
+      'keygate keys show ID',
+      'keygate keys update ID [--name N] [--permission P]... [--allow CIDR]... [--clear-allow] [--expires ISO|never]',
+      'keygate keys rotate ID',
+      'keygate keys rotation-status ID [--quiet-for DURATION]',
+      'keygate keys revoke ID [--yes] [--quiet-for DURATION]',
+      'keygate usage ID [--from YYYY-MM-DD] [--to YYYY-MM-DD]',
+      '1  invalid_input, unsupported, store_locked',
+      '2  key_not_found',
+      '3  key_revoked, key_conflict, key_in_use',
+      '4  key_store_unavailable, rate_limiter_unavailable',
+    ]) {
+      expect(help.stdout).toContain(line);
+    }
+    const revoke = await keygate('pglite:unused', 'keys', 'revoke', '--help');
+    expect(revoke.code).toBe(0);
+    expect(revoke.stdout).toMatch(/-y, --yes +do not ask/);
+    expect(revoke.stdout).toMatch(/--quiet-for DURATION +revoke only if/);
+    expect(existsSync(join(dir, 'unused'))).toBe(false);
+    const none = await keygate('pglite:unused', '--json');
+    expect(none.code).toBe(1);
+    expect(JSON.parse(none.stderr).error).toMatchObject({ code: 'invalid_input', field: 'command' });
   });
+
+  it("README's exit-code table says what --help says", async () => {
+    const help = (await keygate('pglite:unused', '--help')).stdout;
+    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    const lines = help.split('Exit codes:\n')[1]?.split('\n\n')[0]?.split('\n') ?? [];
+    expect(lines).toHaveLength(5);
+    for (const line of lines) {
+      const [, exit, codes] = /^ {2}(\d) {2}(?:([a-z_, ]+): )?/.exec(line) ?? [];
+      const listed = (codes ?? '')
+        .split(', ')
+        .filter(Boolean)
+        .map((code) => `\`${code}\``)
+        .join(', ');
+      expect(readme).toMatch(new RegExp(`\\| ${exit} +\\| ${listed.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} +\\|`));
+    }
+  });
+
+  it.each([['redis://127.0.0.1:1'], ['postgres://postgres@127.0.0.1:1/test']])(
+    'a store that cannot be reached (%s) exits 4 with key_store_unavailable',
+    async (store) => {
+      const run = await keygate(store, 'keys', 'list', '--account', 'a', '--json');
+      expect(run.code).toBe(4);
+      expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'key_store_unavailable' });
+    },
+  );
 
   it('an unknown store URL is a one-line error', async () => {
     const run = await keygate('mysql://localhost', 'keys', 'list', '--account', 'a');

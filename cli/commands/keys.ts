@@ -1,0 +1,173 @@
+// The `keygate keys ...` commands: one table entry each (words, arguments, flags, help, handler).
+import { type CreatedKey, InvalidInputError, KeyNotFoundError, type UpdateKeyInput } from 'keygate';
+import { type Command, type CommandOutput, command, type FlagValues } from '../command.js';
+import { formatDuration } from '../duration.js';
+import { formatKey, formatRotationStatus } from '../format.js';
+
+// Flags more than one command takes, declared once.
+const account = { kind: 'string', value: 'A', required: true, help: 'the account the keys belong to' } as const;
+const permission = { kind: 'strings', value: 'P', help: 'a permission the key holds (repeat for more)' } as const;
+const allow = {
+  kind: 'strings',
+  value: 'CIDR',
+  help: 'an address or range the key may be used from (repeat)',
+} as const;
+const quietFor = {
+  kind: 'duration',
+  example: '15m',
+  help: 'how long the old key must have gone unused (default 15m)',
+} as const;
+
+function secretOutput(verb: string, created: CreatedKey): CommandOutput {
+  return {
+    json: created,
+    text:
+      `${verb} ${created.key.id} (${created.key.hint})\n${formatKey(created.key)}\n\n` +
+      `SECRET (shown once, store it now; keygate keeps only its digest):\n${created.secret}\n`,
+  };
+}
+
+const create = command({
+  path: ['keys', 'create'],
+  args: [],
+  summary: 'Creates a key and prints its secret, once.',
+  flags: {
+    account,
+    name: { kind: 'string', value: 'N', required: true, help: 'a name to tell the key by' },
+    mode: { kind: 'string', value: 'test|live', required: true, help: 'test (sandbox, never billed) or live' },
+    permission,
+    allow,
+    expires: { kind: 'string', value: 'ISO', help: 'when the key stops working (ISO 8601; default never)' },
+  },
+  async run({ flags, manager }) {
+    const created = await (await manager()).create({
+      accountId: flags.account,
+      name: flags.name,
+      mode: flags.mode as 'live' | 'test',
+      permissions: flags.permission,
+      allowedIps: flags.allow,
+      expiresAt: flags.expires ?? null,
+    });
+    return secretOutput('Created', created);
+  },
+});
+
+const list = command({
+  path: ['keys', 'list'],
+  args: [],
+  summary: "Lists an account's keys, revoked ones included, oldest first.",
+  flags: {
+    account,
+    'unused-for': { kind: 'duration', example: '90d', help: 'only active keys with no traffic for this long' },
+  },
+  async run({ flags, manager }) {
+    const keys = await manager();
+    const unusedMs = flags['unused-for'];
+    // The core takes days here today; `unusedForMs` replaces it (issue 13, units).
+    const found = await keys.list(flags.account, unusedMs === undefined ? {} : { unusedForMs: unusedMs });
+    return { json: found, text: found.length ? found.map(formatKey).join('\n\n') : 'no keys' };
+  },
+});
+
+const show = command({
+  path: ['keys', 'show'],
+  args: ['id'],
+  summary: 'Shows one key (never its secret).',
+  flags: {},
+  async run({ args, manager }) {
+    const key = await (await manager()).get(args.id);
+    if (!key) throw new KeyNotFoundError(args.id);
+    return { json: key, text: formatKey(key) };
+  },
+});
+
+const updateFlags = {
+  name: { kind: 'string', value: 'N', help: 'a new name' },
+  permission: { ...permission, help: 'the permissions the key holds from now on (repeat; replaces them)' },
+  allow: { ...allow, help: 'the allow list from now on (repeat; replaces it)' },
+  'clear-allow': { kind: 'boolean', help: 'empty the allow list: any address may use the key' },
+  expires: { kind: 'string', value: 'ISO|never', help: 'a new expiry, or never' },
+} as const;
+
+const update = command({
+  path: ['keys', 'update'],
+  args: ['id'],
+  summary: "Changes a key's name, permissions, allow list or expiry.",
+  flags: updateFlags,
+  async run({ args, flags, manager }) {
+    const changes = updateInput(flags);
+    const key = await (await manager()).update(args.id, changes);
+    return { json: key, text: `Updated ${key.id}\n${formatKey(key)}` };
+  },
+});
+
+function updateInput(flags: FlagValues<typeof updateFlags>): UpdateKeyInput {
+  if (flags['clear-allow'] && flags.allow.length) {
+    throw new InvalidInputError('--clear-allow', 'use either --allow or --clear-allow');
+  }
+  const changes: UpdateKeyInput = {};
+  if (flags.name !== undefined) changes.name = flags.name;
+  if (flags.permission.length) changes.permissions = flags.permission;
+  if (flags.allow.length || flags['clear-allow']) changes.allowedIps = flags.allow;
+  if (flags.expires !== undefined) changes.expiresAt = flags.expires === 'never' ? null : flags.expires;
+  if (Object.keys(changes).length === 0) {
+    throw new InvalidInputError('arguments', 'update needs --name, --permission, --allow, --clear-allow or --expires');
+  }
+  return changes;
+}
+
+const rotate = command({
+  path: ['keys', 'rotate'],
+  args: ['id'],
+  summary: 'Creates the successor of a key (same account, mode, permissions, allow list); both work until you revoke.',
+  flags: {},
+  async run({ args, manager }) {
+    return secretOutput('Rotated to', await (await manager()).rotate(args.id));
+  },
+});
+
+const rotationStatus = command({
+  path: ['keys', 'rotation-status'],
+  args: ['id'],
+  summary: 'Tells where a rotation stands: is the new key used, has the old one gone quiet?',
+  flags: { 'quiet-for': quietFor },
+  async run({ args, flags, manager }) {
+    const quietMs = flags['quiet-for'];
+    const status = await (await manager()).rotationStatus(
+      args.id,
+      quietMs === undefined ? {} : { quietForMs: quietMs },
+    );
+    return { json: status, text: formatRotationStatus(status) };
+  },
+});
+
+const revoke = command({
+  path: ['keys', 'revoke'],
+  args: ['id'],
+  summary: 'Revokes a key, permanently. Asks first on a terminal; elsewhere needs --yes.',
+  flags: {
+    yes: { kind: 'boolean', short: 'y', help: 'do not ask (needed without a terminal)' },
+    'quiet-for': { ...quietFor, help: 'revoke only if the key has gone unused this long' },
+  },
+  async run({ args, flags, manager, confirm }) {
+    const keys = await manager();
+    const key = await keys.get(args.id);
+    if (!key) throw new KeyNotFoundError(args.id);
+    if (!flags.yes) {
+      if (!confirm)
+        throw new InvalidInputError('--yes', 'revoke is permanent: pass --yes to confirm (no terminal to ask on)');
+      const ok = await confirm(`Revoke ${key.id} (${key.hint}, "${key.name}")? This is permanent. [y/N] `);
+      if (!ok) throw new InvalidInputError('--yes', 'not revoked: not confirmed');
+    }
+    const quietMs = flags['quiet-for'];
+    const revoked = await keys.revoke(args.id, quietMs === undefined ? {} : { quietForMs: quietMs });
+    const text = `Revoked ${revoked.id} (${revoked.hint}) at ${revoked.revokedAt}`;
+    return {
+      json: revoked,
+      text: quietMs === undefined ? text : `${text}, quiet for ${formatDuration(quietMs)} or more`,
+    };
+  },
+});
+
+/** The `keys` group, in the order `--help` lists it. */
+export const KEYS_COMMANDS: readonly Command[] = [create, list, show, update, rotate, rotationStatus, revoke];

@@ -1,0 +1,88 @@
+import { KeygateError, type KeygateErrorCode, KeyStoreUnavailableError } from 'keygate';
+
+/**
+ * The exit code of each error code: the one table the CLI's exit status comes from (README and
+ * `--help` print it). 0 is success.
+ */
+export const EXIT_CODES = {
+  invalid_input: 1,
+  unsupported: 1,
+  store_locked: 1,
+  key_not_found: 2,
+  key_revoked: 3,
+  key_conflict: 3,
+  key_in_use: 3,
+  key_store_unavailable: 4,
+  rate_limiter_unavailable: 4,
+} as const satisfies Record<KeygateErrorCode, number>;
+
+/** What each exit code means, for `--help` (a code missing here does not compile). */
+export const EXIT_MEANINGS: Record<0 | (typeof EXIT_CODES)[KeygateErrorCode], string> = {
+  0: 'done',
+  1: 'refused as given (fix the command or the store; nothing changed)',
+  2: 'no key with that id',
+  3: "the key's state forbids it now",
+  4: 'the store failed or timed out; try again',
+};
+
+/**
+ * The exit-code table as lines: `1  invalid_input, unsupported, store_locked: refused as given ...`.
+ *
+ * @example
+ * exitCodeLines()[0] // '0  done'
+ */
+export function exitCodeLines(): string[] {
+  return Object.entries(EXIT_MEANINGS).map(([exit, meaning]) => {
+    const codes = Object.entries(EXIT_CODES).filter(([, value]) => String(value) === exit);
+    return `  ${exit}  ${codes.length ? `${codes.map(([code]) => code).join(', ')}: ` : ''}${meaning}`;
+  });
+}
+
+// Anything shaped like an API key is cut to its prefix: the only raw key the CLI prints is the
+// `secret` of create and rotate, never one echoed back from input (an id, a flag value).
+const KEY_SHAPED = /([a-z][a-z0-9]{0,15}_(?:live|test)_)[0-9A-Za-z]{4,}/g;
+// Newlines go too, so that an error is one line.
+const scrub = (text: string) => text.replace(KEY_SHAPED, '$1…').replace(/\s*\n\s*/g, ' ');
+
+/**
+ * Any failure as a `KeygateError`: keygate's own pass through; anything else came from a store's
+ * client (a refused connection, a driver error) and becomes `key_store_unavailable` with it as `cause`.
+ *
+ * @example
+ * toKeygateError(new Error('connect ECONNREFUSED')).code // 'key_store_unavailable'
+ */
+export function toKeygateError(err: unknown): KeygateError {
+  if (err instanceof KeygateError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new KeyStoreUnavailableError(`the store failed: ${message}`, err);
+}
+
+/**
+ * The `--json` form of an error: `{ "error": { "code", "message", "field"?, "keyId"?, ... } }`,
+ * with the extra facts an error carries (`state`, `holderPid`, `lastUsedAt`) when present.
+ *
+ * @example
+ * errorJson(new KeyNotFoundError('key_1')) // { error: { code: 'key_not_found', message: ..., field: 'id', keyId: 'key_1' } }
+ */
+export function errorJson(err: KeygateError): { error: Record<string, unknown> } {
+  const extra = err as KeygateError & { holderPid?: number; lastUsedAt?: string };
+  const error: Record<string, unknown> = { code: err.code, message: scrub(err.message) };
+  const facts = { field: err.field, keyId: err.keyId, state: err.state };
+  for (const [name, value] of Object.entries(facts)) if (value !== undefined) error[name] = scrub(value);
+  if (extra.holderPid !== undefined) error.holderPid = extra.holderPid;
+  if (extra.lastUsedAt !== undefined) error.lastUsedAt = extra.lastUsedAt;
+  return { error };
+}
+
+/**
+ * Prints a failure on stderr (one line: `keygate: <message>`, or one JSON value with `--json`) and
+ * returns its exit code from {@link EXIT_CODES}.
+ *
+ * @example
+ * return reportError(err, { json: true, err: (line) => process.stderr.write(`${line}\n`) });
+ */
+export function reportError(thrown: unknown, out: { json: boolean; err(text: string): void }): number {
+  const err = toKeygateError(thrown);
+  out.err(out.json ? JSON.stringify(errorJson(err)) : `keygate: ${scrub(err.message)}`);
+  return EXIT_CODES[err.code] ?? 1;
+}

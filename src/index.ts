@@ -44,6 +44,14 @@ export type {
   UpdateKeyInput,
 } from './manager/key-manager.js';
 export { DEFAULT_QUIET_PERIOD_MS, KeyManager } from './manager/key-manager.js';
+// withLimiterDeadline, validConsumeArgs and ConsumeArgs serve authors of limiters over other backends
+// (keygate/redis and keygate/postgres use them): keygate/store-kit material.
+export { withLimiterDeadline } from './rate-limit/deadline.js';
+export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
+export { MemoryRateLimiter } from './rate-limit/memory.js';
+export type { ConsumeArgs } from './rate-limit/policy.js';
+export { MAX_WINDOW_MS, validConsumeArgs } from './rate-limit/policy.js';
+export type { RateLimitDecision, RateLimiter } from './rate-limit/types.js';
 export { applyPatch, freezeRecord } from './store/apply-patch.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
@@ -67,6 +75,7 @@ export type {
   KeyStatus,
   KeyStore,
   PublicKey,
+  RateLimit,
   WritableKeyStore,
 } from './types.js';
 export { mergeUsage } from './usage/merge.js';

@@ -11,7 +11,7 @@ import { type EventHook, emitSafely, type KeygateEventType } from '../events.js'
 import { randomBase62 } from '../key/base62.js';
 import { assertPrefix, DEFAULT_PREFIX, generateKey, keyHint } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
-import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, WritableKeyStore } from '../types.js';
+import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, RateLimit, WritableKeyStore } from '../types.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
 import { isUsageStore, type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
@@ -23,6 +23,7 @@ import {
   validMode,
   validName,
   validPermissions,
+  validRateLimit,
 } from './validate.js';
 
 /** Options of {@link KeyManager}. */
@@ -84,6 +85,8 @@ export interface CreateKeyInput {
   /** When the key stops working: a `Date` or ISO-8601 string. Default: never. */
   expiresAt?: Date | string | null;
   metadata?: KeyMetadata;
+  /** The key's own rate limit, e.g. `{ limit: 100, windowMs: 60_000 }`. Default `null`: none of its own. */
+  rateLimit?: RateLimit | null;
 }
 
 /** Fields {@link KeyManager.update} may change. */
@@ -93,6 +96,8 @@ export interface UpdateKeyInput {
   allowedIps?: readonly string[];
   expiresAt?: Date | string | null;
   metadata?: KeyMetadata;
+  /** `null` removes the key's own rate limit. */
+  rateLimit?: RateLimit | null;
 }
 
 /** A new key: `secret` is the raw key, returned this once and never stored. */
@@ -110,7 +115,7 @@ const DAY = 86_400_000;
  */
 export const DEFAULT_QUIET_PERIOD_MS = 15 * 60_000;
 
-const UPDATABLE = new Set(['name', 'permissions', 'allowedIps', 'expiresAt', 'metadata']);
+const UPDATABLE = new Set(['name', 'permissions', 'allowedIps', 'expiresAt', 'metadata', 'rateLimit']);
 
 /**
  * Creates, reads, changes, rotates and revokes keys. Every input is validated before anything is
@@ -198,6 +203,7 @@ export class KeyManager {
     const allowedIps = validAllowList(input.allowedIps ?? []);
     const expiresAt = validExpiry(input.expiresAt, this.clock());
     const metadata = validMetadata(input.metadata);
+    const rateLimit = validRateLimit(input.rateLimit);
     const created = await this.insertNew({
       accountId,
       name,
@@ -206,6 +212,7 @@ export class KeyManager {
       allowedIps,
       expiresAt,
       metadata,
+      rateLimit,
       rotatedFrom: null,
     });
     this.emit('key.created', created.record);
@@ -215,7 +222,15 @@ export class KeyManager {
   private async insertNew(
     fields: Pick<
       ApiKeyRecord,
-      'accountId' | 'name' | 'mode' | 'permissions' | 'allowedIps' | 'expiresAt' | 'metadata' | 'rotatedFrom'
+      | 'accountId'
+      | 'name'
+      | 'mode'
+      | 'permissions'
+      | 'allowedIps'
+      | 'expiresAt'
+      | 'metadata'
+      | 'rateLimit'
+      | 'rotatedFrom'
     >,
   ): Promise<CreatedKey & { record: ApiKeyRecord }> {
     const secret = generateKey({ prefix: this.prefix, mode: fields.mode });
@@ -363,6 +378,7 @@ export class KeyManager {
     if (changes.allowedIps !== undefined) patch.allowedIps = validAllowList(changes.allowedIps);
     if ('expiresAt' in changes) patch.expiresAt = validExpiry(changes.expiresAt, this.clock());
     if (changes.metadata !== undefined) patch.metadata = validMetadata(changes.metadata);
+    if (changes.rateLimit !== undefined) patch.rateLimit = validRateLimit(changes.rateLimit);
     if (Object.keys(patch).length === 1)
       throw new InvalidInputError('changes', 'update needs at least one field to change');
     const current = await this.require(id);
@@ -398,6 +414,7 @@ export class KeyManager {
       allowedIps: old.allowedIps,
       expiresAt: old.expiresAt,
       metadata: old.metadata,
+      rateLimit: old.rateLimit ?? null,
       rotatedFrom: old.id,
     });
     try {

@@ -167,6 +167,24 @@ export function describeKeyStoreContract(
       );
     });
 
+    it('keeps a key’s rate limit through create, update, rotate and removal', async () => {
+      const perMinute = { limit: 100, windowMs: 60_000 };
+      const { secret, key } = await keys.create({
+        accountId: ACCOUNT,
+        name: 'limited',
+        mode: 'test',
+        rateLimit: perMinute,
+      });
+      expect(await fx.store.findByHash(await hashKey(secret))).toMatchObject({ rateLimit: perMinute });
+      await keys.update(key.id, { rateLimit: { limit: 5, windowMs: 1500 } });
+      expect(await fx.store.findById(key.id)).toMatchObject({ rateLimit: { limit: 5, windowMs: 1500 }, version: 2 });
+      const next = await keys.rotate(key.id);
+      expect(await fx.store.findById(next.key.id)).toMatchObject({ rateLimit: { limit: 5, windowMs: 1500 } });
+      await keys.update(key.id, { rateLimit: null });
+      expect(await fx.store.findById(key.id)).toMatchObject({ rateLimit: null });
+      expect((await create()).key.rateLimit).toBe(null);
+    });
+
     it('rotates: both keys work during the overlap and are linked both ways', async () => {
       const old = await create();
       const next = await keys.rotate(old.key.id);

@@ -35,8 +35,9 @@ export interface RateLimitDecision {
  */
 export interface RateLimiter {
   /**
-   * Counts `cost` units (a whole number >= 0; `0` reads the state without counting) against `keyId`
-   * under `limit`. Rejects with `InvalidInputError` naming `keyId`, `limit`, `windowMs` or `cost`.
+   * Counts `cost` units (a whole number >= 0) against `keyId` under `limit`. A cost of `0` counts
+   * nothing and is always allowed (like any request, it opens a window when none is open), so it
+   * reads the state. Rejects with `InvalidInputError` naming `keyId`, `limit`, `windowMs` or `cost`.
    */
   consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision>;
 }

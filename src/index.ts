@@ -50,7 +50,7 @@ export { withLimiterDeadline } from './rate-limit/deadline.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
 export { MemoryRateLimiter } from './rate-limit/memory.js';
 export type { ConsumeArgs } from './rate-limit/policy.js';
-export { MAX_WINDOW_MS, validConsumeArgs } from './rate-limit/policy.js';
+export { validConsumeArgs } from './rate-limit/policy.js';
 export type { RateLimitDecision, RateLimiter } from './rate-limit/types.js';
 export { applyPatch, freezeRecord } from './store/apply-patch.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';

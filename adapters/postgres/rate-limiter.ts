@@ -10,7 +10,12 @@ import {
 import type { Pool } from 'pg';
 import { type PGliteLike, type SqlClient, sqlClient } from './sql-client.js';
 
-/** Options of {@link PostgresRateLimiter}. */
+/**
+ * Options of {@link PostgresRateLimiter}.
+ *
+ * @example
+ * const options: PostgresRateLimiterOptions = { client: new pg.Pool({ connectionString }), schema: 'keygate', timeout: 100 };
+ */
 export interface PostgresRateLimiterOptions {
   /** A `pg` Pool (not a single Client) or a PGlite instance. The caller owns it and ends it. */
   client: Pool | PGliteLike;

@@ -9,7 +9,12 @@ import {
 } from 'keygate';
 import type { RedisCommandClient } from './throttle.js';
 
-/** Options of {@link RedisRateLimiter}. */
+/**
+ * Options of {@link RedisRateLimiter}.
+ *
+ * @example
+ * const options: RedisRateLimiterOptions = { client, prefix: 'api:ratelimit:', timeout: 100 };
+ */
 export interface RedisRateLimiterOptions {
   /** A connected node-redis client (v4 or v5). The caller owns it and closes it. */
   client: RedisCommandClient;

@@ -5,7 +5,12 @@ import { MemoryRateLimiter } from './memory.js';
 import { validConsumeArgs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
 
-/** Options of {@link FallbackRateLimiter}. */
+/**
+ * Options of {@link FallbackRateLimiter}.
+ *
+ * @example
+ * const options: FallbackRateLimiterOptions = { limiter: new RedisRateLimiter({ client }), onLimiterError: 'deny' };
+ */
 export interface FallbackRateLimiterOptions {
   /** The shared limiter to ask first (`RedisRateLimiter`, `PostgresRateLimiter`, or your own). */
   limiter: RateLimiter;

@@ -1,6 +1,11 @@
 import type { RateLimitDecision } from './types.js';
 
-/** The IETF httpapi rate-limit header fields of one response, by lower-case name (as every adapter writes them). */
+/**
+ * The IETF httpapi rate-limit header fields of one response, by lower-case name (as every adapter writes them).
+ *
+ * @example
+ * const fields: RateLimitHeaderFields = { 'ratelimit-policy': '"default";q=100;w=60', ratelimit: '"default";r=99;t=60' };
+ */
 export interface RateLimitHeaderFields {
   /** `"default";q=<limit>;w=<window in seconds>` */
   readonly 'ratelimit-policy': string;

@@ -4,7 +4,12 @@ import { ExpiryHeap } from './expiry-heap.js';
 import { validConsumeArgs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
 
-/** Options of {@link MemoryRateLimiter}. */
+/**
+ * Options of {@link MemoryRateLimiter}.
+ *
+ * @example
+ * const options: MemoryRateLimiterOptions = { max: 10_000, clock: () => Date.now() };
+ */
 export interface MemoryRateLimiterOptions {
   /**
    * Most keys whose window this process remembers. When a new key arrives with all of them held,

@@ -46,7 +46,12 @@ export function checkRateLimit(value: unknown, prefix?: string, strict = false):
   return value as RateLimit;
 }
 
-/** What a limiter counts with, once its arguments are checked: the window in whole milliseconds. */
+/**
+ * What a limiter counts with, once its arguments are checked: the window in whole milliseconds.
+ *
+ * @example
+ * const args: ConsumeArgs = validConsumeArgs('key_1', { limit: 10, windowMs: 1000.5 }, 1); // windowMs 1001
+ */
 export interface ConsumeArgs {
   readonly keyId: string;
   readonly limit: number;

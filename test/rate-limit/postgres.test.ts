@@ -2,7 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { RateLimiterUnavailableError } from 'keygate';
 import { PostgresRateLimiter } from 'keygate/postgres';
 import pg from 'pg';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PG_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { TcpProxy } from '../stores/support/tcp-proxy.js';
 import { describeRateLimiterContract, freshKey } from './support/contract.js';
@@ -12,8 +12,8 @@ const SCHEMA = `keygate_rl${RUN_ID}`;
 const pools: pg.Pool[] = [];
 const proxies: TcpProxy[] = [];
 
-function pool(connectionString = PG_URL): pg.Pool {
-  const p = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis: 1000 });
+function pool(connectionString = PG_URL, connectionTimeoutMillis = 10_000): pg.Pool {
+  const p = new pg.Pool({ connectionString, max: 10, connectionTimeoutMillis });
   // An idle connection the server (or the test's proxy) drops is reported here; the pool replaces it.
   p.on('error', () => {});
   pools.push(p);
@@ -35,6 +35,10 @@ const embedded = () => {
   pglite ??= PGlite.create();
   return pglite;
 };
+// Started (and migrated) in a hook, whose time limit allows for a slow start on a busy machine.
+beforeAll(async () => {
+  await new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits' }).migrate();
+});
 
 afterAll(async () => {
   for (const proxy of proxies) await proxy.cut();
@@ -47,11 +51,9 @@ afterAll(async () => {
   await Promise.all(pools.filter((p) => !p.ended).map((p) => p.end()));
 });
 
-describeRateLimiterContract('PostgresRateLimiter over PGlite', async () => {
-  const limiter = new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits', timeout: 10_000 });
-  await limiter.migrate();
-  return { limiter };
-});
+describeRateLimiterContract('PostgresRateLimiter over PGlite', async () => ({
+  limiter: new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits', timeout: 10_000 }),
+}));
 
 describe('PostgresRateLimiter over PGlite', () => {
   it('rejects at its timeout when the database never answers, and absorbs the late failure', async () => {
@@ -83,11 +85,15 @@ describe('PostgresRateLimiter over PGlite', () => {
 });
 
 describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
-  describeRateLimiterContract('PostgresRateLimiter over a pg Pool', async () => {
-    const limiter = new PostgresRateLimiter({ client: pool(), schema: SCHEMA, timeout: 10_000 });
-    await limiter.migrate();
-    return { limiter };
+  // One pool for the contract's tests: the server's connections are shared with every other test run.
+  let shared: pg.Pool | undefined;
+  beforeAll(async () => {
+    shared = pool();
+    await new PostgresRateLimiter({ client: shared, schema: SCHEMA }).migrate();
   });
+  describeRateLimiterContract('PostgresRateLimiter over a pg Pool', async () => ({
+    limiter: new PostgresRateLimiter({ client: shared as pg.Pool, schema: SCHEMA, timeout: 10_000 }),
+  }));
 
   it('migrates idempotently, also when several instances migrate at once', async () => {
     const schema = `${SCHEMA}_m`;
@@ -148,7 +154,7 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
     const url = new URL(PG_URL);
     url.hostname = '127.0.0.1';
     url.port = String(await proxy.resume());
-    const limiter = new PostgresRateLimiter({ client: pool(url.toString()), schema: SCHEMA, timeout: 500 });
+    const limiter = new PostgresRateLimiter({ client: pool(url.toString(), 1000), schema: SCHEMA, timeout: 500 });
     await limiter.migrate();
     const key = freshKey('cut');
     await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 1);

@@ -13,7 +13,7 @@ const clients: ReturnType<typeof createClient>[] = [];
 const proxies: TcpProxy[] = [];
 
 async function client(url = REDIS_URL) {
-  const c = createClient({ url, socket: { connectTimeout: 1000, reconnectStrategy: () => 100 } });
+  const c = createClient({ url, socket: { connectTimeout: 10_000, reconnectStrategy: () => 100 } });
   // A dropped connection is reported here; node-redis reconnects by itself.
   c.on('error', () => {});
   clients.push(c);
@@ -52,9 +52,12 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)('RedisRateLimiter', () => {
-  describeRateLimiterContract('RedisRateLimiter', async () => ({
-    limiter: new RedisRateLimiter({ client: await client(), prefix: PREFIX, timeout: 10_000 }),
-  }));
+  // One connection for the contract's tests (each limiter is cheap; connections are shared with other runs).
+  let shared: ReturnType<typeof createClient> | undefined;
+  describeRateLimiterContract('RedisRateLimiter', async () => {
+    shared ??= await client();
+    return { limiter: new RedisRateLimiter({ client: shared, prefix: PREFIX, timeout: 10_000 }) };
+  });
 
   it('keeps one counter per key that expires with its window', async () => {
     const redis = await client();

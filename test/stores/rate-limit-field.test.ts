@@ -5,12 +5,19 @@ import { KeyManager } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { RedisKeyStore } from 'keygate/redis';
 import { createClient } from 'redis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, RUN_ID, serviceAvailable } from './support/services.js';
 
 const redisAvailable = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
 const PREFIX = `keygate:test:${RUN_ID}:field:`;
 const closers: (() => Promise<unknown>)[] = [];
+
+let db: PGlite;
+// PGlite can take many seconds to start on a busy machine: a hook's time limit allows for it.
+beforeAll(async () => {
+  db = await PGlite.create();
+  closers.push(() => db.close());
+});
 
 afterAll(async () => {
   for (const close of closers) await close();
@@ -18,8 +25,6 @@ afterAll(async () => {
 
 describe('a key stored before rate limits existed', () => {
   it('reads as rateLimit null after PostgreSQL migration 3 adds the column, and takes one on update', async () => {
-    const db = await PGlite.create();
-    closers.push(() => db.close());
     const store = new PostgresKeyStore({ client: db });
     await store.migrate();
     const keys = new KeyManager({ store });

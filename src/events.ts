@@ -8,7 +8,8 @@ export type KeygateEventType =
   | 'key.revoked'
   | 'auth.denied'
   | 'usage.spike'
-  | 'key.rotation_due';
+  | 'key.rotation_due'
+  | 'ratelimit.degraded';
 
 /**
  * Something that happened to a key. Never carries a secret or a digest: ids, account, hint and time,
@@ -33,6 +34,8 @@ export interface KeygateEvent {
   readonly baselinePerMinute?: number;
   /** For `key.rotation_due`: age in whole days. */
   readonly ageDays?: number;
+  /** For `ratelimit.degraded`: the failing shared limiter (its class name, e.g. `RedisRateLimiter`). */
+  readonly limiter?: string;
 }
 
 /** A host's event listener. Its failures (thrown or rejected) are swallowed. */

@@ -39,6 +39,9 @@ export type {
   UpdateKeyInput,
 } from './manager/key-manager.js';
 export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
+export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
+export { MemoryRateLimiter } from './rate-limit/memory.js';
+export type { RateLimitDecision, RateLimiter } from './rate-limit/types.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
 export { MemoryKeyStore } from './store/memory.js';
@@ -48,7 +51,16 @@ export type {
   FailedAttemptThrottleOptions,
 } from './throttle/failed-attempts.js';
 export { FailedAttemptThrottle } from './throttle/failed-attempts.js';
-export type { ApiKeyRecord, KeyMetadata, KeyMode, KeyStatus, KeyStore, PublicKey, WritableKeyStore } from './types.js';
+export type {
+  ApiKeyRecord,
+  KeyMetadata,
+  KeyMode,
+  KeyStatus,
+  KeyStore,
+  PublicKey,
+  RateLimit,
+  WritableKeyStore,
+} from './types.js';
 export type { SpikeOptions, UsageRecorderOptions } from './usage/recorder.js';
 export { UsageRecorder } from './usage/recorder.js';
 export type { UsageReport } from './usage/types.js';

@@ -13,6 +13,10 @@
  */
 export { toPublicKey } from './auth/compiled-key.js';
 export { quote } from './errors.js';
+// For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
+export { withLimiterDeadline } from './rate-limit/deadline.js';
+export type { ConsumeArgs } from './rate-limit/policy.js';
+export { validConsumeArgs } from './rate-limit/policy.js';
 export { applyPatch, freezeRecord } from './store/apply-patch.js';
 export { ChangeFeed, changeOf } from './store/change-feed.js';
 export { ChangeRelay, parseChange } from './store/change-relay.js';

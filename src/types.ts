@@ -4,6 +4,20 @@ export type KeyMode = 'live' | 'test';
 /** A key is `active` until it is revoked; revocation is permanent. */
 export type KeyStatus = 'active' | 'revoked';
 
+/**
+ * A per-key rate limit: at most `limit` units (requests, or a route's `cost`) in a window of `windowMs`
+ * milliseconds that opens at the key's first request.
+ *
+ * @example
+ * const rateLimit: RateLimit = { limit: 100, windowMs: 60_000 }; // 100 requests a minute
+ */
+export interface RateLimit {
+  /** Units allowed per window: a whole number >= 1. */
+  readonly limit: number;
+  /** Length of the window in milliseconds: a number > 0, at most 366 days. */
+  readonly windowMs: number;
+}
+
 /** Free-form JSON metadata a host attaches to a key (owner, ticket, environment, ...). */
 export type KeyMetadata = Readonly<Record<string, unknown>>;
 
@@ -36,6 +50,8 @@ export interface ApiKeyRecord {
   /** Id of the key that replaced this one by rotation. */
   readonly rotatedTo: string | null;
   readonly metadata: KeyMetadata;
+  /** The key's own rate limit; `null` or absent (records written before it existed) = none of its own. */
+  readonly rateLimit?: RateLimit | null;
   /** Incremented by the store on every write; lets caches drop answers older than a change. */
   readonly version: number;
 }
@@ -107,6 +123,8 @@ export interface KeyPatch {
   permissions?: readonly string[];
   allowedIps?: readonly string[];
   metadata?: KeyMetadata;
+  /** `null` removes the key's own limit. */
+  rateLimit?: RateLimit | null;
   expiresAt?: string | null;
   rotatedTo?: string | null;
   status?: 'revoked';

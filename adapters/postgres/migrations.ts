@@ -52,4 +52,6 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
       last_used_ip text
     )`,
   ],
+  // 3: a key's own rate limit, { limit, windowMs } as jsonb; NULL = none of its own.
+  ['ALTER TABLE T.keygate_keys ADD COLUMN rate_limit jsonb'],
 ];

@@ -2,7 +2,7 @@ import { type ApiKeyRecord, freezeRecord } from 'keygate/store-kit';
 
 /** The columns, in the order `recordParams` fills them. */
 export const COLUMNS =
-  'id, hash, account_id, name, mode, status, permissions, allowed_ips, hint, created_at, updated_at, expires_at, revoked_at, rotated_from, rotated_to, metadata, version';
+  'id, hash, account_id, name, mode, status, permissions, allowed_ips, hint, created_at, updated_at, expires_at, revoked_at, rotated_from, rotated_to, metadata, version, rate_limit';
 
 /** A row as `pg` or PGlite returns it: timestamps as Date (or text, if a type parser changed that), jsonb parsed. */
 export interface KeyRow {
@@ -23,6 +23,7 @@ export interface KeyRow {
   rotated_to: string | null;
   metadata: unknown;
   version: number | string;
+  rate_limit: unknown;
 }
 
 const iso = (v: Date | string) => (v instanceof Date ? v : new Date(v)).toISOString();
@@ -49,10 +50,11 @@ export function recordOf(row: KeyRow): ApiKeyRecord {
     rotatedTo: row.rotated_to,
     metadata: json<Record<string, unknown>>(row.metadata),
     version: Number(row.version),
+    rateLimit: json<ApiKeyRecord['rateLimit']>(row.rate_limit) ?? null,
   });
 }
 
-/** `$1..$17` for an INSERT of `record`, in `COLUMNS` order; jsonb values go as JSON text. */
+/** `$1..$18` for an INSERT of `record`, in `COLUMNS` order; jsonb values go as JSON text. */
 export function recordParams(record: ApiKeyRecord): unknown[] {
   return [
     record.id,
@@ -72,5 +74,6 @@ export function recordParams(record: ApiKeyRecord): unknown[] {
     record.rotatedTo,
     JSON.stringify(record.metadata),
     record.version,
+    record.rateLimit ? JSON.stringify(record.rateLimit) : null,
   ];
 }

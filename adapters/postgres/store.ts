@@ -142,7 +142,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     const row = await this.sql
       .transaction(async (q) => {
         const { rows } = await q<KeyRow>(
-          `INSERT INTO ${this.table} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17) RETURNING ${COLUMNS}`,
+          `INSERT INTO ${this.table} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::jsonb) RETURNING ${COLUMNS}`,
           recordParams(stored),
         );
         await this.notify(q, change);
@@ -165,8 +165,8 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
       const next = applyPatch(recordOf(rows[0]), patch, condition);
       await q(
         `UPDATE ${this.table} SET name = $2, status = $3, permissions = $4::jsonb, allowed_ips = $5::jsonb,
-          updated_at = $6, expires_at = $7, revoked_at = $8, rotated_to = $9, metadata = $10::jsonb, version = $11
-          WHERE id = $1`,
+          updated_at = $6, expires_at = $7, revoked_at = $8, rotated_to = $9, metadata = $10::jsonb, version = $11,
+          rate_limit = $12::jsonb WHERE id = $1`,
         [
           next.id,
           next.name,
@@ -179,6 +179,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
           next.rotatedTo,
           JSON.stringify(next.metadata),
           next.version,
+          next.rateLimit ? JSON.stringify(next.rateLimit) : null,
         ],
       );
       await this.notify(q, changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));

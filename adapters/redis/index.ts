@@ -1,3 +1,4 @@
+export { RedisRateLimiter, type RedisRateLimiterOptions } from './rate-limiter.js';
 export type { RedisClientLike, RedisKeyStoreOptions, RedisSubscriberLike } from './store.js';
 export { RedisKeyStore } from './store.js';
 export { RedisAttemptCounter, type RedisAttemptCounterOptions, type RedisCommandClient } from './throttle.js';

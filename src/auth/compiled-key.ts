@@ -40,6 +40,7 @@ export function toPublicKey(record: ApiKeyRecord): PublicKey {
     permissions: Object.freeze([...record.permissions]),
     allowedIps: Object.freeze([...record.allowedIps]),
     metadata: Object.freeze({ ...record.metadata }),
+    rateLimit: record.rateLimit ? Object.freeze({ ...record.rateLimit }) : null,
   });
 }
 

@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors.js';
 import { isWellFormedKey, keyHint, parseKey } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
-import type { KeyMetadata, KeyMode } from '../types.js';
+import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
 import { validMode } from './validate.js';
 
 /**
@@ -34,6 +34,8 @@ export interface ImportKeyFields {
   expiresAt?: Date | string | null;
   /** @default {} */
   metadata?: KeyMetadata;
+  /** The key's own rate limit, e.g. `{ limit: 100, windowMs: 60_000 }`. @default null (none of its own) */
+  rateLimit?: RateLimit | null;
 }
 
 /**

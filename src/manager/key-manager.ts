@@ -12,7 +12,7 @@ import { type EventHook, emitSafely, type KeygateEventType } from '../events.js'
 import { randomBase62 } from '../key/base62.js';
 import { assertPrefix, DEFAULT_PREFIX, generateKey, keyHint } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
-import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, WritableKeyStore } from '../types.js';
+import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, RateLimit, WritableKeyStore } from '../types.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
 import { isUsageStore, type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
@@ -27,6 +27,7 @@ import {
   validMode,
   validName,
   validPermissions,
+  validRateLimit,
 } from './validate.js';
 
 export type { ImportFromDigest, ImportFromSecret, ImportKeyFields, ImportKeyInput, KeyDigest } from './import-key.js';
@@ -72,6 +73,8 @@ export interface CreateKeyInput {
   expiresAt?: Date | string | null;
   /** @default {} */
   metadata?: KeyMetadata;
+  /** The key's own rate limit, e.g. `{ limit: 100, windowMs: 60_000 }`. Default `null`: none of its own. */
+  rateLimit?: RateLimit | null;
 }
 
 /** Fields {@link KeyManager.update} may change. A field left out or `undefined` is unchanged; `expiresAt: null` clears the expiry. */
@@ -81,6 +84,8 @@ export interface UpdateKeyInput {
   allowedIps?: readonly string[];
   expiresAt?: Date | string | null;
   metadata?: KeyMetadata;
+  /** `null` removes the key's own rate limit. */
+  rateLimit?: RateLimit | null;
 }
 
 /** A new key: `secret` is the raw key, returned this once and never stored. */
@@ -94,7 +99,7 @@ const DAY = 86_400_000;
 // How long a rotation's claim on the old key may wait for its successor before it counts as abandoned.
 const ROTATION_CLAIM_MS = 60_000;
 
-const UPDATABLE = new Set(['name', 'permissions', 'allowedIps', 'expiresAt', 'metadata']);
+const UPDATABLE = new Set(['name', 'permissions', 'allowedIps', 'expiresAt', 'metadata', 'rateLimit']);
 
 /**
  * Creates, reads, changes, rotates and revokes keys. Every input is validated before anything is
@@ -177,6 +182,7 @@ export class KeyManager {
       allowedIps: validAllowList(input.allowedIps ?? []),
       expiresAt: validExpiry(input.expiresAt, this.clock()),
       metadata: validMetadata(input.metadata),
+      rateLimit: validRateLimit(input.rateLimit),
     };
   }
 
@@ -347,6 +353,7 @@ export class KeyManager {
     if (changes.allowedIps !== undefined) patch.allowedIps = validAllowList(changes.allowedIps);
     if (changes.expiresAt !== undefined) patch.expiresAt = validExpiry(changes.expiresAt, this.clock());
     if (changes.metadata !== undefined) patch.metadata = validMetadata(changes.metadata);
+    if (changes.rateLimit !== undefined) patch.rateLimit = validRateLimit(changes.rateLimit);
     if (Object.keys(patch).length === 1)
       throw new InvalidInputError('changes', 'update needs at least one field to change');
     return patch;
@@ -388,7 +395,18 @@ export class KeyManager {
     let created: CreatedKey;
     try {
       const { accountId, name, mode, permissions, allowedIps, expiresAt, metadata } = old;
-      const fields = { accountId, name, mode, permissions, allowedIps, expiresAt, metadata, rotatedFrom: old.id };
+      const rateLimit = old.rateLimit ?? null;
+      const fields = {
+        accountId,
+        name,
+        mode,
+        permissions,
+        allowedIps,
+        expiresAt,
+        metadata,
+        rateLimit,
+        rotatedFrom: old.id,
+      };
       created = await this.insertNew(fields, successorId);
     } catch (err) {
       // Release the claim so that the key can be rotated again. Should that fail too, the claim is
@@ -445,7 +463,10 @@ export class KeyManager {
   }
 }
 
-type SharedFields = Pick<ApiKeyRecord, 'accountId' | 'name' | 'permissions' | 'allowedIps' | 'expiresAt' | 'metadata'>;
+type SharedFields = Pick<
+  ApiKeyRecord,
+  'accountId' | 'name' | 'permissions' | 'allowedIps' | 'expiresAt' | 'metadata' | 'rateLimit'
+>;
 type NewKeyFields = SharedFields & Pick<ApiKeyRecord, 'mode' | 'rotatedFrom'>;
 
 function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {

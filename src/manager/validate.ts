@@ -1,6 +1,7 @@
 import { describeValue, InvalidInputError, quote } from '../errors.js';
 import { normalizeAllowList } from '../ip/allow-list.js';
-import type { KeyMetadata, KeyMode } from '../types.js';
+import { checkRateLimit } from '../rate-limit/policy.js';
+import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
 
 // Write-time validation: every check a management call needs, each naming its field.
 
@@ -88,4 +89,15 @@ export function validMetadata(value: unknown): KeyMetadata {
   }
   if (json.length > 8192) throw new InvalidInputError('metadata', 'metadata is larger than 8 KiB once serialised');
   return JSON.parse(json) as KeyMetadata;
+}
+
+/**
+ * A key's own rate limit: `null` or absent for none, else exactly `{ limit, windowMs }` with `limit` a
+ * whole number >= 1 and `windowMs` a number of milliseconds > 0 (at most 366 days). Errors name
+ * `rateLimit`, `rateLimit.limit`, `rateLimit.windowMs` or the unknown member.
+ */
+export function validRateLimit(value: unknown): RateLimit | null {
+  if (value === null || value === undefined) return null;
+  const { limit, windowMs } = checkRateLimit(value, 'rateLimit', true);
+  return { limit, windowMs };
 }

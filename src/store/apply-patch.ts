@@ -50,5 +50,7 @@ export function freezeRecord(record: ApiKeyRecord): ApiKeyRecord {
     permissions: Object.freeze([...record.permissions]),
     allowedIps: Object.freeze([...record.allowedIps]),
     metadata: Object.freeze({ ...record.metadata }),
+    // Records written before rate limits existed have no field: they read as "no limit of its own".
+    rateLimit: record.rateLimit ? Object.freeze({ ...record.rateLimit }) : null,
   });
 }

@@ -30,6 +30,24 @@ async function updates({ fx, keys, expect, create }: ContractContext): Promise<v
   expect(await rejection(missing)).toBeInstanceOf(KeyNotFoundError);
 }
 
+async function keepsRateLimit({ fx, keys, expect, create }: ContractContext): Promise<void> {
+  const perMinute = { limit: 100, windowMs: 60_000 };
+  const { secret, key } = await keys.create({
+    accountId: ACCOUNT,
+    name: 'limited',
+    mode: 'test',
+    rateLimit: perMinute,
+  });
+  expect(await fx.store.findByHash(await hashKey(secret))).toMatchObject({ rateLimit: perMinute });
+  await keys.update(key.id, { rateLimit: { limit: 5, windowMs: 1500 } });
+  expect(await fx.store.findById(key.id)).toMatchObject({ rateLimit: { limit: 5, windowMs: 1500 }, version: 2 });
+  const next = await keys.rotate(key.id);
+  expect(await fx.store.findById(next.key.id)).toMatchObject({ rateLimit: { limit: 5, windowMs: 1500 } });
+  await keys.update(key.id, { rateLimit: null });
+  expect(await fx.store.findById(key.id)).toMatchObject({ rateLimit: null });
+  expect((await create()).key.rateLimit).toBe(null);
+}
+
 async function rotates({ fx, keys, expect, auth, create }: ContractContext): Promise<void> {
   const old = await create();
   const next = await keys.rotate(old.key.id);
@@ -69,6 +87,7 @@ export const RECORD_CASES: readonly ContractCase[] = [
   ['stores a new key at version 1 and finds it by digest and by id', storesAndFinds],
   ['refuses a second key with the same id or digest and keeps the first', refusesDuplicates],
   ['applies an update, bumps the version and persists it', updates],
+  ['keeps a key’s rate limit through create, update, rotate and removal', keepsRateLimit],
   ['rotates: both keys work during the overlap and are linked both ways', rotates],
   ['revokes permanently: the key never authenticates again and no write changes it', revokesForGood],
   ['lists the keys of one account, and none of another', listsByAccount],

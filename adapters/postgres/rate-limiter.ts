@@ -1,0 +1,161 @@
+import { InvalidInputError, type RateLimit, type RateLimitDecision, type RateLimiter } from 'keygate';
+import { quote, validConsumeArgs, withLimiterDeadline } from 'keygate/store-kit';
+import type { Pool } from 'pg';
+import { type PGliteLike, type SqlClient, sqlClient } from './sql-client.js';
+
+/**
+ * Options of {@link PostgresRateLimiter}.
+ *
+ * @example
+ * const options: PostgresRateLimiterOptions = { client: new pg.Pool({ connectionString }), schema: 'keygate', timeout: 100 };
+ */
+export interface PostgresRateLimiterOptions {
+  /** A `pg` Pool (not a single Client) or a PGlite instance. The caller owns it and ends it. */
+  client: Pool | PGliteLike;
+  /**
+   * Schema of the `keygate_rate_limits` table, created by `migrate()` if missing. Lower-case
+   * letters, digits and `_`, at most 40 characters.
+   *
+   * @default 'public'
+   */
+  schema?: string;
+  /**
+   * Milliseconds to wait for the database before `consume` rejects with `RateLimiterUnavailableError`.
+   *
+   * @default 250
+   */
+  timeout?: number;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/;
+const MAX_TIMEOUT = 2_147_483_647;
+// Not the key store's lock class: the two migrations may run at once without waiting for each other.
+const LOCK_CLASS = 0x6b68;
+
+interface WindowRow {
+  used: string | number;
+  allowed: boolean;
+  reset_ms: string | number;
+}
+
+/**
+ * A rate limiter in PostgreSQL (through a `pg` Pool) or PGlite, exact across every process that
+ * shares the database: one row per key (`keygate_rate_limits`), read and changed by one
+ * `INSERT ... ON CONFLICT DO UPDATE ... RETURNING` per request. The row lock serialises concurrent
+ * requests for a key, and each sees the count the previous one left, so none over-counts. Windows
+ * are timed by the database's clock (see `RateLimiter` for what that allows at window boundaries).
+ * A row stays after its window ends (one per key that was ever limited) and is reused by the key's
+ * next window; `prune()` deletes ended ones. A consume that timed out may still have been counted.
+ *
+ * @example
+ * const limiter = new PostgresRateLimiter({ client: new pg.Pool({ connectionString }) });
+ * await limiter.migrate();
+ * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
+ */
+export class PostgresRateLimiter implements RateLimiter {
+  readonly schema: string;
+  readonly timeout: number;
+  private readonly sql: SqlClient;
+  private readonly table: string;
+  private readonly statement: string;
+
+  constructor(options: PostgresRateLimiterOptions) {
+    this.sql = sqlClient(options?.client);
+    const schema = options.schema ?? 'public';
+    if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
+      throw new InvalidInputError(
+        'schema',
+        `schema must be lower-case letters, digits and _ (at most 40), got ${quote(schema)}`,
+      );
+    }
+    const timeout = options.timeout ?? 250;
+    if (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_TIMEOUT)) {
+      throw new InvalidInputError('timeout', `timeout must be a number of milliseconds > 0, got ${quote(timeout)}`);
+    }
+    this.schema = schema;
+    this.timeout = timeout;
+    // The schema is validated above and quoted, never taken from request data; values always go as parameters.
+    this.table = `"${schema}".keygate_rate_limits`;
+    this.statement = consumeStatement(this.table);
+  }
+
+  /**
+   * Creates the schema (unless `public`) and the table if missing. Idempotent; concurrent callers
+   * are serialised by an advisory lock.
+   *
+   * @example
+   * await limiter.migrate(); // at start-up, before the first request
+   */
+  async migrate(): Promise<void> {
+    await this.sql.transaction(async (q) => {
+      await q('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, this.schema]);
+      if (this.schema !== 'public') await q(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
+      // `allowed` is the outcome of the latest request, written by the same statement so RETURNING can carry it.
+      await q(`CREATE TABLE IF NOT EXISTS ${this.table} (
+        key_id text PRIMARY KEY,
+        window_end timestamptz NOT NULL,
+        used bigint NOT NULL CHECK (used >= 0),
+        allowed boolean NOT NULL
+      )`);
+    });
+  }
+
+  /**
+   * Counts `cost` units against `keyId`. Rejects with `InvalidInputError` for bad arguments and with
+   * `RateLimiterUnavailableError` when the database fails or does not answer within `timeout`.
+   *
+   * @example
+   * await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1); // { allowed: true, limit: 10, remaining: 9, resetMs: 1000 }
+   */
+  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
+    const args = validConsumeArgs(keyId, limit, cost);
+    return withLimiterDeadline('PostgresRateLimiter', this.timeout, async () => {
+      const { rows } = await this.sql.query<WindowRow>(this.statement, [
+        args.keyId,
+        args.windowMs,
+        args.limit,
+        args.cost,
+      ]);
+      const row = rows[0];
+      if (!row) throw new Error('the rate-limit statement returned no row');
+      const used = Number(row.used);
+      return {
+        allowed: row.allowed === true,
+        limit: args.limit,
+        remaining: Math.max(0, args.limit - used),
+        resetMs: Math.max(0, Number(row.reset_ms)),
+      };
+    });
+  }
+
+  /**
+   * Deletes the rows of windows that have ended. Optional housekeeping: a key's row is reused by its
+   * next window anyway, so the table never holds more than one row per key. Returns how many went.
+   *
+   * @example
+   * setInterval(() => limiter.prune().catch(() => {}), 3_600_000);
+   */
+  async prune(): Promise<number> {
+    const { rows } = await this.sql.query<{ n: string | number }>(
+      `WITH gone AS (DELETE FROM ${this.table} WHERE window_end <= now() RETURNING 1) SELECT count(*) AS n FROM gone`,
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+}
+
+/**
+ * The one statement per request. $1 key id, $2 window (whole ms), $3 limit, $4 cost. SET expressions
+ * read the row as it was before this statement; now() is the statement's start, one value throughout.
+ */
+function consumeStatement(table: string): string {
+  const ended = 'r.window_end <= now()';
+  const fits = 'r.used + $4::bigint <= $3::bigint';
+  return `INSERT INTO ${table} AS r (key_id, window_end, used, allowed)
+    VALUES ($1, now() + $2::bigint * interval '1 millisecond',
+      CASE WHEN $4::bigint <= $3::bigint THEN $4::bigint ELSE 0 END, $4::bigint <= $3::bigint)
+    ON CONFLICT (key_id) DO UPDATE SET
+      window_end = CASE WHEN ${ended} THEN EXCLUDED.window_end ELSE r.window_end END,
+      used = CASE WHEN ${ended} THEN EXCLUDED.used WHEN ${fits} THEN r.used + $4::bigint ELSE r.used END,
+      allowed = CASE WHEN ${ended} THEN EXCLUDED.allowed ELSE ${fits} END
+    RETURNING r.used, r.allowed, ceil(extract(epoch FROM r.window_end - now()) * 1000) AS reset_ms`;
+}

@@ -1,0 +1,154 @@
+import { InvalidInputError, RateLimiterUnavailableError } from '../errors.js';
+import { type EventHook, emitSafely } from '../events.js';
+import type { RateLimit } from '../types.js';
+import { MemoryRateLimiter } from './memory.js';
+import { validConsumeArgs } from './policy.js';
+import type { RateLimitDecision, RateLimiter } from './types.js';
+
+/**
+ * Options of {@link FallbackRateLimiter}.
+ *
+ * @example
+ * const options: FallbackRateLimiterOptions = { limiter: new RedisRateLimiter({ client }), onLimiterError: 'deny' };
+ */
+export interface FallbackRateLimiterOptions {
+  /** The shared limiter to ask first (`RedisRateLimiter`, `PostgresRateLimiter`, or your own). */
+  limiter: RateLimiter;
+  /**
+   * What a request gets while the shared limiter fails: `'fallback'` decides with this process's
+   * own counts (the key's own limit, counted locally); `'deny'` rejects with `RateLimiterUnavailableError`.
+   *
+   * @default 'fallback'
+   */
+  onLimiterError?: 'fallback' | 'deny';
+  /** Receives `ratelimit.degraded`, once per episode of failure. Its failures never affect a request. */
+  onEvent?: EventHook;
+  /**
+   * While the shared limiter is failing, one request per this many milliseconds tries it again; the
+   * others are decided at once, so an outage never adds the shared limiter's timeout to every request.
+   *
+   * @default 1000
+   */
+  probeIntervalMs?: number;
+  /**
+   * Keys the per-process limiter remembers.
+   *
+   * @default 100_000
+   */
+  max?: number;
+  /**
+   * Current time in epoch milliseconds.
+   *
+   * @default Date.now
+   */
+  clock?: () => number;
+}
+
+/**
+ * A shared rate limiter with a per-process fallback. Every request asks the shared limiter; when it
+ * fails or times out (rejects), the request is decided by a `MemoryRateLimiter` in this process with
+ * the same limit, or refused with `RateLimiterUnavailableError` under `onLimiterError: 'deny'`.
+ * The first failure starts an episode and emits one `ratelimit.degraded` event; during the episode
+ * requests are decided locally at once, and one per `probeIntervalMs` tries the shared limiter
+ * again; its first answer ends the episode (a later failure starts a new one, with a new event).
+ *
+ * While degraded each process counts alone, from zero: across N processes a key may get up to
+ * N times its limit per window, plus what it had already used in the shared window.
+ *
+ * @example
+ * const limiter = new FallbackRateLimiter({ limiter: new RedisRateLimiter({ client }), onEvent: console.log });
+ * await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1); // never rejects for a Redis outage
+ */
+export class FallbackRateLimiter implements RateLimiter {
+  private readonly shared: RateLimiter;
+  private readonly local: MemoryRateLimiter;
+  private readonly deny: boolean;
+  private readonly onEvent: EventHook | undefined;
+  private readonly probeIntervalMs: number;
+  private readonly clock: () => number;
+  private readonly name: string;
+  private degraded = false;
+  private nextProbeAt = 0;
+  // Bumped on every change of state, so that an answer to a request sent before the change cannot undo it.
+  private generation = 0;
+
+  constructor(options: FallbackRateLimiterOptions) {
+    const shared = options?.limiter;
+    if (typeof shared?.consume !== 'function') {
+      throw new InvalidInputError('limiter', 'limiter must have consume(keyId, limit, cost)');
+    }
+    const mode = options.onLimiterError ?? 'fallback';
+    if (mode !== 'fallback' && mode !== 'deny') {
+      throw new InvalidInputError('onLimiterError', 'onLimiterError must be "fallback" or "deny"');
+    }
+    const probe = options.probeIntervalMs ?? 1000;
+    if (typeof probe !== 'number' || !(probe >= 0) || !Number.isFinite(probe)) {
+      throw new InvalidInputError('probeIntervalMs', 'probeIntervalMs must be a number of milliseconds >= 0');
+    }
+    this.shared = shared;
+    this.clock = options.clock ?? Date.now;
+    this.local = new MemoryRateLimiter({ max: options.max ?? 100_000, clock: this.clock });
+    this.deny = mode === 'deny';
+    this.onEvent = options.onEvent;
+    this.probeIntervalMs = probe;
+    this.name = shared.constructor?.name || 'RateLimiter';
+  }
+
+  /** True between a failure of the shared limiter and its next answer. */
+  get isDegraded(): boolean {
+    return this.degraded;
+  }
+
+  /**
+   * Asks the shared limiter, or decides locally while it fails (see the class notes). Rejects only
+   * for bad arguments (`InvalidInputError`) and, under `'deny'`, with `RateLimiterUnavailableError`.
+   *
+   * @example
+   * const { allowed } = await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1);
+   */
+  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
+    // A bad argument is the caller's bug, the same for either limiter: never an outage.
+    validConsumeArgs(keyId, limit, cost);
+    const now = this.clock();
+    if (this.degraded) {
+      if (now < this.nextProbeAt) return this.without(undefined, keyId, limit, cost);
+      this.nextProbeAt = now + this.probeIntervalMs;
+    }
+    const generation = this.generation;
+    let decision: RateLimitDecision;
+    try {
+      decision = await this.shared.consume(keyId, limit, cost);
+    } catch (err) {
+      if (err instanceof InvalidInputError) throw err;
+      if (!this.degraded && generation === this.generation) this.startEpisode();
+      return this.without(err, keyId, limit, cost);
+    }
+    if (this.degraded && generation === this.generation) {
+      this.degraded = false;
+      this.generation++;
+    }
+    return decision;
+  }
+
+  private startEpisode(): void {
+    this.degraded = true;
+    this.generation++;
+    const now = this.clock();
+    this.nextProbeAt = now + this.probeIntervalMs;
+    emitSafely(this.onEvent, {
+      type: 'ratelimit.degraded',
+      keyId: null,
+      accountId: null,
+      hint: null,
+      at: new Date(now).toISOString(),
+      limiter: this.name,
+    });
+  }
+
+  /** The answer while the shared limiter is out: a local decision, or a refusal under `'deny'`. */
+  private without(cause: unknown, keyId: string, limit: RateLimit, cost: number): RateLimitDecision {
+    if (!this.deny) return this.local.consumeSync(keyId, limit, cost);
+    if (cause instanceof RateLimiterUnavailableError) throw cause;
+    throw new RateLimiterUnavailableError(`${this.name} is failing; requests are refused until it answers`, cause);
+  }
+}

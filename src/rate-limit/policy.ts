@@ -1,0 +1,80 @@
+import { InvalidInputError, quote } from '../errors.js';
+import type { RateLimit } from '../types.js';
+
+/**
+ * The longest rate-limit window, in milliseconds: 366 days. Longer "windows" are quotas, which want
+ * billing periods rather than a window opened by a first request.
+ *
+ * @example
+ * if (windowMs > MAX_WINDOW_MS) throw new Error('too long');
+ */
+export const MAX_WINDOW_MS = 366 * 86_400_000;
+
+const KEY_ID_MAX = 512;
+
+/**
+ * Checks a `{ limit, windowMs }` value: `limit` a whole number >= 1 (a safe integer), `windowMs` a
+ * number > 0 and at most {@link MAX_WINDOW_MS}. Errors name `<prefix>` for a value that is not an
+ * object, `<prefix>.limit` and `<prefix>.windowMs` for a bad member (with no prefix: `limit`,
+ * `windowMs`). With `strict`, any other property is refused too (catches a misspelt `window`).
+ *
+ * @example
+ * checkRateLimit({ limit: 100, windowMs: 60_000 }, 'rateLimit', true); // the same object back
+ */
+export function checkRateLimit(value: unknown, prefix?: string, strict = false): RateLimit {
+  const name = (member: string) => (prefix ? `${prefix}.${member}` : member);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidInputError(prefix ?? 'limit', `${prefix ?? 'limit'} must be an object { limit, windowMs }`);
+  }
+  const { limit, windowMs } = value as Partial<RateLimit>;
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
+    throw new InvalidInputError(name('limit'), `${name('limit')} must be a whole number >= 1, got ${quote(limit)}`);
+  }
+  if (typeof windowMs !== 'number' || !(windowMs > 0 && windowMs <= MAX_WINDOW_MS)) {
+    throw new InvalidInputError(
+      name('windowMs'),
+      `${name('windowMs')} must be a number of milliseconds > 0 and at most ${MAX_WINDOW_MS} (366 days), got ${quote(windowMs)}`,
+    );
+  }
+  if (strict) {
+    for (const key of Object.keys(value)) {
+      if (key !== 'limit' && key !== 'windowMs') {
+        throw new InvalidInputError(name(key), `${name(key)} is not a rate-limit field; use limit and windowMs`);
+      }
+    }
+  }
+  return value as RateLimit;
+}
+
+/**
+ * What a limiter counts with, once its arguments are checked: the window in whole milliseconds.
+ *
+ * @example
+ * const args: ConsumeArgs = validConsumeArgs('key_1', { limit: 10, windowMs: 1000.5 }, 1); // windowMs 1001
+ */
+export interface ConsumeArgs {
+  readonly keyId: string;
+  readonly limit: number;
+  /** `windowMs` rounded up to a whole millisecond (a longer window only ever allows less). */
+  readonly windowMs: number;
+  readonly cost: number;
+}
+
+/**
+ * Checks the arguments of `RateLimiter.consume` as every keygate limiter does, throwing
+ * `InvalidInputError` naming `keyId` (a non-empty string of at most 512 characters), `limit`,
+ * `windowMs` or `cost` (a whole number >= 0). For authors of limiters over other backends.
+ *
+ * @example
+ * const { keyId, limit, windowMs, cost } = validConsumeArgs(id, { limit: 10, windowMs: 1000 }, 1);
+ */
+export function validConsumeArgs(keyId: unknown, limit: unknown, cost: unknown): ConsumeArgs {
+  if (typeof keyId !== 'string' || keyId === '' || keyId.length > KEY_ID_MAX) {
+    throw new InvalidInputError('keyId', `keyId must be a non-empty string of at most ${KEY_ID_MAX} characters`);
+  }
+  const policy = checkRateLimit(limit);
+  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 0) {
+    throw new InvalidInputError('cost', `cost must be a whole number >= 0, got ${quote(cost)}`);
+  }
+  return { keyId, limit: policy.limit, windowMs: Math.ceil(policy.windowMs), cost };
+}

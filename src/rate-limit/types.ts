@@ -1,0 +1,43 @@
+import type { RateLimit } from '../types.js';
+
+/**
+ * What a {@link RateLimiter} answered for one request.
+ *
+ * @example
+ * const decision: RateLimitDecision = { allowed: true, limit: 100, remaining: 99, resetMs: 60_000 };
+ */
+export interface RateLimitDecision {
+  /** The request's cost was counted; false when it exceeded what remained (then nothing was counted). */
+  readonly allowed: boolean;
+  /** The window's limit, in units. */
+  readonly limit: number;
+  /** Units left in the current window after this decision (0 or more). */
+  readonly remaining: number;
+  /** Milliseconds until the current window ends and the key's next request opens a fresh one (0 or more). */
+  readonly resetMs: number;
+}
+
+/**
+ * Counts units per key in fixed windows, each opened by the key's first request after the previous
+ * window ended and lasting `windowMs`. The contract every implementation keeps: within any window of
+ * `windowMs` that starts at a key's first request, no more than `limit` units are allowed, counted
+ * exactly across every process sharing the limiter, concurrency included. A request whose `cost`
+ * exceeds what remains is refused and counts nothing. A span of `windowMs` that straddles two
+ * windows may hold up to `2 * limit` units (the end of one window and the start of the next).
+ *
+ * Implementations: `MemoryRateLimiter` (one process), `RedisRateLimiter` (`keygate/redis`),
+ * `PostgresRateLimiter` (`keygate/postgres`). A shared one rejects with
+ * `RateLimiterUnavailableError` when its backend fails or does not answer within its `timeout`.
+ *
+ * @example
+ * const decision = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
+ * if (!decision.allowed) return tooManyRequests(decision.resetMs);
+ */
+export interface RateLimiter {
+  /**
+   * Counts `cost` units (a whole number >= 0) against `keyId` under `limit`. A cost of `0` counts
+   * nothing and is always allowed (like any request, it opens a window when none is open), so it
+   * reads the state. Rejects with `InvalidInputError` naming `keyId`, `limit`, `windowMs` or `cost`.
+   */
+  consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision>;
+}

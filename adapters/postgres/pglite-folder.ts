@@ -2,7 +2,13 @@ import type { PGlite } from '@electric-sql/pglite';
 import { load, lockFolder } from './folder-lock.js';
 import { PostgresKeyStore, type PostgresKeyStoreOptions } from './store.js';
 
-/** An embedded PGlite database in a folder, held by this process alone. */
+/**
+ * An embedded PGlite database in a folder, held by this process alone.
+ *
+ * @example
+ * const folder: PGliteFolder = await openPGliteFolder('./.keygate');
+ * await folder.close(); // releases the lock
+ */
 export interface PGliteFolder {
   /** A `PostgresKeyStore` on `client`, migrated. */
   readonly store: PostgresKeyStore;

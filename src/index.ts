@@ -75,3 +75,5 @@ export { UsageRecorder } from './usage/recorder.js';
 export { summarizeUsage } from './usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageReport, UsageStore } from './usage/types.js';
 export { isUsageStore, utcDay } from './usage/types.js';
+export type { ObservedResult, StoreLookupResult, Telemetry, TelemetryOptions } from './telemetry/telemetry.js';
+export { createTelemetry, METRICS } from './telemetry/telemetry.js';

@@ -50,6 +50,8 @@ export { CachedKeyStore } from './store/cached.js';
 export { ChangeFeed, changeOf } from './store/change-feed.js';
 export { ChangeRelay, parseChange } from './store/change-relay.js';
 export { MemoryKeyStore } from './store/memory.js';
+export type { ObservedResult, StoreLookupResult, Telemetry, TelemetryOptions } from './telemetry/telemetry.js';
+export { createTelemetry, METRICS } from './telemetry/telemetry.js';
 export { clientBucket } from './throttle/client-bucket.js';
 export type {
   AttemptThrottle,
@@ -75,5 +77,3 @@ export { UsageRecorder } from './usage/recorder.js';
 export { summarizeUsage } from './usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageReport, UsageStore } from './usage/types.js';
 export { isUsageStore, utcDay } from './usage/types.js';
-export type { ObservedResult, StoreLookupResult, Telemetry, TelemetryOptions } from './telemetry/telemetry.js';
-export { createTelemetry, METRICS } from './telemetry/telemetry.js';

@@ -3,9 +3,10 @@ import { defineConfig } from 'vitest/config';
 
 // Tests import `keygate`, `keygate/express`, ... by the package's own name. The `source` export
 // condition points those names at the TypeScript sources, so the exports map is exercised without
-// a build; the packed-tarball test covers the built files.
+// a build; the packed-tarball test covers the built files. The bundler-only `module` condition is left
+// out: @opentelemetry/api's `module` build is not loadable by Node.
 export default defineConfig({
-  ssr: { resolve: { conditions: ['source', ...defaultServerConditions] } },
+  ssr: { resolve: { conditions: ['source', ...defaultServerConditions.filter((c) => c !== 'module')] } },
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',

@@ -13,6 +13,7 @@ const NAMES = {
   'adapters/hono': 'keygate/hono',
   'adapters/postgres': 'keygate/postgres',
   'adapters/redis': 'keygate/redis',
+  'adapters/otel': 'keygate/otel',
 };
 
 /** @param {import('typedoc').Application} app */

@@ -45,6 +45,7 @@ export type { RateLimitDecision, RateLimiter } from './rate-limit/types.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
 export { MemoryKeyStore } from './store/memory.js';
+export type { TelemetryOptions } from './telemetry/telemetry.js';
 export type {
   AttemptReservation,
   AttemptThrottle,

@@ -37,3 +37,6 @@ export { mergeUsage } from './usage/merge.js';
 export { summarizeUsage } from './usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from './usage/types.js';
 export { isUsageStore, utcDay } from './usage/types.js';
+// For stores and limiters that report to OpenTelemetry (see the `telemetry` option).
+export type { ObservedResult, StoreLookupResult, Telemetry } from './telemetry/telemetry.js';
+export { createTelemetry, METRICS } from './telemetry/telemetry.js';

@@ -1,0 +1,209 @@
+import type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
+import { InvalidInputError } from '../errors.js';
+
+/**
+ * Where keygate reports what it does: an OpenTelemetry `Meter` and/or `Tracer` from
+ * `@opentelemetry/api` (an optional peer; keygate itself never loads it). `keygate/otel`'s
+ * `globalTelemetry()` builds one from the global providers. Absent: no instrument is created and the
+ * request path does no telemetry work at all.
+ *
+ * @example
+ * import { metrics, trace } from '@opentelemetry/api';
+ * const telemetry = { meter: metrics.getMeter('keygate'), tracer: trace.getTracer('keygate') };
+ * authenticate(request, store, { telemetry });
+ */
+export interface TelemetryOptions {
+  /** Records the `keygate.*` metrics. Default: none (no metrics). */
+  meter?: Meter;
+  /** Records a `keygate.store.lookup` span around each lookup that reaches the store. Default: none. */
+  tracer?: Tracer;
+  /**
+   * Per-key and per-client attributes, off by default: each multiplies the number of time series
+   * (cardinality) and puts identifying data into your monitoring. `keyId` adds `keygate.key.id`,
+   * `hint` adds `keygate.key.hint`, `address` adds `client.address` to `keygate.auth.*` metrics.
+   * Default: all `false`.
+   */
+  attributes?: { keyId?: boolean; hint?: boolean; address?: boolean };
+}
+
+/** The outcome of a lookup that reached the store, as the `keygate.store.result` attribute. */
+export type StoreLookupResult = 'found' | 'not_found' | 'error' | 'timeout';
+
+/** The metric names keygate records, for dashboards and alerts. */
+export const METRICS = {
+  /** Counter of authenticated requests by `keygate.auth.outcome`, `keygate.auth.code` and `keygate.key.mode`. */
+  requests: 'keygate.auth.requests',
+  /** Histogram of the time `authenticate` took, in seconds, by `keygate.auth.outcome`. */
+  duration: 'keygate.auth.duration',
+  /** Counter of lookups that reached the store, by `keygate.store.result`. */
+  storeLookups: 'keygate.store.lookups',
+  /** Histogram of the time a store lookup took, in seconds, by `keygate.store.result`. */
+  storeDuration: 'keygate.store.lookup.duration',
+  /** Counter of `CachedKeyStore` lookups by `keygate.cache.result` (`hit`, `negative_hit`, `miss`). */
+  cache: 'keygate.cache.lookups',
+  /** Counter of rate-limit decisions by `keygate.ratelimit.allowed` and `keygate.ratelimit.degraded`. */
+  rateLimit: 'keygate.ratelimit.decisions',
+  /** Histogram of how old the oldest count of a usage flush was when it was written, in seconds. */
+  flushLag: 'keygate.usage.flush.lag',
+  /** Counter of usage flushes that failed (their counts are kept and retried). */
+  flushFailures: 'keygate.usage.flush.failures',
+} as const;
+
+/** What an authentication outcome looks like to telemetry; an `AuthResult` fits. */
+export interface ObservedResult {
+  readonly ok: boolean;
+  readonly code?: string;
+  readonly key?: { readonly id: string; readonly hint: string; readonly mode: string } | undefined;
+}
+
+/**
+ * The instruments keygate records into, built once from {@link TelemetryOptions}. Components keep
+ * one and call it on their path; `createTelemetry` returns `undefined` when nothing is configured,
+ * so an unconfigured component pays one `undefined` check.
+ */
+export interface Telemetry {
+  /** Records one authentication outcome and how long it took (seconds). */
+  auth(result: ObservedResult, seconds: number, address?: string | null): void;
+  /** Records a cache answer: `hit`, `negative_hit` (a remembered unknown digest) or `miss`. */
+  cache(result: 'hit' | 'negative_hit' | 'miss'): void;
+  /** Starts a store lookup; call the returned function with its result when it settles. */
+  lookup(store: string): (result: StoreLookupResult) => void;
+  /** Records a rate-limit decision. */
+  rateLimit(allowed: boolean, degraded: boolean): void;
+  /** Records a usage flush: the age in seconds of its oldest count, or a failure. */
+  flush(lagSeconds: number, failed: boolean): void;
+}
+
+const SECONDS = { unit: 's' } as const;
+
+/** Seconds elapsed since `start`, a `performance.now()` reading. */
+export function secondsSince(start: number): number {
+  return (performance.now() - start) / 1000;
+}
+
+function assertTelemetry(options: TelemetryOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidInputError('telemetry', 'telemetry must be an object with a meter and/or a tracer');
+  }
+  if (options.meter !== undefined && typeof options.meter?.createCounter !== 'function') {
+    throw new InvalidInputError('telemetry.meter', 'telemetry.meter must be an OpenTelemetry Meter');
+  }
+  if (options.tracer !== undefined && typeof options.tracer?.startSpan !== 'function') {
+    throw new InvalidInputError('telemetry.tracer', 'telemetry.tracer must be an OpenTelemetry Tracer');
+  }
+}
+
+interface Instruments {
+  requests: Counter;
+  duration: Histogram;
+  storeLookups: Counter;
+  storeDuration: Histogram;
+  cache: Counter;
+  rateLimit: Counter;
+  flushLag: Histogram;
+  flushFailures: Counter;
+}
+
+function instrumentsOf(meter: Meter): Instruments {
+  return {
+    requests: meter.createCounter(METRICS.requests, { unit: '{request}', description: 'Authenticated requests' }),
+    duration: meter.createHistogram(METRICS.duration, { ...SECONDS, description: 'Time to authenticate' }),
+    storeLookups: meter.createCounter(METRICS.storeLookups, { unit: '{lookup}', description: 'Store lookups' }),
+    storeDuration: meter.createHistogram(METRICS.storeDuration, { ...SECONDS, description: 'Store lookup time' }),
+    cache: meter.createCounter(METRICS.cache, { unit: '{lookup}', description: 'Cache lookups' }),
+    rateLimit: meter.createCounter(METRICS.rateLimit, { unit: '{decision}', description: 'Rate-limit decisions' }),
+    flushLag: meter.createHistogram(METRICS.flushLag, { ...SECONDS, description: 'Age of usage counts at flush' }),
+    flushFailures: meter.createCounter(METRICS.flushFailures, { unit: '{flush}', description: 'Failed flushes' }),
+  };
+}
+
+/**
+ * Builds the instruments for `options`, or `undefined` when neither a meter nor a tracer is given.
+ * Throws `InvalidInputError` (field `telemetry`, `telemetry.meter` or `telemetry.tracer`) for
+ * something that is not one. Errors thrown by an SDK while recording are swallowed: telemetry never
+ * changes an outcome.
+ *
+ * @example
+ * const telemetry = createTelemetry({ meter: metrics.getMeter('keygate') });
+ * telemetry?.cache('hit');
+ */
+export function createTelemetry(options: TelemetryOptions | undefined): Telemetry | undefined {
+  if (options === undefined) return undefined;
+  assertTelemetry(options);
+  if (!options.meter && !options.tracer) return undefined;
+  const m = options.meter ? instrumentsOf(options.meter) : undefined;
+  const tracer = options.tracer;
+  const extra = options.attributes ?? {};
+  return {
+    auth(result, seconds, address) {
+      if (!m) return;
+      const outcome = result.ok ? 'allowed' : 'denied';
+      const attributes: Attributes = {
+        'keygate.auth.outcome': outcome,
+        'keygate.auth.code': result.ok ? 'ok' : (result.code ?? 'unknown'),
+        'keygate.key.mode': result.key?.mode ?? 'none',
+      };
+      if (extra.keyId && result.key) attributes['keygate.key.id'] = result.key.id;
+      if (extra.hint && result.key) attributes['keygate.key.hint'] = result.key.hint;
+      if (extra.address && address) attributes['client.address'] = address;
+      safely(() => {
+        m.requests.add(1, attributes);
+        m.duration.record(seconds, { 'keygate.auth.outcome': outcome });
+      });
+    },
+    cache(result) {
+      if (m) safely(() => m.cache.add(1, { 'keygate.cache.result': result }));
+    },
+    lookup(store) {
+      const start = performance.now();
+      const span = tracer ? startSpan(tracer, store) : undefined;
+      return (result) => {
+        if (m) {
+          const attributes = { 'keygate.store.result': result };
+          safely(() => {
+            m.storeLookups.add(1, attributes);
+            m.storeDuration.record(secondsSince(start), attributes);
+          });
+        }
+        if (span) endSpan(span, result);
+      };
+    },
+    rateLimit(allowed, degraded) {
+      if (m)
+        safely(() =>
+          m.rateLimit.add(1, { 'keygate.ratelimit.allowed': allowed, 'keygate.ratelimit.degraded': degraded }),
+        );
+    },
+    flush(lagSeconds, failed) {
+      if (!m) return;
+      safely(() => (failed ? m.flushFailures.add(1) : m.flushLag.record(lagSeconds)));
+    },
+  };
+}
+
+function startSpan(tracer: Tracer, store: string): Span | undefined {
+  try {
+    return tracer.startSpan('keygate.store.lookup', { attributes: { 'keygate.store': store } });
+  } catch {
+    return undefined;
+  }
+}
+
+// SpanStatusCode.ERROR is 2; the enum is not imported, so that keygate never loads @opentelemetry/api.
+const SPAN_ERROR = 2;
+
+function endSpan(span: Span, result: StoreLookupResult): void {
+  safely(() => {
+    span.setAttribute('keygate.store.result', result);
+    if (result === 'error' || result === 'timeout') span.setStatus({ code: SPAN_ERROR, message: result });
+    span.end();
+  });
+}
+
+function safely(record: () => void): void {
+  try {
+    record();
+  } catch {
+    // An SDK that throws must not turn into a failed request.
+  }
+}

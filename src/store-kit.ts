@@ -20,6 +20,9 @@ export { validConsumeArgs } from './rate-limit/policy.js';
 export { applyPatch, freezeRecord } from './store/apply-patch.js';
 export { ChangeFeed, changeOf } from './store/change-feed.js';
 export { ChangeRelay, parseChange } from './store/change-relay.js';
+// For stores and limiters that report to OpenTelemetry (see the `telemetry` option).
+export type { ObservedResult, StoreLookupResult, Telemetry } from './telemetry/telemetry.js';
+export { createTelemetry, METRICS, observedLookup } from './telemetry/telemetry.js';
 export type { AttemptWindow, SharedAttemptCounter, SharedReservation } from './throttle/failed-attempts.js';
 // The record and store contracts also live in `keygate` (applications name them); repeated here so
 // that a store needs one import.
@@ -37,6 +40,3 @@ export { mergeUsage } from './usage/merge.js';
 export { summarizeUsage } from './usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from './usage/types.js';
 export { isUsageStore, utcDay } from './usage/types.js';
-// For stores and limiters that report to OpenTelemetry (see the `telemetry` option).
-export type { ObservedResult, StoreLookupResult, Telemetry } from './telemetry/telemetry.js';
-export { createTelemetry, METRICS } from './telemetry/telemetry.js';

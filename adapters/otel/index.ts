@@ -1,7 +1,12 @@
 import { metrics, trace } from '@opentelemetry/api';
 import type { TelemetryOptions } from 'keygate';
 
-/** The instrumentation scope keygate's meter and tracer are named after. */
+/**
+ * The instrumentation scope keygate's meter and tracer are named after.
+ *
+ * @example
+ * metrics.getMeter(INSTRUMENTATION_SCOPE); // the meter globalTelemetry() uses
+ */
 export const INSTRUMENTATION_SCOPE = 'keygate';
 
 /**

@@ -1,16 +1,25 @@
-import { InvalidInputError, KeyConflictError, KeyNotFoundError, KeyStoreUnavailableError } from 'keygate';
+import {
+  InvalidInputError,
+  KeyConflictError,
+  KeyNotFoundError,
+  KeyStoreUnavailableError,
+  type TelemetryOptions,
+} from 'keygate';
 import {
   type ApiKeyRecord,
   applyPatch,
   ChangeRelay,
   changeOf,
+  createTelemetry,
   type KeyActivity,
   type KeyChange,
   type KeyChangeEvent,
   type KeyPatch,
   mergeUsage,
+  observedLookup,
   parseChange,
   quote,
+  type Telemetry,
   type UsageBatch,
   type UsageCount,
   type UsageOutcome,
@@ -38,6 +47,12 @@ export interface PostgresKeyStoreOptions {
    * with a `KeyStoreUnavailableError` whose `cause` is the client's error. Default: ignore.
    */
   onError?: (err: KeyStoreUnavailableError) => void;
+  /**
+   * Where to report lookups by digest (`keygate.store.lookups`, `keygate.store.lookup.duration`, a
+   * `keygate.store.lookup` span): for a store used without a `CachedKeyStore` (otherwise give telemetry
+   * to the cache). @default undefined (none)
+   */
+  telemetry?: TelemetryOptions;
 }
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/;
@@ -62,6 +77,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
   readonly schema: string;
   /** The NOTIFY channel: `keygate_changes`, suffixed with the schema when it is not `public`. */
   readonly channel: string;
+  private readonly telemetry: Telemetry | undefined;
   private readonly sql: SqlClient;
   private readonly table: string;
   private readonly usageTable: string;
@@ -73,6 +89,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
 
   constructor(options: PostgresKeyStoreOptions) {
     this.sql = sqlClient(options?.client);
+    this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
     const schema = options.schema ?? 'public';
     if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
@@ -118,9 +135,11 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     });
   }
 
-  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const { rows } = await this.sql.query<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE hash = $1`, [hash]);
-    return rows[0] ? recordOf(rows[0]) : null;
+  findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    return observedLookup(this.telemetry, 'postgres', async () => {
+      const { rows } = await this.sql.query<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE hash = $1`, [hash]);
+      return rows[0] ? recordOf(rows[0]) : null;
+    });
   }
 
   async findById(id: string): Promise<ApiKeyRecord | null> {

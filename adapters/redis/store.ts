@@ -4,19 +4,23 @@ import {
   KeyNotFoundError,
   KeyRevokedError,
   KeyStoreUnavailableError,
+  type TelemetryOptions,
 } from 'keygate';
 import {
   type ApiKeyRecord,
   applyPatch,
   ChangeRelay,
   changeOf,
+  createTelemetry,
   freezeRecord,
   type KeyActivity,
   type KeyChangeEvent,
   type KeyPatch,
   mergeUsage,
+  observedLookup,
   parseChange,
   quote,
+  type Telemetry,
   type UsageBatch,
   type UsageCount,
   type UsageOutcome,
@@ -60,6 +64,12 @@ export interface RedisKeyStoreOptions {
    * to resync), with a `KeyStoreUnavailableError` whose `cause` is the client's error. Default: ignore.
    */
   onError?: (err: KeyStoreUnavailableError) => void;
+  /**
+   * Where to report lookups by digest (`keygate.store.lookups`, `keygate.store.lookup.duration`, a
+   * `keygate.store.lookup` span): for a store used without a `CachedKeyStore` (otherwise give telemetry
+   * to the cache). @default undefined (none)
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /** Optimistic writes retry on a concurrent change; each round at least one writer wins. */
@@ -83,6 +93,7 @@ const MAX_ATTEMPTS = 100;
 export class RedisKeyStore implements WritableKeyStore, UsageStore {
   readonly prefix: string;
   readonly channel: string;
+  private readonly telemetry: Telemetry | undefined;
   private readonly client: RedisClientLike;
   private readonly onError: (err: KeyStoreUnavailableError) => void;
   private readonly relay = new ChangeRelay();
@@ -105,6 +116,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     this.client = options.client;
     this.prefix = prefix;
     this.channel = `${prefix}changes`;
+    this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
   }
 
@@ -112,9 +124,11 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     return `${this.prefix}key:${id}`;
   }
 
-  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const json = await this.run(FIND_BY_HASH, [`${this.prefix}hash:${hash}`], [this.recordKey('')]);
-    return typeof json === 'string' ? parse(json) : null;
+  findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    return observedLookup(this.telemetry, 'redis', async () => {
+      const json = await this.run(FIND_BY_HASH, [`${this.prefix}hash:${hash}`], [this.recordKey('')]);
+      return typeof json === 'string' ? parse(json) : null;
+    });
   }
 
   async findById(id: string): Promise<ApiKeyRecord | null> {

@@ -1,3 +1,4 @@
+import { secondsSince } from '../telemetry/telemetry.js';
 import type { KeyStore } from '../types.js';
 import { decide } from './decide.js';
 import { type AuthenticateOptions, NO_OPTIONS, type ResolvedOptions, resolveAuthOptions } from './options.js';
@@ -8,7 +9,8 @@ export type { AuthenticateOptions, ResolvedOptions } from './options.js';
 export { resolveAuthOptions } from './options.js';
 export type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
 
-function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions): AuthResult {
+function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions, start: number): AuthResult {
+  o.telemetry?.auth(result, secondsSince(start), request.ip);
   if (o.onResult) {
     try {
       o.onResult(result, request);
@@ -36,8 +38,10 @@ export function authenticateEager(
   options: AuthenticateOptions = NO_OPTIONS,
 ): AuthResult | Promise<AuthResult> {
   const o = resolveAuthOptions(options);
+  // The clock is read only when telemetry wants a duration.
+  const start = o.telemetry ? performance.now() : 0;
   const result = o.throttle ? throttled(request, store, o, o.throttle) : decide(request, store, o);
-  return 'then' in result ? result.then((r) => observed(r, request, o)) : observed(result, request, o);
+  return 'then' in result ? result.then((r) => observed(r, request, o, start)) : observed(result, request, o, start);
 }
 
 /**

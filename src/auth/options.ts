@@ -1,5 +1,6 @@
 import { InvalidInputError, quote, refuseRenamed } from '../errors.js';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
+import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { AttemptThrottle } from '../throttle/types.js';
 import type { AuthRequest, AuthResult } from './result.js';
 
@@ -29,6 +30,12 @@ export interface AuthenticateOptions {
    * outrun the count. @default undefined (no throttling)
    */
   throttle?: AttemptThrottle;
+  /**
+   * Where to report outcomes (`keygate.auth.requests` by outcome, code and mode) and durations
+   * (`keygate.auth.duration`, seconds): an OpenTelemetry meter and/or tracer, or `globalTelemetry()`
+   * from `keygate/otel`. @default undefined (no telemetry, no cost)
+   */
+  telemetry?: TelemetryOptions;
 }
 
 /** Authentication options after validation, with defaults filled in. See {@link resolveAuthOptions}. */
@@ -41,6 +48,7 @@ export interface ResolvedOptions {
   readonly clock: () => number;
   readonly onResult: AuthenticateOptions['onResult'];
   readonly throttle: AttemptThrottle | undefined;
+  readonly telemetry: Telemetry | undefined;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -94,6 +102,7 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
     clock,
     onResult: options.onResult,
     throttle,
+    telemetry: createTelemetry(options.telemetry),
   };
   resolved.set(options, r);
   return r;

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { InvalidInputError, KeyStoreUnavailableError } from '../errors.js';
+import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type {
   ApiKeyRecord,
   KeyChange,
@@ -38,7 +39,17 @@ export interface CachedKeyStoreOptions {
    * @default 2_000
    */
   timeout?: number;
+  /**
+   * Where to report cache answers (`keygate.cache.lookups` by `hit`, `negative_hit`, `miss`) and each
+   * lookup a miss sends to the wrapped store (`keygate.store.lookups`, `keygate.store.lookup.duration`
+   * and a `keygate.store.lookup` span with its result). Give telemetry here or to the wrapped store,
+   * not both, or store lookups count twice. @default undefined (none)
+   */
+  telemetry?: TelemetryOptions;
 }
+
+// Timeouts raised by `lookup`, told apart from the store's own failures for telemetry.
+const TIMEOUTS = new WeakSet<object>();
 
 function positiveInteger(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
@@ -70,6 +81,7 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
   // Lowest version a cached record of that id may have: what the newest change announced.
   private readonly floor: LRUCache<string, number>;
   private readonly unsubscribe: (() => void) | undefined;
+  private readonly telemetry: Telemetry | undefined;
 
   constructor(
     readonly store: KeyStore,
@@ -80,6 +92,7 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
     const negativeTtl = positiveInteger('negativeTtl', options.negativeTtl ?? Math.min(5_000, this.ttl));
     const negativeMax = positiveInteger('negativeMax', options.negativeMax ?? 10_000);
     this.timeout = positiveInteger('timeout', options.timeout ?? 2_000);
+    this.telemetry = createTelemetry(options.telemetry);
     this.found = new LRUCache({ max, ttl: this.ttl, allowStale: false, updateAgeOnGet: false });
     this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtl, allowStale: false, updateAgeOnGet: false });
     this.floor = new LRUCache({ max, ttl: this.ttl });
@@ -92,13 +105,19 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
   /** The cached answer, without I/O: a record, `null` for a remembered unknown digest, `undefined` when not cached. */
   peek(hash: string): ApiKeyRecord | null | undefined {
     const record = this.found.get(hash);
-    if (record !== undefined) return record;
-    return this.missing.get(hash) ? null : undefined;
+    if (record !== undefined) {
+      this.telemetry?.cache('hit');
+      return record;
+    }
+    if (!this.missing.get(hash)) return undefined; // a miss: counted when the store is asked
+    this.telemetry?.cache('negative_hit');
+    return null;
   }
 
   findByHash(hash: string): Promise<ApiKeyRecord | null> {
     const hit = this.peek(hash);
     if (hit !== undefined) return Promise.resolve(hit);
+    this.telemetry?.cache('miss');
     let pending = this.inflight.get(hash);
     if (!pending) {
       pending = { promise: undefined as unknown as Promise<ApiKeyRecord | null> };
@@ -109,8 +128,14 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
   }
 
   private async load(hash: string, entry: InFlight): Promise<ApiKeyRecord | null> {
+    const looked = this.telemetry?.lookup(this.store.constructor?.name ?? 'store');
     try {
-      const record = (await this.lookup(hash)) ?? null;
+      const record =
+        (await this.lookup(hash).catch((err) => {
+          looked?.(TIMEOUTS.has(err) ? 'timeout' : 'error');
+          throw err;
+        })) ?? null;
+      looked?.(record ? 'found' : 'not_found');
       // Cache only if no change arrived meanwhile (a change removes the in-flight entry) and the
       // record is not older than the newest version announced for its id.
       if (this.inflight.get(hash) === entry) {
@@ -127,10 +152,11 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
   private lookup(hash: string): Promise<ApiKeyRecord | null | undefined> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new KeyStoreUnavailableError(`key store did not answer within ${this.timeout} ms`)),
-        this.timeout,
-      );
+      timer = setTimeout(() => {
+        const error = new KeyStoreUnavailableError(`key store did not answer within ${this.timeout} ms`);
+        TIMEOUTS.add(error);
+        reject(error);
+      }, this.timeout);
     });
     const answer = new Promise<ApiKeyRecord | null | undefined>((resolve) => resolve(this.store.findByHash(hash)));
     return Promise.race([answer, expired]).finally(() => clearTimeout(timer));

@@ -26,10 +26,22 @@ export interface TelemetryOptions {
   attributes?: { keyId?: boolean; hint?: boolean; address?: boolean };
 }
 
-/** The outcome of a lookup that reached the store, as the `keygate.store.result` attribute. */
+/**
+ * The outcome of a lookup that reached the store, as the `keygate.store.result` attribute.
+ *
+ * @example
+ * const done = telemetry.lookup('postgres'); done('found' satisfies StoreLookupResult);
+ */
 export type StoreLookupResult = 'found' | 'not_found' | 'error' | 'timeout';
 
-/** The metric names keygate records, for dashboards and alerts. */
+/**
+ * The metric names keygate records, for dashboards and alerts.
+ *
+ * @example
+ * // PromQL (the Prometheus exporter writes dots as underscores and adds _total to counters):
+ * // sum by (keygate_auth_code) (rate(keygate_auth_requests_total{keygate_auth_outcome="denied"}[5m]))
+ * METRICS.requests; // 'keygate.auth.requests'
+ */
 export const METRICS = {
   /** Counter of authenticated requests by `keygate.auth.outcome`, `keygate.auth.code` and `keygate.key.mode`. */
   requests: 'keygate.auth.requests',
@@ -49,7 +61,12 @@ export const METRICS = {
   flushFailures: 'keygate.usage.flush.failures',
 } as const;
 
-/** What an authentication outcome looks like to telemetry; an `AuthResult` fits. */
+/**
+ * What an authentication outcome looks like to telemetry; an `AuthResult` fits.
+ *
+ * @example
+ * telemetry.auth(result satisfies ObservedResult, 0.0004);
+ */
 export interface ObservedResult {
   readonly ok: boolean;
   readonly code?: string;
@@ -60,6 +77,10 @@ export interface ObservedResult {
  * The instruments keygate records into, built once from {@link TelemetryOptions}. Components keep
  * one and call it on their path; `createTelemetry` returns `undefined` when nothing is configured,
  * so an unconfigured component pays one `undefined` check.
+ *
+ * @example
+ * const telemetry: Telemetry | undefined = createTelemetry(options.telemetry);
+ * telemetry?.cache('hit');
  */
 export interface Telemetry {
   /** Records one authentication outcome and how long it took (seconds). */
@@ -179,6 +200,32 @@ export function createTelemetry(options: TelemetryOptions | undefined): Telemetr
       safely(() => (failed ? m.flushFailures.add(1) : m.flushLag.record(lagSeconds)));
     },
   };
+}
+
+/**
+ * Runs a store lookup, reporting it to `telemetry` (when there is one) as `found`, `not_found` or
+ * `error`: what a store calls around its `findByHash`.
+ *
+ * @example
+ * findByHash(hash) { return observedLookup(this.telemetry, 'postgres', () => this.query(hash)); }
+ */
+export function observedLookup<T>(
+  telemetry: Telemetry | undefined,
+  store: string,
+  run: () => Promise<T | null>,
+): Promise<T | null> {
+  if (!telemetry) return run();
+  const done = telemetry.lookup(store);
+  return run().then(
+    (record) => {
+      done(record ? 'found' : 'not_found');
+      return record;
+    },
+    (err: unknown) => {
+      done('error');
+      throw err;
+    },
+  );
 }
 
 function startSpan(tracer: Tracer, store: string): Span | undefined {

@@ -1,6 +1,7 @@
 import type { AuthFailure, AuthRequest, AuthResult } from '../auth/result.js';
 import { describeValue, InvalidInputError, refuseRenamed } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
+import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import { type KeyTally, keyEvent, UsageCounts } from './counting.js';
 import { SerialFlush } from './serial-flush.js';
 import { SpikeDetector, type SpikeOptions } from './spikes.js';
@@ -28,6 +29,11 @@ export interface UsageRecorderOptions {
   rotationDays?: number;
   /** Current time in epoch milliseconds. @default Date.now */
   clock?: () => number;
+  /**
+   * Where to report flushes: `keygate.usage.flush.lag` (seconds between the oldest count of a flush
+   * and its write) and `keygate.usage.flush.failures`. @default undefined (none)
+   */
+  telemetry?: TelemetryOptions;
 }
 
 function validInterval(interval: unknown): number {
@@ -59,6 +65,9 @@ export class UsageRecorder {
   private readonly onEvent: EventHook | undefined;
   private readonly rotationDays: number;
   private readonly clock: () => number;
+  private readonly telemetry: Telemetry | undefined;
+  // When the oldest count not yet written was recorded (epoch ms), for the flush-lag metric.
+  private pendingSince: number | undefined;
   // Per key, the UTC day its rotation reminder was last considered: once a day per process.
   private readonly remindedDay = new Map<string, number>();
 
@@ -71,6 +80,7 @@ export class UsageRecorder {
     this.onEvent = options.onEvent;
     this.clock = options.clock ?? Date.now;
     this.rotationDays = options.rotationDays ?? 90;
+    this.telemetry = createTelemetry(options.telemetry);
     const emit = (event: Parameters<EventHook>[0]) => emitSafely(this.onEvent, event);
     this.spikes = options.spike === false ? undefined : new SpikeDetector(options.spike ?? {}, emit);
     this.flusher = new SerialFlush(() => this.flushOnce(), validInterval(options.interval ?? 5_000));
@@ -82,6 +92,7 @@ export class UsageRecorder {
     if (!result.ok && this.onEvent) this.reportDenial(result, request, now);
     if (!result.key) return;
     const tally = this.counts.count(result.key, result.ok ? 'allowed' : result.code, now, request.ip ?? null);
+    this.pendingSince ??= now;
     this.spikes?.observe(tally, now);
     if (result.ok) this.remindRotation(tally, now);
   };
@@ -122,12 +133,18 @@ export class UsageRecorder {
 
   private async flushOnce(): Promise<void> {
     const taken = this.counts.take();
+    const since = this.pendingSince;
+    this.pendingSince = undefined;
     if (taken.batch.counts.length === 0 && taken.batch.activity.length === 0) return;
     try {
       await this.store.addUsage(taken.batch);
       this.counts.delivered(taken);
+      this.telemetry?.flush((this.clock() - (since ?? this.clock())) / 1000, false);
     } catch (err) {
       this.counts.putBack(taken);
+      // The counts put back are as old as they were; newer ones recorded meanwhile are younger.
+      if (since !== undefined) this.pendingSince = Math.min(since, this.pendingSince ?? since);
+      this.telemetry?.flush(0, true);
       throw err;
     }
   }

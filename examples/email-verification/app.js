@@ -28,6 +28,8 @@ export const BODY_LIMIT = '100kb';
  * @param {boolean | string | number} [options.trustProxy] Express `trust proxy`. Default `false`: the peer address is the client
  * @param {boolean} [options.cache] cache key lookups. Default `true`
  * @param {import('keygate').UsageRecorder} [options.usage] counts every request per key; `GET /v1/account` then reports the calling key's usage. Default: none
+ * @param {import('keygate').TelemetryOptions} [options.telemetry] where keygate reports its metrics. Default: none
+ * @param {(req: import('express').Request, res: import('express').Response) => void} [options.metricsHandler] answers `GET /metrics`. Default: no such route
  * @param {(err: unknown) => void} [options.onError] unexpected errors (answered 500). Default `console.error`
  * @returns {import('express').Express}
  * @example
@@ -43,13 +45,17 @@ export function createApp({
   trustProxy = false,
   cache = true,
   usage,
+  telemetry,
+  metricsHandler,
   onError = console.error,
 }) {
   const prices = { ...PRICES, ...priceOverrides };
   const lookupMx = createMxLookup({ resolver, timeout: dnsTimeout });
-  const keys = cache ? new CachedKeyStore(/** @type {import('keygate').WritableKeyStore} */ (store)) : store;
+  const keys = cache
+    ? new CachedKeyStore(/** @type {import('keygate').WritableKeyStore} */ (store), { telemetry })
+    : store;
   /** @param {string[]} permissions */
-  const auth = (permissions) => apiKeyAuth({ store: keys, permissions, onResult: usage?.record });
+  const auth = (permissions) => apiKeyAuth({ store: keys, permissions, onResult: usage?.record, telemetry });
   // Per-key usage statistics for GET /v1/account, when the service counts them.
   const manager = usage
     ? new KeyManager({ store: /** @type {import('keygate').WritableKeyStore} */ (store), usage })
@@ -111,6 +117,7 @@ export function createApp({
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  if (metricsHandler) app.get('/metrics', metricsHandler);
 
   app.post('/v1/email/verify', auth(['email:verify']), json, async (req, res) => {
     const { email } = parseEmailBody(req.body);

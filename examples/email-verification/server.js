@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KeyManager, UsageRecorder } from 'keygate';
 import { createApp, PRICES } from './app.js';
+import { prometheusMetrics } from './metrics.js';
 import { portOf, SettingError, trustProxyOf } from './settings.js';
 import { openStores } from './stores.js';
 
@@ -56,9 +57,12 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
   try {
     const keys = new KeyManager({ store: stores.store });
     const demo = await seed(keys, stores.ledger, args['new-keys']);
-    usage = new UsageRecorder({ store: stores.store });
+    const metrics = prometheusMetrics();
+    usage = new UsageRecorder({ store: stores.store, telemetry: metrics.telemetry });
     const app = createApp({
       usage,
+      telemetry: metrics.telemetry,
+      metricsHandler: metrics.handler,
       store: stores.store,
       ledger: stores.ledger,
       resolver,

@@ -95,7 +95,13 @@ export interface Telemetry {
   flush(lagSeconds: number, failed: boolean): void;
 }
 
-const SECONDS = { unit: 's' } as const;
+// Bucket bounds in seconds, from 10 µs (a cached key) to 2.5 s (a store at its timeout).
+const LATENCY_BUCKETS = [
+  0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
+];
+// Usage counts wait for the flush interval (5 s by default), longer while the store is down.
+const LAG_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
+const SECONDS = { unit: 's', advice: { explicitBucketBoundaries: LATENCY_BUCKETS } } as const;
 
 /** Seconds elapsed since `start`, a `performance.now()` reading. */
 export function secondsSince(start: number): number {
@@ -133,7 +139,11 @@ function instrumentsOf(meter: Meter): Instruments {
     storeDuration: meter.createHistogram(METRICS.storeDuration, { ...SECONDS, description: 'Store lookup time' }),
     cache: meter.createCounter(METRICS.cache, { unit: '{lookup}', description: 'Cache lookups' }),
     rateLimit: meter.createCounter(METRICS.rateLimit, { unit: '{decision}', description: 'Rate-limit decisions' }),
-    flushLag: meter.createHistogram(METRICS.flushLag, { ...SECONDS, description: 'Age of usage counts at flush' }),
+    flushLag: meter.createHistogram(METRICS.flushLag, {
+      unit: 's',
+      advice: { explicitBucketBoundaries: LAG_BUCKETS },
+      description: 'Age of usage counts at flush',
+    }),
     flushFailures: meter.createCounter(METRICS.flushFailures, { unit: '{flush}', description: 'Failed flushes' }),
   };
 }

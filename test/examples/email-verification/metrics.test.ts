@@ -1,0 +1,46 @@
+// GET /metrics on the example service: Prometheus text, fed by keygate's OpenTelemetry instruments.
+import { describe, expect, it } from 'vitest';
+import { fakeDns, main } from './service.js';
+
+const KEY_LINE = /^mk_(test|live)_[0-9A-Za-z]{38}$/;
+
+describe('the example service exposes /metrics for Prometheus', () => {
+  it('counts allowed and denied requests by code and mode, in the Prometheus text format', async () => {
+    const lines: string[] = [];
+    const { url, close } = await main({
+      argv: ['--memory'],
+      env: { PORT: '0' },
+      log: (text) => lines.push(...text.split('\n')),
+      resolver: fakeDns().resolver,
+    });
+    try {
+      const [testKey] = lines.filter((line) => KEY_LINE.test(line) && line.startsWith('mk_test_'));
+      const verify = (key?: string) =>
+        fetch(`${url}/v1/email/verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
+          body: JSON.stringify({ email: 'ada@example.com' }),
+        });
+      expect((await verify(testKey)).status).toBe(200);
+      expect((await verify(testKey)).status).toBe(200);
+      expect((await verify()).status).toBe(401);
+
+      const res = await fetch(`${url}/metrics`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+      const text = await res.text();
+      expect(text).toMatch(/^# TYPE keygate_auth_requests_total counter$/m);
+      const sample = (labels: string) =>
+        Number(text.match(new RegExp(`^keygate_auth_requests_total\\{${labels}[^}]*\\} (\\d+)`, 'm'))?.[1]);
+      expect(sample('keygate_auth_outcome="allowed",keygate_auth_code="ok",keygate_key_mode="test"')).toBe(2);
+      expect(sample('keygate_auth_outcome="denied",keygate_auth_code="missing_api_key"')).toBe(1);
+      expect(text).toMatch(/^keygate_auth_duration_count\{keygate_auth_outcome="allowed"[^}]*\} 2$/m);
+      expect(text).toMatch(/^keygate_cache_lookups_total\{keygate_cache_result="hit"[^}]*\} 1$/m);
+      // Buckets sized for seconds of authentication, not the SDK's default 0..10000.
+      expect(text).toMatch(/^keygate_auth_duration_bucket\{[^}]*le="0\.001"\} 2$/m);
+      expect(text).not.toContain(testKey);
+    } finally {
+      await close();
+    }
+  });
+});

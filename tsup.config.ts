@@ -11,6 +11,7 @@ export const entries = {
   hono: 'adapters/hono/index.ts',
   postgres: 'adapters/postgres/index.ts',
   redis: 'adapters/redis/index.ts',
+  dashboard: 'dashboard/index.ts',
   'runtime/web-digest': 'src/runtime/web-digest.ts',
   'runtime/node-digest': 'src/runtime/node-digest.ts',
 };

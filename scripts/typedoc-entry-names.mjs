@@ -11,6 +11,7 @@ const NAMES = {
   'adapters/hono': 'keygate/hono',
   'adapters/postgres': 'keygate/postgres',
   'adapters/redis': 'keygate/redis',
+  dashboard: 'keygate/dashboard',
 };
 
 /** @param {import('typedoc').Application} app */

@@ -1,3 +1,5 @@
+import { USED_TOKENS_MIGRATION } from './dashboard-queries.js';
+
 /**
  * The schema, one entry per version, each a list of statements (PGlite runs one statement per call).
  * Never edit a released entry: add the next version. `T` stands for the schema-qualified table prefix.
@@ -52,4 +54,6 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
       last_used_ip text
     )`,
   ],
+  // 3: single-use tokens of the dashboard (sign-in links, ended sessions).
+  USED_TOKENS_MIGRATION,
 ];

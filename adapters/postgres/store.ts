@@ -19,6 +19,7 @@ import {
   type WritableKeyStore,
 } from 'keygate';
 import type { Pool } from 'pg';
+import * as dashboardQueries from './dashboard-queries.js';
 import { MIGRATIONS } from './migrations.js';
 import { COLUMNS, type KeyRow, recordOf, recordParams } from './rows.js';
 import { type PGliteLike, type Query, type SqlClient, sqlClient } from './sql-client.js';
@@ -246,6 +247,26 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     const row = rows[0];
     if (!row) return null;
     return { keyId, lastUsedAt: new Date(row.last_used_at).toISOString(), lastUsedIp: row.last_used_ip };
+  }
+
+  /** Counts of many keys at once (the dashboard's key list): one query. */
+  getUsageOfKeys(keyIds: readonly string[], from: string, to: string): Promise<UsageCount[]> {
+    return dashboardQueries.usageOfKeys(this.sql.query, this.schema, keyIds, from, to);
+  }
+
+  /** Activity of those `keyIds` that have been used: one query. */
+  getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
+    return dashboardQueries.activityOfKeys(this.sql.query, this.schema, keyIds);
+  }
+
+  /** Records a single-use token (a dashboard sign-in link) until `expiresAt`: true the first time only, across processes. */
+  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
+    return dashboardQueries.markTokenUsed(this.sql.query, this.schema, tokenId, expiresAt);
+  }
+
+  /** True when `tokenId` was recorded by `markTokenUsed` and has not expired. */
+  isTokenUsed(tokenId: string): Promise<boolean> {
+    return dashboardQueries.isTokenUsed(this.sql.query, this.schema, tokenId);
   }
 
   /**

@@ -22,6 +22,7 @@ import {
   type WritableKeyStore,
 } from 'keygate';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, UPDATE } from './scripts.js';
+import * as usedTokens from './used-tokens.js';
 
 /** The connection that receives the change channel: what `client.duplicate()` returns. */
 export interface RedisSubscriberLike {
@@ -203,6 +204,26 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     ];
     if (!at) return null;
     return { keyId, lastUsedAt: at, lastUsedIp: ip ? ip : null };
+  }
+
+  /** Counts of many keys at once (the dashboard's key list); node-redis pipelines the reads. */
+  async getUsageOfKeys(keyIds: readonly string[], from: string, to: string): Promise<UsageCount[]> {
+    return (await Promise.all(keyIds.map((id) => this.getUsage(id, from, to)))).flat();
+  }
+
+  /** Activity of those `keyIds` that have been used. */
+  async getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
+    return (await Promise.all(keyIds.map((id) => this.getActivity(id)))).filter((a) => a !== null);
+  }
+
+  /** Records a single-use token (a dashboard sign-in link) until `expiresAt`: true the first time only, across processes. */
+  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
+    return usedTokens.markTokenUsed(this.client, this.prefix, tokenId, expiresAt);
+  }
+
+  /** True when `tokenId` was recorded by `markTokenUsed` and has not expired. */
+  isTokenUsed(tokenId: string): Promise<boolean> {
+    return usedTokens.isTokenUsed(this.client, this.prefix, tokenId);
   }
 
   /**

@@ -91,9 +91,9 @@ export class Client {
     });
   }
 
-  /** The CSRF token of this session's forms, read from the list page. */
+  /** The CSRF token of this session's forms, read from the create form. */
   async csrf(): Promise<string> {
-    return csrfOf(await (await this.get(`${BASE}/`)).text());
+    return csrfOf(await (await this.get(`${BASE}/keys/new`)).text());
   }
 
   /** Signs in to `accountId` with a fresh one-time link. */

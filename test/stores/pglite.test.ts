@@ -66,7 +66,7 @@ describe('PostgresKeyStore over PGlite', () => {
     const dir = await tempFolder();
     const first = new PGlite(dir);
     const store = new PostgresKeyStore({ client: first });
-    expect(await store.migrate()).toEqual({ applied: [1, 2] });
+    expect(await store.migrate()).toEqual({ applied: [1, 2, 3] });
     const { secret, key } = await new KeyManager({ store }).create({ accountId: 'a', name: 'k', mode: 'live' });
     await first.close();
 

@@ -1,0 +1,79 @@
+import type { KeyActivity, UsageCount, UsageOutcome } from 'keygate';
+import type { Query } from './sql-client.js';
+
+/**
+ * Migration 3: the record of single-use tokens (the dashboard's redeemed sign-in links and ended
+ * sessions), kept where the keys live so that a link works once across every process.
+ */
+export const USED_TOKENS_MIGRATION: readonly string[] = [
+  'CREATE TABLE T.keygate_used_tokens (token_id text PRIMARY KEY, expires_at timestamptz NOT NULL)',
+  'CREATE INDEX keygate_used_tokens_expiry ON T.keygate_used_tokens (expires_at)',
+];
+
+/**
+ * Records `tokenId` until `expiresAt`; true when this call recorded it. One statement: of two
+ * concurrent calls the primary key lets exactly one insert; an expired record may be taken again.
+ */
+export async function markTokenUsed(
+  query: Query,
+  schema: string,
+  tokenId: string,
+  expiresAt: string,
+): Promise<boolean> {
+  const table = `"${schema}".keygate_used_tokens`;
+  // Now and then, drop records whose token no longer verifies anyway.
+  if (Math.random() < 1 / 64) await query(`DELETE FROM ${table} WHERE expires_at < now()`);
+  const { rows } = await query(
+    `INSERT INTO ${table} AS t (token_id, expires_at) VALUES ($1, $2)
+      ON CONFLICT (token_id) DO UPDATE SET expires_at = EXCLUDED.expires_at WHERE t.expires_at <= now()
+      RETURNING token_id`,
+    [tokenId, expiresAt],
+  );
+  return rows.length === 1;
+}
+
+/** True when `tokenId` is recorded and unexpired. */
+export async function isTokenUsed(query: Query, schema: string, tokenId: string): Promise<boolean> {
+  const { rows } = await query(
+    `SELECT 1 FROM "${schema}".keygate_used_tokens WHERE token_id = $1 AND expires_at > now()`,
+    [tokenId],
+  );
+  return rows.length > 0;
+}
+
+/** Counts of many keys over a range of days: one query on the usage table's primary key. */
+export async function usageOfKeys(
+  query: Query,
+  schema: string,
+  keyIds: readonly string[],
+  from: string,
+  to: string,
+): Promise<UsageCount[]> {
+  if (keyIds.length === 0) return [];
+  const { rows } = await query<{ key_id: string; account_id: string; day: string; outcome: string; count: string }>(
+    `SELECT key_id, account_id, to_char(day, 'YYYY-MM-DD') AS day, outcome, count FROM "${schema}".keygate_usage
+      WHERE key_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date`,
+    [keyIds, from, to],
+  );
+  return rows.map((r) => ({
+    keyId: r.key_id,
+    accountId: r.account_id,
+    day: r.day,
+    outcome: r.outcome as UsageOutcome,
+    count: Number(r.count),
+  }));
+}
+
+/** Activity of many keys: one query on the activity table's primary key. */
+export async function activityOfKeys(query: Query, schema: string, keyIds: readonly string[]): Promise<KeyActivity[]> {
+  if (keyIds.length === 0) return [];
+  const { rows } = await query<{ key_id: string; last_used_at: Date | string; last_used_ip: string | null }>(
+    `SELECT key_id, last_used_at, last_used_ip FROM "${schema}".keygate_key_activity WHERE key_id = ANY($1::text[])`,
+    [keyIds],
+  );
+  return rows.map((r) => ({
+    keyId: r.key_id,
+    lastUsedAt: new Date(r.last_used_at).toISOString(),
+    lastUsedIp: r.last_used_ip,
+  }));
+}

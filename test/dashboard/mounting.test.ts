@@ -152,7 +152,13 @@ describe.each(EXPRESS)('%s: app.use("/dashboard", toNodeHandler(ui))', (_, make)
   it('follows trust proxy: the forwarded address and https only from a trusted proxy', async () => {
     for (const trust of [false, 'loopback']) {
       const seen: Array<string | null | undefined> = [];
-      const throttle: AttemptThrottle = { check: (ip) => (seen.push(ip), 0), fail: () => {} };
+      const throttle: AttemptThrottle = {
+        check: (ip) => {
+          seen.push(ip);
+          return 0;
+        },
+        fail: () => {},
+      };
       const { ui } = fresh({ signInThrottle: throttle });
       const base = await expressServer(make as () => express.Express, ui, trust);
       const link = await ui.signInLink({ accountId: 'acct_1', baseUrl: base });
@@ -185,7 +191,13 @@ describe.each(FASTIFY)('%s: app.register(toFastifyPlugin(ui), { prefix: "/dashbo
   it('follows trustProxy: the forwarded address and https only from a trusted proxy', async () => {
     for (const trustProxy of [false, '127.0.0.1']) {
       const seen: Array<string | null | undefined> = [];
-      const throttle: AttemptThrottle = { check: (ip) => (seen.push(ip), 0), fail: () => {} };
+      const throttle: AttemptThrottle = {
+        check: (ip) => {
+          seen.push(ip);
+          return 0;
+        },
+        fail: () => {},
+      };
       const { ui } = fresh({ signInThrottle: throttle });
       const base = await fastifyServer(make, ui, trustProxy);
       const link = await ui.signInLink({ accountId: 'acct_1', baseUrl: base });

@@ -5,6 +5,7 @@ export const STYLE = `
   --bad-bg: #ffebe9; --allowed: #2f6fb3; --denied: #c2410c; --focus: #bf4b00;
   font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); }
 * { box-sizing: border-box; }
+[hidden] { display: none !important; }
 body { margin: 0; background: var(--bg); line-height: 1.5; }
 a { color: var(--accent); }
 a:hover { text-decoration-thickness: 2px; }

@@ -100,8 +100,8 @@ async function keyPage(
       ${done ? html`<p class="flash" role="status">${done}</p>` : ''}
       ${facts(dash, key)}
       ${rotation ? rotationSection(dash, key, rotation, csrf) : ''}
-      ${settings}
       ${usageSection(report, days)}
+      ${settings}
       ${active ? actions(dash, key, csrf, rotating) : ''}`,
     },
     form ? 422 : 200,

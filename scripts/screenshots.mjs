@@ -1,9 +1,9 @@
 #!/usr/bin/env node
+import { mkdirSync } from 'node:fs';
 // `npm run screenshots`: renders the dashboard's key list, a key page with its usage chart and the
 // create result (secret blurred) into docs/*.png, for the README. Runs the built package (dist/) in
 // a local server and Debian's Chromium (CHROMIUM_PATH overrides /usr/bin/chromium).
 import http from 'node:http';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeyManager, MemoryKeyStore, utcDay } from 'keygate';
 import { dashboard, toNodeHandler } from 'keygate/dashboard';
@@ -39,13 +39,27 @@ async function history(keyId, base, denials, seed) {
     const weekday = new Date(ms).getUTCDay() % 6 !== 0;
     const wave = 1 + 0.3 * Math.sin(i / (1.7 + seed * 0.6) + seed) + (i < seed * 3 ? 0.4 : 0);
     const day = utcDay(ms);
-    counts.push({ keyId, accountId: ACCOUNT, day, outcome: 'allowed', count: Math.round(base * wave * (weekday ? 1 : 0.35)) });
-    if (denials && i % 3 === 0) counts.push({ keyId, accountId: ACCOUNT, day, outcome: 'ip_not_allowed', count: 4 + (i % 9) * 3 });
-    if (denials && i % 7 === 2) counts.push({ keyId, accountId: ACCOUNT, day, outcome: 'insufficient_permissions', count: 11 });
+    counts.push({
+      keyId,
+      accountId: ACCOUNT,
+      day,
+      outcome: 'allowed',
+      count: Math.round(base * wave * (weekday ? 1 : 0.35)),
+    });
+    if (denials && i % 3 === 0)
+      counts.push({ keyId, accountId: ACCOUNT, day, outcome: 'ip_not_allowed', count: 4 + (i % 9) * 3 });
+    if (denials && i % 7 === 2)
+      counts.push({ keyId, accountId: ACCOUNT, day, outcome: 'insufficient_permissions', count: 11 });
   }
   await store.addUsage({
     counts,
-    activity: [{ keyId, lastUsedAt: new Date(Date.now() - (7 + seed * 97) * 60_000).toISOString(), lastUsedIp: `203.0.113.${24 + seed}` }],
+    activity: [
+      {
+        keyId,
+        lastUsedAt: new Date(Date.now() - (7 + seed * 97) * 60_000).toISOString(),
+        lastUsedIp: `203.0.113.${24 + seed}`,
+      },
+    ],
   });
 }
 
@@ -74,7 +88,16 @@ await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const base = `http://127.0.0.1:${server.address().port}`;
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
 });
 try {
   mkdirSync(out, { recursive: true });

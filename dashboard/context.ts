@@ -19,6 +19,8 @@ export interface Dash {
   /** The permission catalogue, or undefined for a free text field. */
   readonly catalogue: readonly string[] | undefined;
   readonly rateLimits: boolean;
+  /** Age in days from which an active key is marked "rotation due". */
+  readonly rotationDays: number;
   readonly accountPanel:
     | ((accountId: string, request: Request) => readonly AccountPanelEntry[] | Promise<readonly AccountPanelEntry[]>)
     | undefined;

@@ -29,6 +29,8 @@ export interface DashboardOptions {
   resolveAccount?: (request: Request) => string | null | undefined | Promise<string | null | undefined>;
   /** The permission catalogue: one checkbox per entry. Default: a text field, one permission per line. */
   permissions?: readonly string[];
+  /** Age in days from which an active key is marked "rotation due"; use the manager's `rotationDays` if you changed it. Default `90`. */
+  rotationDays?: number;
   /** Show the "Rate limit" field (keys then carry `rateLimit: { limit, windowMs } | null`). Default `false`. */
   rateLimits?: boolean;
   /** Label and value pairs shown above the key list (credit balance, plan, ...); escaped. Default: none. */
@@ -93,6 +95,13 @@ function catalogueOf(value: unknown): readonly string[] | undefined {
   return Object.freeze([...new Set(value as string[])]);
 }
 
+function rotationDaysOf(value: unknown): number {
+  if (value === undefined) return 90;
+  if (typeof value !== 'number' || !(value > 0))
+    throw new InvalidInputError('rotationDays', 'rotationDays must be a number of days > 0');
+  return value;
+}
+
 /** The settled options every route shares. */
 function settle(options: DashboardOptions): Dash {
   const manager = checkManager(options?.manager);
@@ -108,6 +117,7 @@ function settle(options: DashboardOptions): Dash {
     times: { idleMs, absoluteMs },
     catalogue: catalogueOf(options.permissions),
     rateLimits: options.rateLimits === true,
+    rotationDays: rotationDaysOf(options.rotationDays),
     accountPanel: optionalFunction('accountPanel', options.accountPanel),
     resolveAccount: optionalFunction('resolveAccount', options.resolveAccount),
     clientIp: async (request, rest) => {

@@ -1,4 +1,5 @@
-import type { KeyActivity, UsageCount, UsageOutcome } from 'keygate';
+import type { ApiKeyRecord, KeyActivity, UsageCount, UsageOutcome } from 'keygate';
+import { COLUMNS, type KeyRow, recordOf } from './rows.js';
 import type { Query } from './sql-client.js';
 
 /**
@@ -76,4 +77,29 @@ export async function activityOfKeys(query: Query, schema: string, keyIds: reado
     lastUsedAt: new Date(r.last_used_at).toISOString(),
     lastUsedIp: r.last_used_ip,
   }));
+}
+
+/**
+ * One page of an account's keys, newest first, and how many match: one query on the account index
+ * (a window count), so a page of 50 never reads the other 950 records.
+ */
+export async function keysPage(
+  query: Query,
+  schema: string,
+  accountId: string,
+  page: { offset: number; limit: number; nameContains?: string },
+): Promise<{ records: ApiKeyRecord[]; total: number }> {
+  const needle = page.nameContains ? page.nameContains.toLowerCase() : null;
+  const { rows } = await query<KeyRow & { total: string | number }>(
+    `SELECT ${COLUMNS}, count(*) OVER () AS total FROM "${schema}".keygate_keys
+      WHERE account_id = $1 AND ($2::text IS NULL OR strpos(lower(name), $2) > 0)
+      ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
+    [accountId, needle, page.limit, page.offset],
+  );
+  if (rows.length === 0 && page.offset > 0) {
+    // Past the end: the window count needs a row; ask for the first page to learn the total.
+    const first = await keysPage(query, schema, accountId, { ...page, offset: 0, limit: 1 });
+    return { records: [], total: first.total };
+  }
+  return { records: rows.map(recordOf), total: Number(rows[0]?.total ?? 0) };
 }

@@ -249,6 +249,14 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     return { keyId, lastUsedAt: new Date(row.last_used_at).toISOString(), lastUsedIp: row.last_used_ip };
   }
 
+  /** One page of an account's keys, newest first, and how many match (the dashboard's key list): one query. */
+  listKeysPage(
+    accountId: string,
+    page: { offset: number; limit: number; nameContains?: string },
+  ): Promise<{ records: ApiKeyRecord[]; total: number }> {
+    return dashboardQueries.keysPage(this.sql.query, this.schema, accountId, page);
+  }
+
   /** Counts of many keys at once (the dashboard's key list): one query. */
   getUsageOfKeys(keyIds: readonly string[], from: string, to: string): Promise<UsageCount[]> {
     return dashboardQueries.usageOfKeys(this.sql.query, this.schema, keyIds, from, to);

@@ -10,6 +10,7 @@ import {
   validateKeyForm,
   valuesOfKey,
 } from '../forms/key-form.js';
+import { isRotationDue } from '../key-list.js';
 import { dayRange } from '../views/chart.js';
 import { badge, time } from '../views/format.js';
 import { FIELD_LABELS, keyFields } from './key-fields.js';
@@ -34,7 +35,7 @@ export async function ownKey(c: Context<DashEnv>, dash: Dash): Promise<KeyView |
 function facts(dash: Dash, key: KeyView) {
   const link = (id: string) => html`<a href="${dash.path(`/keys/${encodeURIComponent(id)}`)}">${id}</a>`;
   return html`<dl class="facts">
-    <div><dt>Status</dt><dd>${badge(key.status, key.status === 'active' ? 'ok' : 'bad')}${key.rotationDue ? html` ${badge('rotation due', 'warn')}` : ''}</dd></div>
+    <div><dt>Status</dt><dd>${badge(key.status, key.status === 'active' ? 'ok' : 'bad')}${isRotationDue(dash, key) ? html` ${badge('rotation due', 'warn')}` : ''}</dd></div>
     <div><dt>Mode</dt><dd>${badge(key.mode, key.mode === 'live' ? 'warn' : 'plain')}</dd></div>
     <div><dt>Hint</dt><dd><code>${key.hint}</code></dd></div>
     <div><dt>ID</dt><dd><code>${key.id}</code></dd></div>

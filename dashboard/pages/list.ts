@@ -1,7 +1,8 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { type ManagedKey, utcDay } from 'keygate';
+import { utcDay } from 'keygate';
 import type { AccountPanelEntry, Dash, DashEnv } from '../context.js';
+import { type ListedKey, readKeyList } from '../key-list.js';
 import { readSummaries } from '../usage-summary.js';
 import { dayRange, sparkline } from '../views/chart.js';
 import { badge, count, time } from '../views/format.js';
@@ -18,7 +19,7 @@ function pageLink(dash: Dash, query: string, page: number): string {
   return dash.path(`/${search ? `?${search}` : ''}`);
 }
 
-function rotationCell(key: ManagedKey) {
+function rotationCell(key: ListedKey) {
   if (key.status !== 'active') return '';
   if (key.rotatedTo) return badge('in progress', 'plain');
   return key.rotationDue ? badge('due', 'warn') : '';
@@ -45,13 +46,13 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
   const account = c.get('account');
   const query = (c.req.query('q') ?? '').trim().slice(0, 200);
   const requested = Number.parseInt(c.req.query('page') ?? '1', 10);
-  const needle = query.toLowerCase();
-  // Newest first: the key just created or rotated is at the top.
-  const all = (await dash.manager.list(account)).reverse();
-  const keys = needle ? all.filter((k) => k.name.toLowerCase().includes(needle)) : all;
-  const pages = Math.max(1, Math.ceil(keys.length / PAGE_SIZE));
-  const page = Math.min(Math.max(1, Number.isFinite(requested) ? requested : 1), pages);
-  const shown = keys.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE);
+  const list = await readKeyList(dash, account, {
+    page: Number.isFinite(requested) ? requested : 1,
+    size: PAGE_SIZE,
+    nameContains: query || undefined,
+  });
+  const { page, pages, total } = list;
+  const shown = list.keys;
   const days = dayRange(utcDay(dash.clock()), 30);
   const [summaries, entries] = await Promise.all([
     readSummaries(
@@ -74,9 +75,8 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
       <td>${rotationCell(key)}</td>
     </tr>`;
   });
-  const summary = needle
-    ? `${count(keys.length)} of ${count(all.length)} keys match “${query}”.`
-    : `${count(all.length)} key${all.length === 1 ? '' : 's'}.`;
+  const plural = total === 1 ? '' : 's';
+  const summary = query ? `${count(total)} key${plural} match “${query}”.` : `${count(total)} key${plural}.`;
   return render(c, dash, {
     title: 'API keys',
     body: html`<div class="title-row"><h1>API keys</h1><a class="button primary" href="${dash.path('/keys/new')}">Create key</a></div>
@@ -89,7 +89,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
     </form>
     <p class="muted" role="status">${summary}</p>
     ${
-      all.length === 0
+      total === 0 && !query
         ? html`<p class="empty">No keys yet. <a href="${dash.path('/keys/new')}">Create your first key</a>.</p>`
         : html`<div class="table-wrap"><table class="table keys">
       <caption class="visually-hidden">API keys</caption>
@@ -101,7 +101,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
   });
 }
 
-/** `GET /`: the account's keys, newest first, 50 a page, filtered by name with `?q=`. */
+/** `GET /`: the account's keys, newest first, 50 a page (`?page=`), filtered by name with `?q=`. */
 export function registerList(app: Hono<DashEnv>, dash: Dash): void {
   app.get('/', (c) => listPage(c, dash));
 }

@@ -3,7 +3,7 @@ import type { ApiKeyRecord, KeyChange, KeyPatch, WritableKeyStore } from '../typ
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
 import { ChangeFeed, changeOf } from './change-feed.js';
-import { TokenLedger } from './token-ledger.js';
+import { pageOfKeys, TokenLedger } from './dashboard-support.js';
 
 /**
  * The embedded key store: everything in this process's memory, nothing persisted. Right for tests,
@@ -87,6 +87,14 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore {
 
   async getActivity(keyId: string): Promise<KeyActivity | null> {
     return this.activity.get(keyId) ?? null;
+  }
+
+  /** One page of an account's keys, newest first, and how many match (the dashboard's key list). */
+  async listKeysPage(
+    accountId: string,
+    page: { offset: number; limit: number; nameContains?: string },
+  ): Promise<{ records: ApiKeyRecord[]; total: number }> {
+    return pageOfKeys(await this.listByAccount(accountId), page);
   }
 
   /** Usage of many keys at once (the dashboard's key list). */

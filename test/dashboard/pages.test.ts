@@ -37,7 +37,7 @@ describe('the key list', () => {
     expect(rowsOf(filtered)).toEqual(
       Array.from({ length: 10 }, (_, i) => `web-1${String(19 - 2 * i).padStart(2, '0')}`),
     );
-    expect(filtered).toContain('10 of 120 keys match');
+    expect(filtered).toContain('10 keys match “WEB-1”.');
     expect(filtered).not.toContain('Page 1 of');
     const beyond = await s.client.get(`${BASE}/?page=99`);
     expect(rowsOf(await beyond.text())).toHaveLength(20);
@@ -81,17 +81,39 @@ describe('the key list', () => {
     expect(html).toContain('<dt>Credit balance</dt><dd>€12.50 for acct_1</dd>');
   });
 
-  it('works with a store that has no batch usage reads (per-key fallback)', async () => {
+  it("works with a store that has none of the dashboard's read methods (per-key reads, paging in memory)", async () => {
     const inner = new MemoryKeyStore();
-    const store = Object.assign(Object.create(inner), { getUsageOfKeys: undefined, getActivityOfKeys: undefined });
-    const manager = new KeyManager({ store });
-    const s = await signedIn({ manager, store });
-    const { key } = await manager.create({ accountId: 'acct_1', name: 'k', mode: 'test' });
+    const store = Object.assign(Object.create(inner), {
+      getUsageOfKeys: undefined,
+      getActivityOfKeys: undefined,
+      listKeysPage: undefined,
+    });
+    const clock = () => Date.now();
+    let now = Date.now() - 1000_000;
+    const manager = new KeyManager({ store, clock: () => now });
+    const s = await signedIn({ manager, store, clock });
+    let id = '';
+    for (let i = 0; i < 55; i++) {
+      id = (await manager.create({ accountId: 'acct_1', name: `k${i}`, mode: 'test' })).key.id;
+      now += 1000;
+    }
     await inner.addUsage({
-      counts: [{ keyId: key.id, accountId: 'acct_1', day: utcDay(Date.now()), outcome: 'allowed', count: 7 }],
+      counts: [{ keyId: id, accountId: 'acct_1', day: utcDay(Date.now()), outcome: 'allowed', count: 7 }],
       activity: [],
     });
-    expect(await (await s.client.get(`${BASE}/`)).text()).toContain('7 requests in the last 30 days');
+    const first = await (await s.client.get(`${BASE}/`)).text();
+    expect(first).toContain('7 requests in the last 30 days');
+    expect(rowsOf(first)).toHaveLength(50);
+    expect(rowsOf(first)[0]).toBe('k54');
+    expect(rowsOf(await (await s.client.get(`${BASE}/?page=2`)).text())).toEqual(['k4', 'k3', 'k2', 'k1', 'k0']);
+    expect(rowsOf(await (await s.client.get(`${BASE}/?q=K5`)).text())).toEqual([
+      'k54',
+      'k53',
+      'k52',
+      'k51',
+      'k50',
+      'k5',
+    ]);
   });
 });
 

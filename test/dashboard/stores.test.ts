@@ -1,8 +1,8 @@
 // The store extensions the dashboard uses, on every store that ships them: the used-token record
 // (single use across processes, atomic, expiring) and the batch usage reads of the key list.
 import { PGlite } from '@electric-sql/pglite';
-import { MemoryKeyStore, type UsageStore, utcDay } from 'keygate';
-import type { UsageSummaryStore, UsedTokenStore } from 'keygate/dashboard';
+import { KeyManager, MemoryKeyStore, type UsageStore, utcDay, type WritableKeyStore } from 'keygate';
+import type { KeyListStore, UsageSummaryStore, UsedTokenStore } from 'keygate/dashboard';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { RedisKeyStore } from 'keygate/redis';
 import pg from 'pg';
@@ -10,7 +10,7 @@ import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 
-type Store = UsedTokenStore & UsageSummaryStore & UsageStore;
+type Store = UsedTokenStore & UsageSummaryStore & UsageStore & WritableKeyStore & Partial<KeyListStore>;
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -139,4 +139,31 @@ describe.each(STORES)('%s', (_, available, open) => {
     ]);
     expect(await a.getUsageOfKeys([], yesterday, today)).toEqual([]);
   });
+});
+
+describe.each(STORES.filter(([name]) => name !== 'RedisKeyStore'))('%s', (_, available, open) => {
+  it.skipIf(!available)(
+    "reads one page of an account's keys, newest first, filtered by name, with the total",
+    async () => {
+      const [store] = await open();
+      let now = Date.parse('2026-01-01T00:00:00Z');
+      const keys = new KeyManager({ store, clock: () => now });
+      for (let i = 0; i < 12; i++) {
+        await keys.create({ accountId: 'acct_p', name: `${i % 3 ? 'Web' : 'batch'}-${i}`, mode: 'test' });
+        now += 1000;
+      }
+      await keys.create({ accountId: 'acct_other', name: 'Web-x', mode: 'test' });
+      const page = (offset: number, limit: number, nameContains?: string) =>
+        (store.listKeysPage as KeyListStore['listKeysPage'])('acct_p', { offset, limit, nameContains });
+      const first = await page(0, 5);
+      expect(first.total).toBe(12);
+      expect(first.records.map((r) => r.name)).toEqual(['Web-11', 'Web-10', 'batch-9', 'Web-8', 'Web-7']);
+      const filtered = await page(2, 3, 'wEB');
+      expect(filtered.total).toBe(8);
+      expect(filtered.records.map((r) => r.name)).toEqual(['Web-8', 'Web-7', 'Web-5']);
+      expect(await page(100, 5)).toEqual({ records: [], total: 12 });
+      expect(await page(0, 5, 'nothing')).toEqual({ records: [], total: 0 });
+      expect(await page(0, 5, '%')).toEqual({ records: [], total: 0 });
+    },
+  );
 });

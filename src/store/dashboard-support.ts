@@ -1,3 +1,8 @@
+import type { ApiKeyRecord } from '../types.js';
+
+// What MemoryKeyStore keeps and answers for the dashboard (keygate/dashboard): used tokens and pages
+// of the key list.
+
 /**
  * Single-use tokens in memory (the dashboard's redeemed sign-in links and ended sessions), each
  * kept until its expiry. `MemoryKeyStore` keeps one; shared stores keep theirs in the database.
@@ -25,4 +30,19 @@ export class TokenLedger {
   private sweep(now: number): void {
     for (const [id, until] of this.used) if (until <= now) this.used.delete(id);
   }
+}
+
+/**
+ * A page of `records`, newest first (`createdAt`, then `id`, descending), only names containing
+ * `nameContains` (case-insensitive) when given, and how many match: `MemoryKeyStore.listKeysPage`.
+ */
+export function pageOfKeys(
+  records: readonly ApiKeyRecord[],
+  page: { offset: number; limit: number; nameContains?: string },
+): { records: ApiKeyRecord[]; total: number } {
+  const needle = page.nameContains?.toLowerCase();
+  const matching = (needle ? records.filter((r) => r.name.toLowerCase().includes(needle)) : [...records]).sort(
+    (a, b) => (a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? 1 : -1) : a.id < b.id ? 1 : -1),
+  );
+  return { records: matching.slice(page.offset, page.offset + page.limit), total: matching.length };
 }

@@ -1,4 +1,4 @@
-import type { KeyActivity, UsageCount, UsageStore } from 'keygate';
+import type { KeyActivity, UsageStore } from 'keygate';
 
 /**
  * Optional store methods that read the usage of many keys in one round trip each: the key list's
@@ -6,11 +6,18 @@ import type { KeyActivity, UsageCount, UsageStore } from 'keygate';
  * them; with a store that lacks them the dashboard asks per key (`getUsage`, `getActivity`).
  *
  * @example
- * const counts = await store.getUsageOfKeys(['key_a', 'key_b'], '2026-11-01', '2026-11-30');
+ * const totals = await store.getDailyTotalsOfKeys(['key_a', 'key_b'], '2026-11-01', '2026-11-30');
  */
 export interface UsageSummaryStore {
-  /** Counts of every key in `keyIds` for the UTC days `from` to `to` (inclusive, `YYYY-MM-DD`). */
-  getUsageOfKeys(keyIds: readonly string[], from: string, to: string): Promise<UsageCount[]>;
+  /**
+   * Requests per UTC day, every outcome added up, of the keys in `keyIds` for the days `from` to
+   * `to` (inclusive, `YYYY-MM-DD`): one entry per key and day with traffic.
+   */
+  getDailyTotalsOfKeys(
+    keyIds: readonly string[],
+    from: string,
+    to: string,
+  ): Promise<Array<{ keyId: string; day: string; total: number }>>;
   /** The activity of those keys in `keyIds` that have been used. */
   getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]>;
 }
@@ -35,23 +42,29 @@ function storeWith<T>(store: unknown, ...methods: string[]): T | undefined {
   return undefined;
 }
 
-async function countsAndActivity(
+type DayTotal = { keyId: string; day: string; total: number };
+
+async function totalsAndActivity(
   store: unknown,
   ids: readonly string[],
   from: string,
   to: string,
-): Promise<{ counts: UsageCount[]; activity: KeyActivity[] }> {
-  const batch = storeWith<UsageSummaryStore>(store, 'getUsageOfKeys', 'getActivityOfKeys');
+): Promise<{ totals: DayTotal[]; activity: KeyActivity[] }> {
+  const batch = storeWith<UsageSummaryStore>(store, 'getDailyTotalsOfKeys', 'getActivityOfKeys');
   if (batch) {
-    const [counts, activity] = await Promise.all([batch.getUsageOfKeys(ids, from, to), batch.getActivityOfKeys(ids)]);
-    return { counts, activity };
+    const [totals, activity] = await Promise.all([
+      batch.getDailyTotalsOfKeys(ids, from, to),
+      batch.getActivityOfKeys(ids),
+    ]);
+    return { totals, activity };
   }
   const single = storeWith<UsageStore>(store, 'getUsage', 'getActivity');
-  if (!single) return { counts: [], activity: [] };
+  if (!single) return { totals: [], activity: [] };
   const rows = await Promise.all(
     ids.map((id) => Promise.all([single.getUsage(id, from, to), single.getActivity(id)] as const)),
   );
-  return { counts: rows.flatMap(([c]) => c), activity: rows.flatMap(([, a]) => (a ? [a] : [])) };
+  const totals = rows.flatMap(([counts]) => counts.map((c) => ({ keyId: c.keyId, day: c.day, total: c.count })));
+  return { totals, activity: rows.flatMap(([, a]) => (a ? [a] : [])) };
 }
 
 /**
@@ -66,12 +79,12 @@ export async function readSummaries(
   const out = new Map<string, KeySummary>();
   if (ids.length === 0 || days.length === 0) return out;
   const index = new Map(days.map((d, i) => [d, i]));
-  const { counts, activity } = await countsAndActivity(store, ids, days[0] as string, days.at(-1) as string);
+  const { totals, activity } = await totalsAndActivity(store, ids, days[0] as string, days.at(-1) as string);
   const daily = new Map(ids.map((id) => [id, new Array<number>(days.length).fill(0)]));
-  for (const c of counts) {
-    const row = daily.get(c.keyId);
-    const i = index.get(c.day);
-    if (row && i !== undefined) row[i] = (row[i] ?? 0) + c.count;
+  for (const t of totals) {
+    const row = daily.get(t.keyId);
+    const i = index.get(t.day);
+    if (row && i !== undefined) row[i] = (row[i] ?? 0) + t.total;
   }
   const last = new Map(activity.map((a) => [a.keyId, a]));
   for (const id of ids) {

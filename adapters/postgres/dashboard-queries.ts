@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, KeyActivity, UsageCount, UsageOutcome } from 'keygate';
+import type { ApiKeyRecord, KeyActivity } from 'keygate';
 import { COLUMNS, type KeyRow, recordOf } from './rows.js';
 import type { Query } from './sql-client.js';
 
@@ -42,27 +42,34 @@ export async function isTokenUsed(query: Query, schema: string, tokenId: string)
   return rows.length > 0;
 }
 
-/** Counts of many keys over a range of days: one query on the usage table's primary key. */
-export async function usageOfKeys(
+/**
+ * Requests per day (every outcome added up) of many keys: one query on the usage table's primary
+ * key, summed in the database and sent back as two arrays per key, so that an embedded database
+ * hands over 50 rows rather than thousands.
+ */
+export async function dailyTotalsOfKeys(
   query: Query,
   schema: string,
   keyIds: readonly string[],
   from: string,
   to: string,
-): Promise<UsageCount[]> {
+): Promise<Array<{ keyId: string; day: string; total: number }>> {
   if (keyIds.length === 0) return [];
-  const { rows } = await query<{ key_id: string; account_id: string; day: string; outcome: string; count: string }>(
-    `SELECT key_id, account_id, to_char(day, 'YYYY-MM-DD') AS day, outcome, count FROM "${schema}".keygate_usage
-      WHERE key_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date`,
+  const { rows } = await query<{ key_id: string; offsets: number[]; totals: number[] }>(
+    `SELECT key_id, array_agg(day - $2::date) AS offsets, array_agg(total) AS totals FROM (
+        SELECT key_id, day, sum(count)::float8 AS total FROM "${schema}".keygate_usage
+         WHERE key_id = ANY($1::text[]) AND day BETWEEN $2::date AND $3::date GROUP BY key_id, day
+      ) per_day GROUP BY key_id`,
     [keyIds, from, to],
   );
-  return rows.map((r) => ({
-    keyId: r.key_id,
-    accountId: r.account_id,
-    day: r.day,
-    outcome: r.outcome as UsageOutcome,
-    count: Number(r.count),
-  }));
+  const start = Date.parse(`${from}T00:00:00Z`);
+  return rows.flatMap((r) =>
+    r.offsets.map((offset, i) => ({
+      keyId: r.key_id,
+      day: new Date(start + Number(offset) * 86_400_000).toISOString().slice(0, 10),
+      total: Number(r.totals[i]),
+    })),
+  );
 }
 
 /** Activity of many keys: one query on the activity table's primary key. */

@@ -257,9 +257,13 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     return dashboardQueries.keysPage(this.sql.query, this.schema, accountId, page);
   }
 
-  /** Counts of many keys at once (the dashboard's key list): one query. */
-  getUsageOfKeys(keyIds: readonly string[], from: string, to: string): Promise<UsageCount[]> {
-    return dashboardQueries.usageOfKeys(this.sql.query, this.schema, keyIds, from, to);
+  /** Requests per day of many keys, every outcome added up (the dashboard's key list): one query. */
+  getDailyTotalsOfKeys(
+    keyIds: readonly string[],
+    from: string,
+    to: string,
+  ): Promise<Array<{ keyId: string; day: string; total: number }>> {
+    return dashboardQueries.dailyTotalsOfKeys(this.sql.query, this.schema, keyIds, from, to);
   }
 
   /** Activity of those `keyIds` that have been used: one query. */

@@ -21,8 +21,8 @@ import {
   type UsageStore,
   type WritableKeyStore,
 } from 'keygate';
+import { dailyTotals, isTokenUsed, markTokenUsed } from './dashboard-commands.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, UPDATE } from './scripts.js';
-import * as usedTokens from './used-tokens.js';
 
 /** The connection that receives the change channel: what `client.duplicate()` returns. */
 export interface RedisSubscriberLike {
@@ -206,9 +206,13 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     return { keyId, lastUsedAt: at, lastUsedIp: ip ? ip : null };
   }
 
-  /** Counts of many keys at once (the dashboard's key list); node-redis pipelines the reads. */
-  async getUsageOfKeys(keyIds: readonly string[], from: string, to: string): Promise<UsageCount[]> {
-    return (await Promise.all(keyIds.map((id) => this.getUsage(id, from, to)))).flat();
+  /** Requests per day of many keys, every outcome added up (the dashboard's key list); node-redis pipelines the reads. */
+  async getDailyTotalsOfKeys(
+    keyIds: readonly string[],
+    from: string,
+    to: string,
+  ): Promise<Array<{ keyId: string; day: string; total: number }>> {
+    return dailyTotals((await Promise.all(keyIds.map((id) => this.getUsage(id, from, to)))).flat());
   }
 
   /** Activity of those `keyIds` that have been used. */
@@ -218,12 +222,12 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
 
   /** Records a single-use token (a dashboard sign-in link) until `expiresAt`: true the first time only, across processes. */
   markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
-    return usedTokens.markTokenUsed(this.client, this.prefix, tokenId, expiresAt);
+    return markTokenUsed(this.client, this.prefix, tokenId, expiresAt);
   }
 
   /** True when `tokenId` was recorded by `markTokenUsed` and has not expired. */
   isTokenUsed(tokenId: string): Promise<boolean> {
-    return usedTokens.isTokenUsed(this.client, this.prefix, tokenId);
+    return isTokenUsed(this.client, this.prefix, tokenId);
   }
 
   /**

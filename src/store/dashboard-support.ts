@@ -1,4 +1,5 @@
 import type { ApiKeyRecord } from '../types.js';
+import type { UsageCount } from '../usage/types.js';
 
 // What MemoryKeyStore keeps and answers for the dashboard (keygate/dashboard): used tokens and pages
 // of the key list.
@@ -45,4 +46,22 @@ export function pageOfKeys(
     (a, b) => (a.createdAt !== b.createdAt ? (a.createdAt < b.createdAt ? 1 : -1) : a.id < b.id ? 1 : -1),
   );
   return { records: matching.slice(page.offset, page.offset + page.limit), total: matching.length };
+}
+
+/**
+ * Counts added up per key and day, every outcome together: what a store's `getDailyTotalsOfKeys`
+ * answers when it reads counts one key at a time.
+ *
+ * @example
+ * dailyTotals([{ keyId: 'k', accountId: 'a', day: '2026-11-01', outcome: 'allowed', count: 2 }]) // [{ keyId: 'k', day: '2026-11-01', total: 2 }]
+ */
+export function dailyTotals(counts: readonly UsageCount[]): Array<{ keyId: string; day: string; total: number }> {
+  const totals = new Map<string, { keyId: string; day: string; total: number }>();
+  for (const c of counts) {
+    const slot = `${c.keyId}\u0000${c.day}`;
+    const entry = totals.get(slot) ?? { keyId: c.keyId, day: c.day, total: 0 };
+    entry.total += c.count;
+    totals.set(slot, entry);
+  }
+  return [...totals.values()];
 }

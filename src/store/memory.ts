@@ -3,7 +3,7 @@ import type { ApiKeyRecord, KeyChange, KeyPatch, WritableKeyStore } from '../typ
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
 import { ChangeFeed, changeOf } from './change-feed.js';
-import { pageOfKeys, TokenLedger } from './dashboard-support.js';
+import { dailyTotals, pageOfKeys, TokenLedger } from './dashboard-support.js';
 
 /**
  * The embedded key store: everything in this process's memory, nothing persisted. Right for tests,
@@ -97,9 +97,13 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore {
     return pageOfKeys(await this.listByAccount(accountId), page);
   }
 
-  /** Usage of many keys at once (the dashboard's key list). */
-  async getUsageOfKeys(keyIds: readonly string[], from: string, to: string): Promise<UsageCount[]> {
-    return (await Promise.all(keyIds.map((id) => this.getUsage(id, from, to)))).flat();
+  /** Requests per day of many keys, every outcome added up (the dashboard's key list). */
+  async getDailyTotalsOfKeys(
+    keyIds: readonly string[],
+    from: string,
+    to: string,
+  ): Promise<Array<{ keyId: string; day: string; total: number }>> {
+    return dailyTotals((await Promise.all(keyIds.map((id) => this.getUsage(id, from, to)))).flat());
   }
 
   /** Activity of those `keyIds` that have been used. */

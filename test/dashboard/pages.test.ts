@@ -84,7 +84,7 @@ describe('the key list', () => {
   it("works with a store that has none of the dashboard's read methods (per-key reads, paging in memory)", async () => {
     const inner = new MemoryKeyStore();
     const store = Object.assign(Object.create(inner), {
-      getUsageOfKeys: undefined,
+      getDailyTotalsOfKeys: undefined,
       getActivityOfKeys: undefined,
       listKeysPage: undefined,
     });

@@ -122,22 +122,23 @@ describe.each(STORES)('%s', (_, available, open) => {
       counts: [
         { keyId: 'k1', accountId: 'acct', day: today, outcome: 'allowed', count: 3 },
         { keyId: 'k1', accountId: 'acct', day: yesterday, outcome: 'ip_not_allowed', count: 2 },
+        { keyId: 'k1', accountId: 'acct', day: today, outcome: 'expired_api_key', count: 4 },
         { keyId: 'k2', accountId: 'acct', day: '2000-01-01', outcome: 'allowed', count: 9 },
         { keyId: 'k3', accountId: 'acct', day: today, outcome: 'allowed', count: 1 },
       ],
       activity: [{ keyId: 'k1', lastUsedAt: '2026-01-01T00:00:00.000Z', lastUsedIp: '203.0.113.1' }],
     });
-    const counts = await a.getUsageOfKeys(['k1', 'k2', 'kx'], yesterday, today);
-    expect(counts.map((c) => [c.keyId, c.day, c.outcome, c.count]).sort()).toEqual(
+    const totals = await a.getDailyTotalsOfKeys(['k1', 'k2', 'kx'], yesterday, today);
+    expect(totals.map((t) => [t.keyId, t.day, t.total]).sort()).toEqual(
       [
-        ['k1', today, 'allowed', 3],
-        ['k1', yesterday, 'ip_not_allowed', 2],
+        ['k1', today, 7],
+        ['k1', yesterday, 2],
       ].sort(),
     );
     expect(await a.getActivityOfKeys(['k1', 'k2'])).toEqual([
       { keyId: 'k1', lastUsedAt: '2026-01-01T00:00:00.000Z', lastUsedIp: '203.0.113.1' },
     ]);
-    expect(await a.getUsageOfKeys([], yesterday, today)).toEqual([]);
+    expect(await a.getDailyTotalsOfKeys([], yesterday, today)).toEqual([]);
   });
 });
 

@@ -3,7 +3,15 @@ export type { Dashboard, DashboardOptions } from './dashboard.js';
 export { dashboard } from './dashboard.js';
 export type { RateLimitSetting } from './forms/key-form.js';
 export type { KeyListStore } from './key-list.js';
-export type { NodeRequestFacts, NodeRequestLike, NodeResponseLike } from './node.js';
+export type {
+  FastifyLike,
+  FastifyReplyLike,
+  FastifyRequestLike,
+  FetchHandler,
+  NodeRequestFacts,
+  NodeRequestLike,
+  NodeResponseLike,
+} from './node.js';
 export { toFastifyPlugin, toFetchRequest, toNodeHandler, writeFetchResponse } from './node.js';
 export { SECURITY_HEADERS } from './security/headers.js';
 export type { SignInLinkOptions } from './security/sign-in-token.js';

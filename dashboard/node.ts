@@ -1,3 +1,4 @@
+import type { Dashboard } from './dashboard.js';
 import { rememberClientAddress } from './node-address.js';
 
 /** The part of Node's `IncomingMessage` the bridge reads (Express and Fastify requests are ones). */
@@ -36,7 +37,10 @@ export interface NodeRequestFacts {
   url?: string;
 }
 
-type FetchHandler = { fetch: (request: Request, ...rest: unknown[]) => Promise<Response> };
+/** Anything with a Fetch handler: a {@link Dashboard}, or any `{ fetch }` app. */
+export interface FetchHandler {
+  fetch(request: Request, ...rest: unknown[]): Promise<Response>;
+}
 
 function headersOf(req: NodeRequestLike, host: string): Headers {
   const headers = new Headers();
@@ -87,7 +91,14 @@ function bodyOf(req: NodeRequestLike & { body?: unknown }): BodyInit | null {
   });
 }
 
-/** Builds a Fetch `Request` from a Node request and what the framework resolved about it. */
+/**
+ * Builds a Fetch `Request` from a Node request and what the framework resolved about it (the body
+ * streams as it is read). The building block of {@link toNodeHandler}, for other Node frameworks.
+ *
+ * @example
+ * const request = toFetchRequest(req, { ip: req.ip, protocol: req.protocol, url: req.originalUrl });
+ * await writeFetchResponse(await ui.fetch(request), res);
+ */
 export function toFetchRequest(req: NodeRequestLike & { body?: unknown }, facts: NodeRequestFacts): Request {
   const protocol = facts.protocol ?? (req.socket?.encrypted ? 'https' : 'http');
   const host = facts.host ?? (typeof req.headers.host === 'string' ? req.headers.host : 'localhost');
@@ -110,6 +121,9 @@ export function toFetchRequest(req: NodeRequestLike & { body?: unknown }, facts:
 /**
  * Writes a Fetch `Response` to a Node response: status, every header (each `Set-Cookie` separately)
  * and the body streamed with backpressure (it waits for `drain`).
+ *
+ * @example
+ * await writeFetchResponse(await ui.fetch(toFetchRequest(req, { ip: req.socket.remoteAddress })), res);
  */
 export async function writeFetchResponse(response: Response, res: NodeResponseLike): Promise<void> {
   res.statusCode = response.status;
@@ -185,19 +199,21 @@ export function toNodeHandler(ui: FetchHandler) {
   };
 }
 
-/** The part of a Fastify request and reply the plugin uses. */
-interface FastifyRequestLike {
+/** The part of a Fastify request the plugin uses. */
+export interface FastifyRequestLike {
   raw: NodeRequestLike;
   ip: string;
   protocol: string;
   host?: string;
   hostname: string;
 }
-interface FastifyReplyLike {
+/** The part of a Fastify reply the plugin uses. */
+export interface FastifyReplyLike {
   raw: NodeResponseLike;
   hijack(): void;
 }
-interface FastifyLike {
+/** The part of a Fastify instance (4 or 5) the plugin uses. */
+export interface FastifyLike {
   removeAllContentTypeParsers(): void;
   addContentTypeParser(
     type: string,

@@ -2,7 +2,12 @@ import { InvalidInputError, quote } from 'keygate';
 import { normalizeBasePath, under } from '../paths.js';
 import { createSigner, openSigned, randomId, type Signer, seal, secretBytes } from './crypto.js';
 
-/** How long a sign-in link stays valid, in milliseconds: 15 minutes. */
+/**
+ * How long a sign-in link stays valid, in milliseconds: 15 minutes.
+ *
+ * @example
+ * await createSignInLink({ secret, accountId: 'acct_1', baseUrl, ttlMs: SIGN_IN_LINK_TTL_MS / 3 }); // 5 minutes
+ */
 export const SIGN_IN_LINK_TTL_MS = 15 * 60_000;
 
 const PURPOSE = 'sign-in';

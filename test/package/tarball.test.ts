@@ -104,6 +104,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   ['keygate/postgres', 'postgres', ['PostgresKeyStore'], { answers: [200, 'revoked_api_key'] }],
   ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
   ['keygate/testing', 'testing', ['describeKeyStoreContract'], { contract: 'function' }],
+  [
+    'keygate/dashboard',
+    'dashboard',
+    ['dashboard', 'createSignInLink', 'toNodeHandler'],
+    { answers: [303, 200], listsKey: true },
+  ],
 ];
 
 describe.each([

@@ -3,6 +3,7 @@ import { html } from 'hono/html';
 import type { CreateKeyInput } from 'keygate';
 import type { Dash, DashEnv } from '../context.js';
 import { type FieldErrors, type KeyFormValues, readKeyForm, validateKeyForm } from '../forms/key-form.js';
+import { fieldErrorOf } from './key.js';
 import { FIELD_LABELS, keyFields } from './key-fields.js';
 import { csrfField } from './layout.js';
 import { newKeyPage } from './new-key.js';
@@ -58,7 +59,15 @@ export function registerCreate(app: Hono<DashEnv>, dash: Dash): void {
       expiresAt: input.expiresAt,
       ...(dash.rateLimits ? { rateLimit: input.rateLimit } : {}),
     };
-    const created = await dash.manager.create(create);
+    let created: Awaited<ReturnType<typeof dash.manager.create>>;
+    try {
+      created = await dash.manager.create(create);
+    } catch (err) {
+      // A rule the manager enforces that the form did not check first: still the form, still 422.
+      const fieldError = fieldErrorOf(err);
+      if (!fieldError) throw err;
+      return createForm(c, dash, values, fieldError);
+    }
     return newKeyPage(c, dash, created);
   });
 }

@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { InvalidInputError, type ManagedKey, type UpdateKeyInput, utcDay } from 'keygate';
+import { InvalidInputError, type ManagedKey, type UpdateKeyInput, type UsageReport, utcDay } from 'keygate';
 import type { Dash, DashEnv } from '../context.js';
 import {
   type FieldErrors,
@@ -71,10 +71,7 @@ async function keyPage(
 ) {
   const today = utcDay(dash.clock());
   const days = dayRange(today, 30);
-  const [report, rotation] = await Promise.all([
-    dash.manager.usage(key.id, { from: days[0], to: today }),
-    rotationOf(dash, key),
-  ]);
+  const [report, rotation] = await Promise.all([usageOf(dash, key, days), rotationOf(dash, key)]);
   const csrf = c.get('csrf');
   const done = DONE[c.req.query('done') ?? ''];
   const active = key.status === 'active';
@@ -101,12 +98,22 @@ async function keyPage(
       ${done ? html`<p class="flash" role="status">${done}</p>` : ''}
       ${facts(dash, key)}
       ${rotation ? rotationSection(dash, key, rotation, csrf) : ''}
-      ${usageSection(report, days)}
+      ${report ? usageSection(report, days) : html`<section class="card" aria-labelledby="usage-title"><h2 id="usage-title">Usage</h2><p class="muted">This key store keeps no usage statistics.</p></section>`}
       ${settings}
       ${active ? actions(dash, key, csrf, rotating) : ''}`,
     },
     form ? 422 : 200,
   );
+}
+
+/** The key's usage over `days`, or null when the store keeps no usage statistics. */
+async function usageOf(dash: Dash, key: KeyView, days: readonly string[]): Promise<UsageReport | null> {
+  try {
+    return await dash.manager.usage(key.id, { from: days[0], to: days.at(-1) });
+  } catch (err) {
+    if (err instanceof InvalidInputError && err.field === 'store') return null;
+    throw err;
+  }
 }
 
 /** The changes a valid settings form asks for: only fields that differ from what the form showed. */

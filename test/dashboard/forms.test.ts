@@ -1,6 +1,6 @@
 // Bad input re-renders the form with 422, the input kept and a message naming the bad entry;
 // nothing is saved.
-import { KeyManager, MemoryKeyStore } from 'keygate';
+import { InvalidInputError, KeyManager, MemoryKeyStore } from 'keygate';
 import { describe, expect, it } from 'vitest';
 import { BASE, Client, setup } from './support.js';
 
@@ -79,6 +79,22 @@ describe('the create form', () => {
     });
     expect(good.status).toBe(201);
     expect((await s.keys.list('acct_1'))[0]?.permissions).toEqual(['email:verify', 'email:score']);
+  });
+});
+
+describe('a rule only the manager knows', () => {
+  it('comes back as the form with 422 naming its field, not as an error page', async () => {
+    const store = new MemoryKeyStore();
+    const manager = new KeyManager({ store });
+    manager.create = async () => {
+      throw new InvalidInputError('rateLimit', 'rateLimit.limit must be at most 1000000');
+    };
+    const s = await signedIn({ manager, store, rateLimits: true });
+    const response = await s.client.post(`${BASE}/keys`, { name: 'k', mode: 'test', rateLimit: '9999999' });
+    expect(response.status).toBe(422);
+    const html = await response.text();
+    expect(html).toContain('rateLimit.limit must be at most 1000000');
+    expect(html).toContain('id="rateLimit-error"');
   });
 });
 

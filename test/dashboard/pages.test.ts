@@ -150,6 +150,22 @@ describe('the key page', () => {
     expect(html).toMatch(/id="permission-0" name="permissions" value="email:verify" checked/);
   });
 
+  it('says so when the store keeps no usage statistics', async () => {
+    const inner = new MemoryKeyStore();
+    const store = Object.assign(Object.create(inner), {
+      addUsage: undefined,
+      getUsage: undefined,
+      getActivity: undefined,
+    });
+    const manager = new KeyManager({ store });
+    const s = await signedIn({ manager, store });
+    const { key } = await manager.create({ accountId: 'acct_1', name: 'k', mode: 'test' });
+    const response = await s.client.get(`${BASE}/keys/${key.id}`);
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('This key store keeps no usage statistics.');
+    expect((await s.client.get(`${BASE}/`)).status).toBe(200);
+  });
+
   it('a store outage is 503 with Retry-After, not a stack trace', async () => {
     const store = new MemoryKeyStore();
     const s = await signedIn({ store });

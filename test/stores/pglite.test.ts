@@ -78,7 +78,7 @@ describe('PostgresKeyStore over PGlite', () => {
       key: { id: key.id },
     });
     const { rows } = await reopened.query('SELECT version FROM keygate_migrations');
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     await reopened.close();
   });
 

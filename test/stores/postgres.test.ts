@@ -75,7 +75,7 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
     expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3]]);
     expect(await a.migrate()).toEqual({ applied: [] });
     const { rows } = await first.query(`SELECT version FROM "${schema}".keygate_migrations`);
-    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
   });
 
   it('finds a key by digest through the unique index', async () => {

@@ -156,6 +156,8 @@ describe('the key page', () => {
       addUsage: undefined,
       getUsage: undefined,
       getActivity: undefined,
+      getDailyTotalsOfKeys: undefined,
+      getActivityOfKeys: undefined,
     });
     const manager = new KeyManager({ store });
     const s = await signedIn({ manager, store });

@@ -23,6 +23,7 @@ export const entries = {
 export const kits = {
   'store-kit': 'src/store-kit.ts',
   'adapter-kit': 'src/http/index.ts',
+  dashboard: 'dashboard/index.ts',
 };
 
 // Entries reach each other (and the core) through the package's own name, so every entry shares

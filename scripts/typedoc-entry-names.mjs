@@ -14,6 +14,7 @@ const NAMES = {
   'adapters/postgres': 'keygate/postgres',
   'adapters/redis': 'keygate/redis',
   'adapters/otel': 'keygate/otel',
+  dashboard: 'keygate/dashboard',
 };
 
 /** @param {import('typedoc').Application} app */

@@ -1,3 +1,5 @@
+import { USED_TOKENS_MIGRATION } from './dashboard-queries.js';
+
 /**
  * The schema, one entry per version, each a list of statements (PGlite runs one statement per call).
  * Never edit a released entry: add the next version. `T` stands for the schema-qualified table prefix.
@@ -54,4 +56,6 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   ],
   // 3: a key's own rate limit, { limit, windowMs } as jsonb; NULL = none of its own.
   ['ALTER TABLE T.keygate_keys ADD COLUMN rate_limit jsonb'],
+  // 4: single-use tokens of the dashboard (sign-in links, ended sessions).
+  USED_TOKENS_MIGRATION,
 ];

@@ -28,6 +28,7 @@ import {
   type WriteCondition,
 } from 'keygate/store-kit';
 import type { Pool } from 'pg';
+import * as dashboardQueries from './dashboard-queries.js';
 import { sqlState, unavailable } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { COLUMNS, type KeyRow, recordOf, recordParams } from './rows.js';
@@ -265,6 +266,38 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     const row = rows[0];
     if (!row) return null;
     return { keyId, lastUsedAt: new Date(row.last_used_at).toISOString(), lastUsedIp: row.last_used_ip };
+  }
+
+  /** One page of an account's keys, newest first, and how many match (the dashboard's key list): one query. */
+  listKeysPage(
+    accountId: string,
+    page: { offset: number; limit: number; nameContains?: string },
+  ): Promise<{ records: ApiKeyRecord[]; total: number }> {
+    return dashboardQueries.keysPage(this.sql.query, this.schema, accountId, page);
+  }
+
+  /** Requests per day of many keys, every outcome added up (the dashboard's key list): one query. */
+  getDailyTotalsOfKeys(
+    keyIds: readonly string[],
+    from: string,
+    to: string,
+  ): Promise<Array<{ keyId: string; day: string; total: number }>> {
+    return dashboardQueries.dailyTotalsOfKeys(this.sql.query, this.schema, keyIds, from, to);
+  }
+
+  /** Activity of those `keyIds` that have been used: one query. */
+  getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
+    return dashboardQueries.activityOfKeys(this.sql.query, this.schema, keyIds);
+  }
+
+  /** Records a single-use token (a dashboard sign-in link) until `expiresAt`: true the first time only, across processes. */
+  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
+    return dashboardQueries.markTokenUsed(this.sql.query, this.schema, tokenId, expiresAt);
+  }
+
+  /** True when `tokenId` was recorded by `markTokenUsed` and has not expired. */
+  isTokenUsed(tokenId: string): Promise<boolean> {
+    return dashboardQueries.isTokenUsed(this.sql.query, this.schema, tokenId);
   }
 
   /**

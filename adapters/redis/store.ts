@@ -28,6 +28,7 @@ import {
   type WritableKeyStore,
   type WriteCondition,
 } from 'keygate/store-kit';
+import { dailyTotals, isTokenUsed, markTokenUsed } from './dashboard-commands.js';
 import { unavailable } from './errors.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, UPDATE } from './scripts.js';
 
@@ -234,6 +235,30 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     ];
     if (!at) return null;
     return { keyId, lastUsedAt: at, lastUsedIp: ip ? ip : null };
+  }
+
+  /** Requests per day of many keys, every outcome added up (the dashboard's key list); node-redis pipelines the reads. */
+  async getDailyTotalsOfKeys(
+    keyIds: readonly string[],
+    from: string,
+    to: string,
+  ): Promise<Array<{ keyId: string; day: string; total: number }>> {
+    return dailyTotals((await Promise.all(keyIds.map((id) => this.getUsage(id, from, to)))).flat());
+  }
+
+  /** Activity of those `keyIds` that have been used. */
+  async getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
+    return (await Promise.all(keyIds.map((id) => this.getActivity(id)))).filter((a) => a !== null);
+  }
+
+  /** Records a single-use token (a dashboard sign-in link) until `expiresAt`: true the first time only, across processes. */
+  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
+    return markTokenUsed(this.client, this.prefix, tokenId, expiresAt);
+  }
+
+  /** True when `tokenId` was recorded by `markTokenUsed` and has not expired. */
+  isTokenUsed(tokenId: string): Promise<boolean> {
+    return isTokenUsed(this.client, this.prefix, tokenId);
   }
 
   /**

@@ -116,6 +116,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     ['applyPatch', 'ChangeRelay', 'changeOf', 'mergeUsage', 'parseChange'],
     { thrown: 'key_revoked', rootClass: true },
   ],
+  [
+    'keygate/dashboard',
+    'dashboard',
+    ['dashboard', 'createSignInLink', 'toNodeHandler'],
+    { answers: [303, 200], listsKey: true },
+  ],
 ];
 
 describe.each([

@@ -143,6 +143,16 @@ module.exports = async function run(load, resolvePath) {
     };
   });
 
+  await entry('keygate/dashboard', async ({ dashboard }) => {
+    const { keys } = await seeded(core);
+    const ui = dashboard({ manager: keys, secret: 'tarball-secret-of-at-least-32-bytes', basePath: '/dashboard' });
+    const signIn = await ui.fetch(new Request(await ui.signInLink({ accountId: 'acct_1', baseUrl: 'http://ui.test' })));
+    const cookie = signIn.headers.getSetCookie()[0].split(';')[0];
+    const list = await ui.fetch(new Request('http://ui.test/dashboard/', { headers: { cookie } }));
+    const html = await list.text();
+    return { answers: [signIn.status, list.status], listsKey: html.includes('>tarball</a>') };
+  });
+
   await entry('keygate/testing', async ({ describeKeyStoreContract }) => ({
     contract: typeof describeKeyStoreContract,
   }));

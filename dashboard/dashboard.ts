@@ -1,0 +1,160 @@
+import { type AttemptThrottle, FailedAttemptThrottle, InvalidInputError, type KeyManager } from 'keygate';
+import { createApp } from './app.js';
+import type { AccountPanelEntry, Dash } from './context.js';
+import { nodeClientAddress } from './node-address.js';
+import { normalizeBasePath, under } from './paths.js';
+import { createSigner, secretBytes } from './security/crypto.js';
+import {
+  positiveMs,
+  SIGN_IN_LINK_TTL_MS,
+  signInOrigin,
+  signInUrl,
+  signSignInToken,
+  validAccountId,
+} from './security/sign-in-token.js';
+import { findUsedTokenStore, type UsedTokenStore } from './security/used-tokens.js';
+
+/** Options of {@link dashboard}. */
+export interface DashboardOptions {
+  /** The `KeyManager` whose keys the dashboard shows and changes. Its `onEvent` receives every `key.*` event. */
+  manager: KeyManager;
+  /** At least 32 bytes (e.g. 32 random bytes as hex). Signs sessions, CSRF tokens and sign-in links. */
+  secret: string | Uint8Array;
+  /** Where the dashboard is mounted, as the browser sees it. Default `'/'`. */
+  basePath?: string;
+  /**
+   * The host's own login: the signed-in account of a request, or null when there is none (then a
+   * one-time link session, if any, decides). Default: sign-in links only.
+   */
+  resolveAccount?: (request: Request) => string | null | undefined | Promise<string | null | undefined>;
+  /** The permission catalogue: one checkbox per entry. Default: a text field, one permission per line. */
+  permissions?: readonly string[];
+  /** Age in days from which an active key is marked "rotation due"; use the manager's `rotationDays` if you changed it. Default `90`. */
+  rotationDays?: number;
+  /** Show the "Rate limit" field (keys then carry `rateLimit: { limit, windowMs } | null`). Default `false`. */
+  rateLimits?: boolean;
+  /** Label and value pairs shown above the key list (credit balance, plan, ...); escaped. Default: none. */
+  accountPanel?: (
+    accountId: string,
+    request: Request,
+  ) => readonly AccountPanelEntry[] | Promise<readonly AccountPanelEntry[]>;
+  /**
+   * The client address of a request, for sign-in throttling. Default: the address `toNodeHandler` and
+   * `toFastifyPlugin` resolved (the framework's trust-proxy setting), else unknown (every unknown
+   * address shares one throttling bucket).
+   */
+  clientIp?: (request: Request, ...rest: unknown[]) => string | null | undefined | Promise<string | null | undefined>;
+  /** A session ends after this long without a request, in milliseconds. Default `3_600_000` (1 hour). */
+  sessionIdleMs?: number;
+  /** A session ends this long after sign-in whatever happens, in milliseconds. Default `43_200_000` (12 hours). */
+  sessionAbsoluteMs?: number;
+  /** Throttles failed sign-in links per client address. Default: 20 failures per address per 15 minutes, in this process. */
+  signInThrottle?: AttemptThrottle;
+  /** Where used sign-in links and ended sessions are recorded. Default: the manager's store. */
+  usedTokens?: UsedTokenStore;
+  /** Current time in epoch milliseconds. Default `Date.now`. */
+  clock?: () => number;
+  /** Told about unexpected errors (answered with a plain 500 page). Default: `console.error`. */
+  onError?: (err: unknown) => void;
+}
+
+/** The mounted dashboard: a Fetch handler and a maker of one-time sign-in links. */
+export interface Dashboard {
+  /**
+   * Answers one request: `(request, ...rest) => Promise<Response>`, bound, so it can be passed as is
+   * (`export default { fetch: ui.fetch }`, `app.mount('/dashboard', ui.fetch)`).
+   */
+  readonly fetch: (request: Request, ...rest: unknown[]) => Promise<Response>;
+  /** A one-time sign-in link for `accountId` (15 minutes, single use). `baseUrl` is the origin, e.g. `'https://example.com'`. */
+  signInLink(options: { accountId: string; baseUrl: string }): Promise<string>;
+  /** Where the dashboard is mounted, normalised (`'/'` or `'/dashboard'`). */
+  readonly basePath: string;
+}
+
+const MANAGER_METHODS = ['create', 'get', 'list', 'update', 'rotate', 'revoke', 'usage', 'rotationStatus'] as const;
+
+function checkManager(manager: unknown): KeyManager {
+  const m = manager as Record<string, unknown> | null | undefined;
+  if (!m || MANAGER_METHODS.some((name) => typeof m[name] !== 'function')) {
+    throw new InvalidInputError('manager', 'manager must be a KeyManager');
+  }
+  return manager as KeyManager;
+}
+
+function optionalFunction<T>(field: string, value: T | undefined): T | undefined {
+  if (value !== undefined && typeof value !== 'function')
+    throw new InvalidInputError(field, `${field} must be a function`);
+  return value;
+}
+
+function catalogueOf(value: unknown): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((p) => typeof p !== 'string' || p === '')) {
+    throw new InvalidInputError('permissions', 'permissions must be an array of permission names');
+  }
+  return Object.freeze([...new Set(value as string[])]);
+}
+
+function rotationDaysOf(value: unknown): number {
+  if (value === undefined) return 90;
+  if (typeof value !== 'number' || !(value > 0))
+    throw new InvalidInputError('rotationDays', 'rotationDays must be a number of days > 0');
+  return value;
+}
+
+/** The settled options every route shares. */
+function settle(options: DashboardOptions): Dash {
+  const manager = checkManager(options?.manager);
+  const basePath = normalizeBasePath(options.basePath);
+  const clientIp = optionalFunction('clientIp', options.clientIp);
+  const idleMs = positiveMs('sessionIdleMs', options.sessionIdleMs, 3_600_000);
+  const absoluteMs = positiveMs('sessionAbsoluteMs', options.sessionAbsoluteMs, 43_200_000);
+  return {
+    manager,
+    basePath,
+    signer: createSigner(secretBytes(options.secret)),
+    ledger: findUsedTokenStore(options.usedTokens, manager.store),
+    times: { idleMs, absoluteMs },
+    catalogue: catalogueOf(options.permissions),
+    rateLimits: options.rateLimits === true,
+    rotationDays: rotationDaysOf(options.rotationDays),
+    accountPanel: optionalFunction('accountPanel', options.accountPanel),
+    resolveAccount: optionalFunction('resolveAccount', options.resolveAccount),
+    clientIp: async (request, rest) => {
+      try {
+        return (clientIp ? await clientIp(request, ...rest) : nodeClientAddress(request)) ?? undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    throttle: options.signInThrottle ?? new FailedAttemptThrottle({ max: 20, windowMs: SIGN_IN_LINK_TTL_MS }),
+    clock: optionalFunction('clock', options.clock) ?? Date.now,
+    onError: optionalFunction('onError', options.onError) ?? ((err) => console.error('keygate dashboard:', err)),
+    path: (inner) => under(basePath, inner),
+  };
+}
+
+/**
+ * The developer dashboard: a server-rendered web app (no client JavaScript needed) where the people
+ * of an account create, change, rotate and revoke their keys, set allow lists and watch usage. A
+ * Fetch handler on web standards: mount it in Hono, a Worker, Deno or Bun as is, and in Express or
+ * Fastify through {@link toNodeHandler} / {@link toFastifyPlugin}.
+ *
+ * @example
+ * const ui = dashboard({ manager: keys, basePath: '/dashboard', secret: process.env.KEYGATE_DASHBOARD_SECRET! });
+ * app.mount('/dashboard', ui.fetch);                                    // Hono
+ * console.log(await ui.signInLink({ accountId: 'acct_1', baseUrl: 'http://localhost:3000' }));
+ */
+export function dashboard(options: DashboardOptions): Dashboard {
+  const dash = settle(options);
+  const app = createApp(dash);
+  return Object.freeze({
+    basePath: dash.basePath,
+    fetch: (request: Request, ...rest: unknown[]) => Promise.resolve(app.fetch(request, { rest })),
+    async signInLink(link: { accountId: string; baseUrl: string }) {
+      const accountId = validAccountId(link?.accountId);
+      const token = await signSignInToken(dash.signer, accountId, dash.clock() + SIGN_IN_LINK_TTL_MS);
+      return signInUrl(signInOrigin(link.baseUrl), dash.basePath, token);
+    },
+  });
+}

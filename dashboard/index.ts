@@ -1,0 +1,21 @@
+export type { AccountPanelEntry } from './context.js';
+export type { Dashboard, DashboardOptions } from './dashboard.js';
+export { dashboard } from './dashboard.js';
+export type { RateLimitSetting } from './forms/key-form.js';
+export type { KeyListStore } from './key-list.js';
+export type {
+  FastifyLike,
+  FastifyReplyLike,
+  FastifyRequestLike,
+  FetchHandler,
+  NodeRequestFacts,
+  NodeRequestLike,
+  NodeResponseLike,
+} from './node.js';
+export { toFastifyPlugin, toFetchRequest, toNodeHandler, writeFetchResponse } from './node.js';
+export { SECURITY_HEADERS } from './security/headers.js';
+export type { SignInLinkOptions } from './security/sign-in-token.js';
+export { createSignInLink, SIGN_IN_LINK_TTL_MS } from './security/sign-in-token.js';
+export type { UsedTokenStore } from './security/used-tokens.js';
+export { isUsedTokenStore } from './security/used-tokens.js';
+export type { UsageSummaryStore } from './usage-summary.js';

@@ -1,0 +1,90 @@
+import type { ApiKeyRecord, PublicKey } from 'keygate';
+import { toPublicKey } from 'keygate/store-kit';
+import type { Dash } from './context.js';
+
+/**
+ * An optional store method that reads one page of the key list: newest first (`createdAt`, then
+ * `id`, descending), names containing `nameContains` only (case-insensitive) when given, and how
+ * many keys match. `MemoryKeyStore` and `PostgresKeyStore` have it; with another store the
+ * dashboard lists every key of the account and pages in memory.
+ *
+ * @example
+ * const { records, total } = await store.listKeysPage('acct_1', { offset: 50, limit: 50, nameContains: 'ci' });
+ */
+export interface KeyListStore {
+  listKeysPage(
+    accountId: string,
+    page: { offset: number; limit: number; nameContains?: string },
+  ): Promise<{ records: ApiKeyRecord[]; total: number }>;
+}
+
+/** A row of the key list. */
+export type ListedKey = PublicKey & { readonly rotationDue: boolean };
+
+/** One page of the key list, and where it stands. */
+export interface KeyListPage {
+  readonly keys: ListedKey[];
+  /** Keys that match the filter (all keys of the account without one). */
+  readonly total: number;
+  /** The page shown (1-based, clamped to the last page). */
+  readonly page: number;
+  readonly pages: number;
+}
+
+const DAY = 86_400_000;
+
+function pagingStore(store: unknown): KeyListStore | undefined {
+  for (let s = store, depth = 0; s && depth < 4; depth++) {
+    if (typeof (s as Partial<KeyListStore>).listKeysPage === 'function') return s as KeyListStore;
+    s = (s as { store?: unknown }).store;
+  }
+  return undefined;
+}
+
+/** True when an active key, not being rotated, is `rotationDays` old: time to rotate it. */
+export function isRotationDue(dash: Dash, key: PublicKey): boolean {
+  return (
+    key.status === 'active' && !key.rotatedTo && dash.clock() - Date.parse(key.createdAt) >= dash.rotationDays * DAY
+  );
+}
+
+async function everyKey(dash: Dash, accountId: string, nameContains: string | undefined) {
+  const all = (await dash.manager.list(accountId)).reverse();
+  const needle = nameContains?.toLowerCase();
+  return needle ? all.filter((k) => k.name.toLowerCase().includes(needle)) : all;
+}
+
+/**
+ * Page `page` (1-based) of the account's keys, `size` a page, filtered by name: one read of that
+ * page with a {@link KeyListStore}, else every key of the account read and paged here.
+ */
+export async function readKeyList(
+  dash: Dash,
+  accountId: string,
+  request: { page: number; size: number; nameContains?: string },
+): Promise<KeyListPage> {
+  const store = pagingStore(dash.manager.store);
+  const wanted = Math.max(1, request.page);
+  let records: PublicKey[];
+  let total: number;
+  if (store) {
+    const read = (page: number) =>
+      store.listKeysPage(accountId, {
+        offset: (page - 1) * request.size,
+        limit: request.size,
+        nameContains: request.nameContains,
+      });
+    let result = await read(wanted);
+    const last = Math.max(1, Math.ceil(result.total / request.size));
+    if (wanted > last) result = await read(last);
+    records = result.records.map(toPublicKey);
+    total = result.total;
+  } else {
+    records = await everyKey(dash, accountId, request.nameContains);
+    total = records.length;
+  }
+  const pages = Math.max(1, Math.ceil(total / request.size));
+  const page = Math.min(wanted, pages);
+  const shown = store ? records : records.slice((page - 1) * request.size, page * request.size);
+  return { keys: shown.map((k) => ({ ...k, rotationDue: isRotationDue(dash, k) })), total, page, pages };
+}

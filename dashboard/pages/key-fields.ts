@@ -1,0 +1,111 @@
+import { html } from 'hono/html';
+import type { Dash } from '../context.js';
+import { type FieldErrors, type KeyFormValues, RATE_LIMIT_WINDOWS } from '../forms/key-form.js';
+
+/** Labels of the key form's fields, as the error summary names them. */
+export const FIELD_LABELS: Record<string, string> = {
+  name: 'Name',
+  mode: 'Mode',
+  permissions: 'Permissions',
+  allowedIps: 'Allowed IPs',
+  expires: 'Expires',
+  rateLimit: 'Rate limit',
+};
+
+function described(id: string, error: string | undefined, hint: boolean) {
+  const ids = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return html`${ids ? html` aria-describedby="${ids}"` : ''}${error ? html` aria-invalid="true"` : ''}`;
+}
+
+function errorText(id: string, error: string | undefined) {
+  return error ? html`<p class="error" id="${id}-error"><span class="visually-hidden">Error: </span>${error}</p>` : '';
+}
+
+function permissionsField(dash: Dash, values: KeyFormValues, error: string | undefined) {
+  if (!dash.catalogue) {
+    return html`<div class="field${error ? ' has-error' : ''}">
+      <label for="permissions">Permissions</label>
+      <p class="hint" id="permissions-hint">One permission per line, such as <code>email:verify</code>.</p>
+      ${errorText('permissions', error)}
+      <textarea id="permissions" name="permissionsText" rows="3" spellcheck="false" autocomplete="off"${described('permissions', error, true)}>${values.permissionsText}</textarea>
+    </div>`;
+  }
+  // Permissions the key holds that the catalogue does not list stay visible, so saving never drops them unseen.
+  const names = [...dash.catalogue, ...values.permissions.filter((p) => !dash.catalogue?.includes(p))];
+  return html`<fieldset class="field${error ? ' has-error' : ''}" id="permissions"${described('permissions', error, false)}>
+    <legend>Permissions</legend>
+    ${errorText('permissions', error)}
+    <div class="checks">${names.map(
+      (name, i) =>
+        html`<div class="check"><input type="checkbox" id="permission-${i}" name="permissions" value="${name}"${values.permissions.includes(name) ? ' checked' : ''}><label for="permission-${i}">${name}</label></div>`,
+    )}</div>
+  </fieldset>`;
+}
+
+function rateLimitField(values: KeyFormValues, error: string | undefined) {
+  return html`<div class="field${error ? ' has-error' : ''}">
+    <label for="rateLimit">Rate limit</label>
+    <p class="hint" id="rateLimit-hint">Requests this key may make per window. Leave empty for the service's default.</p>
+    ${errorText('rateLimit', error)}
+    <div class="row">
+      <input id="rateLimit" name="rateLimit" inputmode="numeric" size="8" value="${values.rateLimit}"${described('rateLimit', error, true)}>
+      <label for="rateLimitWindow">requests per</label>
+      <select id="rateLimitWindow" name="rateLimitWindow">${RATE_LIMIT_WINDOWS.map(
+        ([name]) => html`<option value="${name}"${values.rateLimitWindow === name ? ' selected' : ''}>${name}</option>`,
+      )}</select>
+    </div>
+  </div>`;
+}
+
+/**
+ * The fields of the create form and of the key page's settings form. `creating` adds "Mode";
+ * `currentAllowedIps` (the key's list, when not empty) adds the "Allow any address" checkbox.
+ */
+export function keyFields(
+  dash: Dash,
+  values: KeyFormValues,
+  errors: FieldErrors,
+  options: { creating: boolean; currentAllowedIps?: readonly string[] },
+) {
+  const guardClear = (options.currentAllowedIps?.length ?? 0) > 0;
+  return html`
+  <div class="field${errors.name ? ' has-error' : ''}">
+    <label for="name">Name</label>
+    <p class="hint" id="name-hint">Where the key is used, such as “production server” or “CI”.</p>
+    ${errorText('name', errors.name)}
+    <input id="name" name="name" maxlength="200" required autocomplete="off" value="${values.name}"${described('name', errors.name, true)}>
+  </div>
+  ${
+    options.creating
+      ? html`<div class="field${errors.mode ? ' has-error' : ''}">
+    <label for="mode">Mode</label>
+    <p class="hint" id="mode-hint"><code>test</code> keys see sandbox data and are never billed; <code>live</code> keys see real data and are billed.</p>
+    ${errorText('mode', errors.mode)}
+    <select id="mode" name="mode"${described('mode', errors.mode, true)}>
+      <option value="test"${values.mode !== 'live' ? ' selected' : ''}>test</option>
+      <option value="live"${values.mode === 'live' ? ' selected' : ''}>live</option>
+    </select>
+  </div>`
+      : ''
+  }
+  ${permissionsField(dash, values, errors.permissions)}
+  <div class="field${errors.allowedIps ? ' has-error' : ''}">
+    <label for="allowedIps">Allowed IPs</label>
+    <p class="hint" id="allowedIps-hint">One IPv4 or IPv6 address or CIDR range per line, such as <code>203.0.113.0/24</code>. Empty allows any address.</p>
+    ${errorText('allowedIps', errors.allowedIps)}
+    <textarea id="allowedIps" name="allowedIps" rows="4" spellcheck="false" autocomplete="off"${described('allowedIps', errors.allowedIps, true)}>${values.allowedIps}</textarea>
+    ${
+      guardClear
+        ? html`<div class="check"><input type="checkbox" id="allowAny" name="allowAny"${values.allowAny ? ' checked' : ''}><label for="allowAny">Allow any address</label></div>
+    <p class="hint">Needed to save an empty list: the key then works from any address.</p>`
+        : ''
+    }
+  </div>
+  <div class="field${errors.expires ? ' has-error' : ''}">
+    <label for="expires">Expires</label>
+    <p class="hint" id="expires-hint">Optional. The key stops working at 00:00 UTC on this day.</p>
+    ${errorText('expires', errors.expires)}
+    <input id="expires" name="expires" type="date" value="${values.expires}"${described('expires', errors.expires, true)}>
+  </div>
+  ${dash.rateLimits ? rateLimitField(values, errors.rateLimit) : ''}`;
+}

@@ -1,0 +1,177 @@
+import type { Context, Hono } from 'hono';
+import { html } from 'hono/html';
+import { InvalidInputError, type ManagedKey, type UpdateKeyInput, type UsageReport } from 'keygate';
+import { utcDay } from 'keygate/store-kit';
+import type { Dash, DashEnv } from '../context.js';
+import {
+  type FieldErrors,
+  type KeyFormValues,
+  type RateLimitSetting,
+  readKeyForm,
+  validateKeyForm,
+  valuesOfKey,
+} from '../forms/key-form.js';
+import { isRotationDue } from '../key-list.js';
+import { dayRange } from '../views/chart.js';
+import { badge, time } from '../views/format.js';
+import { FIELD_LABELS, keyFields } from './key-fields.js';
+import { csrfField } from './layout.js';
+import { errorSummary, keyNotFound, messagePage, render } from './render.js';
+import { rotationOf, rotationSection } from './rotation.js';
+import { usageSection } from './usage.js';
+
+const DONE: Record<string, string> = {
+  saved: 'Changes saved.',
+  revoked: 'The key is revoked. It will never authenticate again.',
+};
+
+type KeyView = ManagedKey & { rateLimit?: RateLimitSetting | null };
+
+/** The signed-in account's key `id`, or null (missing, or another account's: the same answer). */
+export async function ownKey(c: Context<DashEnv>, dash: Dash): Promise<KeyView | null> {
+  const key = await dash.manager.get(c.req.param('id') ?? '');
+  return key && key.accountId === c.get('account') ? key : null;
+}
+
+function facts(dash: Dash, key: KeyView) {
+  const link = (id: string) => html`<a href="${dash.path(`/keys/${encodeURIComponent(id)}`)}">${id}</a>`;
+  return html`<dl class="facts">
+    <div><dt>Status</dt><dd>${badge(key.status, key.status === 'active' ? 'ok' : 'bad')}${isRotationDue(dash, key) ? html` ${badge('rotation due', 'warn')}` : ''}</dd></div>
+    <div><dt>Mode</dt><dd>${badge(key.mode, key.mode === 'live' ? 'warn' : 'plain')}</dd></div>
+    <div><dt>Hint</dt><dd><code>${key.hint}</code></dd></div>
+    <div><dt>ID</dt><dd><code>${key.id}</code></dd></div>
+    <div><dt>Created</dt><dd>${time(key.createdAt, true)} (${key.ageDays} days ago)</dd></div>
+    <div><dt>Expires</dt><dd>${time(key.expiresAt, true, 'never')}</dd></div>
+    ${key.revokedAt ? html`<div><dt>Revoked</dt><dd>${time(key.revokedAt, true)}</dd></div>` : ''}
+    ${key.rotatedFrom ? html`<div><dt>Replaces</dt><dd>${link(key.rotatedFrom)}</dd></div>` : ''}
+    ${key.rotatedTo ? html`<div><dt>Replaced by</dt><dd>${link(key.rotatedTo)}</dd></div>` : ''}
+  </dl>`;
+}
+
+function actions(dash: Dash, key: KeyView, csrf: string, rotating: boolean) {
+  const base = `/keys/${encodeURIComponent(key.id)}`;
+  return html`<section class="card" aria-labelledby="actions-title">
+    <h2 id="actions-title">Rotate or revoke</h2>
+    <div class="row">
+      ${
+        rotating
+          ? ''
+          : html`<form method="post" action="${dash.path(`${base}/rotate`)}">${csrfField(csrf)}<button type="submit" class="button">Rotate key</button></form>`
+      }
+      <form method="get" action="${dash.path(`${base}/revoke`)}"><button type="submit" class="button danger">Revoke key</button></form>
+    </div>
+    <p class="hint">Rotating creates a new key with the same settings; both work until you revoke this one. Revoking is permanent.</p>
+  </section>`;
+}
+
+async function keyPage(
+  c: Context<DashEnv>,
+  dash: Dash,
+  key: KeyView,
+  form?: { values: KeyFormValues; errors: FieldErrors },
+) {
+  const today = utcDay(dash.clock());
+  const days = dayRange(today, 30);
+  const [report, rotation] = await Promise.all([usageOf(dash, key, days), rotationOf(dash, key)]);
+  const csrf = c.get('csrf');
+  const done = DONE[c.req.query('done') ?? ''];
+  const active = key.status === 'active';
+  const rotating = rotation !== null && rotation.step !== 'revoked';
+  const errors = form?.errors ?? {};
+  const settings = active
+    ? html`<section class="card" aria-labelledby="settings-title">
+    <h2 id="settings-title">Settings</h2>
+    ${errorSummary(errors, FIELD_LABELS)}
+    <form method="post" action="${dash.path(`/keys/${encodeURIComponent(key.id)}`)}" class="form" novalidate>
+      ${csrfField(csrf)}
+      ${keyFields(dash, form?.values ?? valuesOfKey(key), errors, { creating: false, currentAllowedIps: key.allowedIps })}
+      <div class="actions"><button type="submit" class="button primary">Save changes</button></div>
+    </form>
+  </section>`
+    : html`<p class="notice">This key is <strong>revoked</strong>: it no longer authenticates and cannot be changed.</p>`;
+  return render(
+    c,
+    dash,
+    {
+      title: form ? `Error: ${key.name}` : key.name,
+      body: html`<p class="crumbs"><a href="${dash.path('/')}">API keys</a></p>
+      <h1>${key.name}</h1>
+      ${done ? html`<p class="flash" role="status">${done}</p>` : ''}
+      ${facts(dash, key)}
+      ${rotation ? rotationSection(dash, key, rotation, csrf) : ''}
+      ${report ? usageSection(report, days) : html`<section class="card" aria-labelledby="usage-title"><h2 id="usage-title">Usage</h2><p class="muted">This key store keeps no usage statistics.</p></section>`}
+      ${settings}
+      ${active ? actions(dash, key, csrf, rotating) : ''}`,
+    },
+    form ? 422 : 200,
+  );
+}
+
+/** The key's usage over `days`, or null when the store keeps no usage statistics. */
+async function usageOf(dash: Dash, key: KeyView, days: readonly string[]): Promise<UsageReport | null> {
+  try {
+    return await dash.manager.usage(key.id, { from: days[0], to: days.at(-1) });
+  } catch (err) {
+    if (err instanceof InvalidInputError && err.field === 'store') return null;
+    throw err;
+  }
+}
+
+/** The changes a valid settings form asks for: only fields that differ from what the form showed. */
+function changesOf(
+  dash: Dash,
+  key: KeyView,
+  values: KeyFormValues,
+  input: ReturnType<typeof validateKeyForm>['input'],
+) {
+  const shown = valuesOfKey(key);
+  const changes: UpdateKeyInput & { rateLimit?: RateLimitSetting | null } = {
+    name: input.name,
+    permissions: input.permissions,
+    allowedIps: input.allowedIps,
+  };
+  if (values.expires !== shown.expires) changes.expiresAt = input.expiresAt;
+  if (dash.rateLimits && (values.rateLimit !== shown.rateLimit || values.rateLimitWindow !== shown.rateLimitWindow)) {
+    changes.rateLimit = input.rateLimit;
+  }
+  return changes;
+}
+
+/** The manager's `InvalidInputError` as a form error on its field (`allowedIps[2]` is `allowedIps`). */
+export function fieldErrorOf(err: unknown): FieldErrors | null {
+  if (!(err instanceof InvalidInputError)) return null;
+  const field = String(err.field ?? '').replace(/\[.*$/, '');
+  const known = field === 'expiresAt' ? 'expires' : field in FIELD_LABELS ? field : 'name';
+  return { [known]: err.message };
+}
+
+/** `GET /keys/:id` (the key page) and `POST /keys/:id` (save its settings). */
+export function registerKey(app: Hono<DashEnv>, dash: Dash): void {
+  app.get('/keys/:id', async (c) => {
+    const key = await ownKey(c, dash);
+    return key ? keyPage(c, dash, key) : keyNotFound(c, dash);
+  });
+
+  app.post('/keys/:id', async (c) => {
+    const key = await ownKey(c, dash);
+    if (!key) return keyNotFound(c, dash);
+    if (key.status === 'revoked') {
+      return messagePage(c, dash, 409, 'Key revoked', 'A revoked key cannot be changed. Nothing was saved.');
+    }
+    const values = readKeyForm(c.get('form'), !!dash.catalogue);
+    const { errors, input } = validateKeyForm(values, {
+      now: dash.clock(),
+      creating: false,
+      currentAllowedIps: key.allowedIps,
+    });
+    if (Object.keys(errors).length > 0) return keyPage(c, dash, key, { values, errors });
+    try {
+      await dash.manager.update(key.id, changesOf(dash, key, values, input));
+    } catch (err) {
+      const fieldError = fieldErrorOf(err);
+      if (!fieldError) throw err;
+      return keyPage(c, dash, key, { values, errors: fieldError });
+    }
+    return c.redirect(dash.path(`/keys/${encodeURIComponent(key.id)}?done=saved`), 303);
+  });
+}

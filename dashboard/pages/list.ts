@@ -1,0 +1,107 @@
+import type { Context, Hono } from 'hono';
+import { html } from 'hono/html';
+import { utcDay } from 'keygate/store-kit';
+import type { AccountPanelEntry, Dash, DashEnv } from '../context.js';
+import { type ListedKey, readKeyList } from '../key-list.js';
+import { readSummaries } from '../usage-summary.js';
+import { dayRange, sparkline } from '../views/chart.js';
+import { badge, count, time } from '../views/format.js';
+import { render } from './render.js';
+
+/** Keys per page of the list. */
+export const PAGE_SIZE = 50;
+
+function pageLink(dash: Dash, query: string, page: number): string {
+  const params = new URLSearchParams();
+  if (query) params.set('q', query);
+  if (page > 1) params.set('page', String(page));
+  const search = params.toString();
+  return dash.path(`/${search ? `?${search}` : ''}`);
+}
+
+function rotationCell(key: ListedKey) {
+  if (key.status !== 'active') return '';
+  if (key.rotatedTo) return badge('in progress', 'plain');
+  return key.rotationDue ? badge('due', 'warn') : '';
+}
+
+function panel(entries: readonly AccountPanelEntry[]) {
+  if (entries.length === 0) return '';
+  return html`<section class="card account" aria-labelledby="account-title">
+    <h2 id="account-title">Account</h2>
+    <dl class="facts">${entries.map((e) => html`<div><dt>${String(e.label)}</dt><dd>${String(e.value)}</dd></div>`)}</dl>
+  </section>`;
+}
+
+function pagination(dash: Dash, query: string, page: number, pages: number) {
+  if (pages <= 1) return '';
+  return html`<nav class="pagination" aria-label="Pagination">
+    ${page > 1 ? html`<a href="${pageLink(dash, query, page - 1)}" rel="prev">Previous</a>` : ''}
+    <span>Page ${page} of ${pages}</span>
+    ${page < pages ? html`<a href="${pageLink(dash, query, page + 1)}" rel="next">Next</a>` : ''}
+  </nav>`;
+}
+
+async function listPage(c: Context<DashEnv>, dash: Dash) {
+  const account = c.get('account');
+  const query = (c.req.query('q') ?? '').trim().slice(0, 200);
+  const requested = Number.parseInt(c.req.query('page') ?? '1', 10);
+  const list = await readKeyList(dash, account, {
+    page: Number.isFinite(requested) ? requested : 1,
+    size: PAGE_SIZE,
+    nameContains: query || undefined,
+  });
+  const { page, pages, total } = list;
+  const shown = list.keys;
+  const days = dayRange(utcDay(dash.clock()), 30);
+  const [summaries, entries] = await Promise.all([
+    readSummaries(
+      dash.manager.store,
+      shown.map((k) => k.id),
+      days,
+    ),
+    dash.accountPanel ? dash.accountPanel(account, c.req.raw) : [],
+  ]);
+  const rows = shown.map((key) => {
+    const s = summaries.get(key.id);
+    return html`<tr>
+      <th scope="row"><a href="${dash.path(`/keys/${encodeURIComponent(key.id)}`)}">${key.name}</a></th>
+      <td>${key.mode}</td>
+      <td><code>${key.hint}</code></td>
+      <td>${key.status}</td>
+      <td>${time(key.createdAt)}</td>
+      <td>${time(s?.lastUsedAt, true)}</td>
+      <td>${sparkline(s?.daily ?? new Array(days.length).fill(0))}</td>
+      <td>${rotationCell(key)}</td>
+    </tr>`;
+  });
+  const plural = total === 1 ? '' : 's';
+  const summary = query ? `${count(total)} key${plural} match “${query}”.` : `${count(total)} key${plural}.`;
+  return render(c, dash, {
+    title: 'API keys',
+    body: html`<div class="title-row"><h1>API keys</h1><a class="button primary" href="${dash.path('/keys/new')}">Create key</a></div>
+    ${panel(entries)}
+    <form method="get" action="${dash.path('/')}" class="filter" role="search">
+      <label for="q">Filter by name</label>
+      <input id="q" name="q" type="search" value="${query}" autocomplete="off">
+      <button type="submit" class="button">Filter</button>
+      ${query ? html`<a href="${dash.path('/')}">Clear</a>` : ''}
+    </form>
+    <p class="muted" role="status">${summary}</p>
+    ${
+      total === 0 && !query
+        ? html`<p class="empty">No keys yet. <a href="${dash.path('/keys/new')}">Create your first key</a>.</p>`
+        : html`<div class="table-wrap"><table class="table keys">
+      <caption class="visually-hidden">API keys</caption>
+      <thead><tr><th scope="col">Name</th><th scope="col">Mode</th><th scope="col">Hint</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Last 30 days</th><th scope="col">Rotation</th></tr></thead>
+      <tbody>${rows}</tbody>
+    </table></div>`
+    }
+    ${pagination(dash, query, page, pages)}`,
+  });
+}
+
+/** `GET /`: the account's keys, newest first, 50 a page (`?page=`), filtered by name with `?q=`. */
+export function registerList(app: Hono<DashEnv>, dash: Dash): void {
+  app.get('/', (c) => listPage(c, dash));
+}

@@ -1,0 +1,55 @@
+import type { Context } from 'hono';
+import { html } from 'hono/html';
+import type { ManagedKey } from 'keygate';
+import type { Dash, DashEnv } from '../context.js';
+import { render } from './render.js';
+
+/**
+ * The one response that shows a raw key: after creating or rotating. Sent with `Cache-Control:
+ * no-store` (as every page) and never redirected to, so the key is in no URL, no history entry
+ * and no cache; reloading asks to post again instead of showing it twice.
+ */
+export function newKeyPage(
+  c: Context<DashEnv>,
+  dash: Dash,
+  created: { secret: string; key: ManagedKey },
+  rotatedFrom?: ManagedKey,
+) {
+  const { secret, key } = created;
+  const keyPage = dash.path(`/keys/${encodeURIComponent(key.id)}`);
+  const title = rotatedFrom ? 'Key rotated' : 'Key created';
+  const next = rotatedFrom
+    ? html`<h2>Next steps</h2>
+      <ol class="steps">
+        <li>Deploy the new key where <strong>${rotatedFrom.name}</strong> is used. Both keys work meanwhile.</li>
+        <li>Watch <a href="${dash.path(`/keys/${encodeURIComponent(rotatedFrom.id)}`)}">the old key's page</a>: once the new key has been used and the old one has gone quiet, revoke the old key there.</li>
+      </ol>`
+    : html`<p><a href="${keyPage}">Go to the key's page</a> · <a href="${dash.path('/')}">Back to your API keys</a></p>`;
+  c.header('Cache-Control', 'no-store');
+  return render(
+    c,
+    dash,
+    {
+      title,
+      body: html`<h1>${title}</h1>
+      <div class="new-key" role="region" aria-labelledby="new-key-title">
+        <h2 id="new-key-title">Copy your new key now</h2>
+        <p>This is the only time it is shown. keygate keeps only a digest: nobody can show it to you again.</p>
+        <div class="secret-row">
+          <label for="new-api-key" class="visually-hidden">New API key</label>
+          <input id="new-api-key" class="secret" readonly value="${secret}" autocomplete="off" spellcheck="false">
+          <button type="button" class="button" data-copy="new-api-key" hidden>Copy</button>
+          <span class="copied" data-copied-for="new-api-key" role="status"></span>
+        </div>
+        <dl class="facts">
+          <div><dt>Name</dt><dd><a href="${keyPage}">${key.name}</a></dd></div>
+          <div><dt>Mode</dt><dd>${key.mode}</dd></div>
+          <div><dt>Hint</dt><dd><code>${key.hint}</code></dd></div>
+        </dl>
+        <p class="hint">Keep it server-side, in an environment variable or a secret manager; never in client code or a repository.</p>
+      </div>
+      ${next}`,
+    },
+    201,
+  );
+}

@@ -1,0 +1,57 @@
+import type { Context, Hono } from 'hono';
+import { html } from 'hono/html';
+import type { ManagedKey } from 'keygate';
+import type { Dash, DashEnv } from '../context.js';
+import { ownKey } from './key.js';
+import { csrfField } from './layout.js';
+import { keyNotFound, messagePage, render } from './render.js';
+
+function confirmPage(c: Context<DashEnv>, dash: Dash, key: ManagedKey, typed = '', wrong = false) {
+  const keyPage = dash.path(`/keys/${encodeURIComponent(key.id)}`);
+  return render(
+    c,
+    dash,
+    {
+      title: wrong ? 'Error: Revoke key' : 'Revoke key',
+      body: html`<p class="crumbs"><a href="${dash.path('/')}">API keys</a> / <a href="${keyPage}">${key.name}</a></p>
+      <h1>Revoke key</h1>
+      <div class="card danger-zone">
+        <p>Revoking <strong>${key.name}</strong> (<code>${key.hint}</code>) is permanent: every request that uses it is refused from then on, and it cannot be restored.</p>
+        <form method="post" action="${dash.path(`/keys/${encodeURIComponent(key.id)}/revoke`)}" class="form" novalidate>
+          ${csrfField(c.get('csrf'))}
+          <div class="field${wrong ? ' has-error' : ''}">
+            <label for="confirm">Type the key name to confirm</label>
+            ${
+              wrong
+                ? html`<p class="error" id="confirm-error" role="alert"><span class="visually-hidden">Error: </span>That is not the key's name. Nothing was revoked.</p>`
+                : ''
+            }
+            <input id="confirm" name="confirm" autocomplete="off" spellcheck="false" value="${typed}"${wrong ? html` aria-invalid="true" aria-describedby="confirm-error"` : ''}>
+          </div>
+          <div class="actions"><button type="submit" class="button danger">Revoke permanently</button> <a href="${keyPage}">Cancel</a></div>
+        </form>
+      </div>`,
+    },
+    wrong ? 422 : 200,
+  );
+}
+
+/** `GET /keys/:id/revoke` (the confirmation) and `POST /keys/:id/revoke` (revoke when the typed name matches). */
+export function registerRevoke(app: Hono<DashEnv>, dash: Dash): void {
+  app.get('/keys/:id/revoke', async (c) => {
+    const key = await ownKey(c, dash);
+    if (!key) return keyNotFound(c, dash);
+    if (key.status === 'revoked') return c.redirect(dash.path(`/keys/${encodeURIComponent(key.id)}`), 303);
+    return confirmPage(c, dash, key);
+  });
+
+  app.post('/keys/:id/revoke', async (c) => {
+    const key = await ownKey(c, dash);
+    if (!key) return keyNotFound(c, dash);
+    if (key.status === 'revoked') return messagePage(c, dash, 409, 'Key revoked', 'This key is already revoked.');
+    const typed = c.get('form').get('confirm') ?? '';
+    if (typed.trim() !== key.name) return confirmPage(c, dash, key, typed, true);
+    await dash.manager.revoke(key.id);
+    return c.redirect(dash.path(`/keys/${encodeURIComponent(key.id)}?done=revoked`), 303);
+  });
+}

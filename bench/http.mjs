@@ -90,13 +90,21 @@ async function verify(server, key) {
  * and returns `{ [variant]: { rps: number[], p50: number[], cpu: number[] } }`: one entry per round
  * (requests per second, median latency in ms, the server's CPU time per request in µs).
  */
-export async function runHttp({ key, rounds = 5, seconds = 5, warmup = 2, connections = 32, log = () => {} }) {
+export async function runHttp({
+  key,
+  rounds = 5,
+  seconds = 5,
+  warmup = 2,
+  connections = 32,
+  log = () => {},
+  variants = VARIANTS,
+}) {
   const servers = [];
   try {
-    for (const v of VARIANTS) servers.push(await startServer(v, key));
+    for (const v of variants) servers.push(await startServer(v, key));
     for (const s of servers) await verify(s, key);
     for (const s of servers) await load(s.url, key, warmup, connections);
-    const out = Object.fromEntries(VARIANTS.map((v) => [v, { rps: [], p50: [], cpu: [] }]));
+    const out = Object.fromEntries(variants.map((v) => [v, { rps: [], p50: [], cpu: [] }]));
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? servers : [...servers].reverse();
       for (const s of order) {

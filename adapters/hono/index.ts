@@ -9,6 +9,7 @@ import {
   readAddress,
   resolveAdapterOptions,
 } from 'keygate/adapter-kit';
+import { headersOf } from './headers.js';
 
 /**
  * The variables {@link apiKeyAuth} sets: `c.get('apiKey')` is the key's public view.
@@ -67,7 +68,7 @@ export function apiKeyAuth(options: HonoApiKeyAuthOptions): MiddlewareHandler<Ap
   }
 
   function check(c: Context, next: Next, ip: ClientAddress): Promise<Response | undefined> {
-    const result = authenticateEager({ headers: c.req.raw.headers, ip }, store, auth);
+    const result = authenticateEager({ headers: headersOf(c.req.raw), ip }, store, auth);
     return 'then' in result ? result.then((r) => settle(r, c, next)) : settle(result, c, next);
   }
 

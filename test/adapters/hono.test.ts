@@ -108,6 +108,33 @@ describe('Hono apiKeyAuth reads the key', () => {
   });
 });
 
+describe('Hono apiKeyAuth on @hono/node-server reads the request as it is now', () => {
+  // keygate reads Node's header object only while the light Request's headers were never built; once a
+  // middleware has built (and so may have changed) them, those are what count.
+  it.each([
+    ['changed in place to a valid key', (h: Headers) => h.set('x-api-key', secrets.open), 'nothing', 200],
+    ['a valid key removed in place', (h: Headers) => h.delete('x-api-key'), 'open', 401],
+    ['headers read but left alone', (_: Headers) => {}, 'open', 200],
+  ] as const)('headers %s', async (_, change, sent, status) => {
+    const app = new Hono<ApiKeyEnv>();
+    app.use('/v1/*', async (c, next) => {
+      change(c.req.raw.headers);
+      await next();
+    });
+    app.use('/v1/*', apiKeyAuth({ store }));
+    app.get('/v1/me', (c) => c.json({ keyId: c.get('apiKey').id }));
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      const headers: Record<string, string> = sent === 'open' ? { 'x-api-key': secrets.open } : {};
+      expect((await fetch(`http://127.0.0.1:${port}/v1/me`, { headers })).status).toBe(status);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
 describe('Hono apiKeyAuth on the cached path', () => {
   it('calls next() before it returns: no promise between a cached key and the route', async () => {
     const middleware = apiKeyAuth({ store: new CachedKeyStore(store), clientIp: () => '203.0.113.7' });

@@ -31,18 +31,6 @@ export interface SqlClient {
   listen(channel: string, handlers: ListenHandlers): () => void;
 }
 
-function isPGlite(client: unknown): client is PGliteLike {
-  const c = (client ?? {}) as Partial<PGliteLike>;
-  return typeof c.query === 'function' && typeof c.transaction === 'function' && typeof c.listen === 'function';
-}
-
-// A pg Pool has `connect` and pool counters; a bare pg Client has no counters, and is refused because
-// concurrent transactions on one connection would interleave.
-function isPool(client: unknown): client is Pool {
-  const c = (client ?? {}) as Partial<Pool>;
-  return typeof c.connect === 'function' && typeof c.query === 'function' && typeof c.totalCount === 'number';
-}
-
 /**
  * Wraps a `pg` Pool or a PGlite instance, told apart by duck typing.
  *
@@ -53,6 +41,18 @@ export function sqlClient(client: unknown): SqlClient {
   if (isPGlite(client)) return pgliteClient(client);
   if (isPool(client)) return poolClient(client);
   throw new InvalidInputError('client', 'client must be a pg Pool or a PGlite instance');
+}
+
+function isPGlite(client: unknown): client is PGliteLike {
+  const c = (client ?? {}) as Partial<PGliteLike>;
+  return typeof c.query === 'function' && typeof c.transaction === 'function' && typeof c.listen === 'function';
+}
+
+// A pg Pool has `connect` and pool counters; a bare pg Client has no counters, and is refused because
+// concurrent transactions on one connection would interleave.
+function isPool(client: unknown): client is Pool {
+  const c = (client ?? {}) as Partial<Pool>;
+  return typeof c.connect === 'function' && typeof c.query === 'function' && typeof c.totalCount === 'number';
 }
 
 /** Runs `work`, turning whatever the client throws into a keygate error (see `storeError`). */

@@ -25,11 +25,23 @@ export interface CachedKeyStoreOptions {
    * @default 30_000
    */
   ttl?: number;
-  /** Most found keys held at once. Default `10_000`. */
+  /**
+   * Most found keys held at once.
+   *
+   * @default 10_000
+   */
   max?: number;
-  /** How long "no such key" is remembered, in milliseconds. Default `5_000` (or `ttl`, if lower). */
+  /**
+   * How long "no such key" is remembered, in milliseconds.
+   *
+   * @default 5_000 (or `ttl`, if lower)
+   */
   negativeTtl?: number;
-  /** Most unknown digests remembered at once; kept apart so that a flood of made-up keys cannot evict real ones. Default `10_000`. */
+  /**
+   * Most unknown digests remembered at once; kept apart so that a flood of made-up keys cannot evict real ones.
+   *
+   * @default 10_000
+   */
   negativeMax?: number;
   /**
    * How long one lookup in the wrapped store may take, in milliseconds. Past it the lookup rejects with

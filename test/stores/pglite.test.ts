@@ -131,5 +131,6 @@ describe('PostgresKeyStore over PGlite', () => {
       expect(err).toBeInstanceOf(KeyStoreUnavailableError);
       expect(err).toMatchObject({ code: 'key_store_unavailable', cause: expect.any(Error) });
     },
+    60_000, // the first case starts (and closes) a PGlite of its own
   );
 });

@@ -7,6 +7,7 @@
 // (default 400,000). Needs PostgreSQL and Redis at KEYGATE_PG_URL / KEYGATE_REDIS_URL (the test defaults).
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -29,6 +30,7 @@ const requests = Number(values.requests);
 const BOUNDS = [10_000, 25_000, 50_000, 100_000];
 
 const started = Date.now();
+const loadAtStart = os.loadavg()[0];
 const results = { startedAt: new Date().toISOString(), node: process.version, total, setSize, requests, stores: {} };
 const set = await workingSet(setSize);
 const unshare = shareWorkingSet(set);
@@ -55,6 +57,7 @@ try {
   unshare();
 }
 results.seconds = Math.round((Date.now() - started) / 1000);
+results.load = [loadAtStart, os.loadavg()[0]];
 results.machine = { cpus: execFileSync('nproc').toString().trim() };
 writeFileSync(join(here, 'SCALE.json'), `${JSON.stringify(results, null, 2)}\n`);
 writeFileSync(join(here, 'SCALE.md'), renderScale(results));

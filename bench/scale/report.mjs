@@ -54,7 +54,8 @@ export function renderScale(r) {
     '',
     `Run ${r.startedAt}, Node ${r.node}, ${r.machine?.cpus ?? '?'} CPUs, ${r.seconds ?? '?'} s in all. ` +
       `${n(r.total)} keys per store; a working set of ${n(r.setSize)} of them, requested with a Zipf (s = 1) ` +
-      `distribution, ${n(r.requests)} requests per cache bound. Regenerate with \`npm run bench:scale\`.`,
+      `distribution, ${n(r.requests)} requests per cache bound. Regenerate with \`npm run bench:scale\`.` +
+      (r.load ? ` Load average (1 min) ${f(r.load[0], 1)} at the start, ${f(r.load[1], 1)} at the end.` : ''),
     '',
     "Cold lookups go straight to the store (no keygate cache; the database's own caches are warm), one at a " +
       'time. Memory figures are the growth of the process RSS and V8 heap (after forced GC) with the cache ' +

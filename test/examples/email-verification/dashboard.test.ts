@@ -126,6 +126,23 @@ describe('the dashboard of the example service', PGLITE, () => {
   });
 });
 
+describe('the dashboard behind a proxy', () => {
+  it.each([
+    ['no TRUST_PROXY: the header is ignored, the cookie is not Secure', {}, false],
+    ['TRUST_PROXY=loopback (the test client plays the proxy): the cookie is Secure', { TRUST_PROXY: 'loopback' }, true],
+  ])('X-Forwarded-Proto: https with %s', async (_, env, secure) => {
+    const s = await start(['--memory'], env);
+    try {
+      const res = await fetch(s.link, { redirect: 'manual', headers: { 'x-forwarded-proto': 'https' } });
+      expect(res.status).toBe(303);
+      const cookie = res.headers.getSetCookie().find((c) => c.startsWith('keygate_session=')) ?? '';
+      expect(/;\s*Secure/i.test(cookie)).toBe(secure);
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('the dashboard secret', PGLITE, () => {
   it('is generated on the first start into <data-dir>/dashboard-secret (0600) and reused by later starts', async () => {
     const dir = await tempDir();

@@ -33,7 +33,16 @@ export interface DashboardOptions {
   rotationDays?: number;
   /** Show the "Rate limit" field (keys then carry `rateLimit: { limit, windowMs } | null`). Default `false`. */
   rateLimits?: boolean;
-  /** Label and value pairs shown above the key list (credit balance, plan, ...); escaped. Default: none. */
+  /**
+   * The account panel: label and value pairs the host shows in a section "Account" above the key list
+   * (credit balance, plan, ...), both rendered as text (escaped). Called once per list page with the
+   * signed-in account. When it throws, rejects or returns something other than an array of entries,
+   * the section says the details are unavailable, the error goes to `onError`, and the page is still
+   * a 200. Default: none (no section).
+   *
+   * @example
+   * accountPanel: async (accountId) => [{ label: 'Credit balance', value: `${await ledger.balance(accountId)} credits` }],
+   */
   accountPanel?: (
     accountId: string,
     request: Request,

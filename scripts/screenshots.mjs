@@ -5,8 +5,9 @@ import { mkdirSync } from 'node:fs';
 // a local server and Debian's Chromium (CHROMIUM_PATH overrides /usr/bin/chromium).
 import http from 'node:http';
 import { join } from 'node:path';
-import { KeyManager, MemoryKeyStore, utcDay } from 'keygate';
+import { KeyManager, MemoryKeyStore } from 'keygate';
 import { dashboard, toNodeHandler } from 'keygate/dashboard';
+import { utcDay } from 'keygate/store-kit';
 import { chromium } from 'playwright-core';
 
 const root = new URL('..', import.meta.url).pathname;

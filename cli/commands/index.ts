@@ -1,7 +1,8 @@
 // The command table. Help, parsing and dispatch all read it; a new command is one entry here.
 import type { Command } from '../command.js';
+import { DASHBOARD_LINK_COMMAND } from './dashboard.js';
 import { KEYS_COMMANDS } from './keys.js';
 import { USAGE_COMMAND } from './usage.js';
 
 /** Every `keygate` command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [...KEYS_COMMANDS, USAGE_COMMAND];
+export const COMMANDS: readonly Command[] = [...KEYS_COMMANDS, USAGE_COMMAND, DASHBOARD_LINK_COMMAND];

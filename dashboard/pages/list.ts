@@ -1,5 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
+import { InvalidInputError } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import type { AccountPanelEntry, Dash, DashEnv } from '../context.js';
 import { type ListedKey, readKeyList } from '../key-list.js';
@@ -25,11 +26,37 @@ function rotationCell(key: ListedKey) {
   return key.rotationDue ? badge('due', 'warn') : '';
 }
 
-function panel(entries: readonly AccountPanelEntry[]) {
-  if (entries.length === 0) return '';
+/**
+ * The host's account panel entries; null when the panel failed (threw, rejected or returned something
+ * that is not a list of entries). A failure is reported to `onError` and costs the page nothing.
+ */
+async function panelEntries(
+  dash: Dash,
+  account: string,
+  request: Request,
+): Promise<readonly AccountPanelEntry[] | null> {
+  if (!dash.accountPanel) return [];
+  try {
+    const entries: unknown = await dash.accountPanel(account, request);
+    if (!Array.isArray(entries) || !entries.every((e) => e !== null && typeof e === 'object')) {
+      throw new InvalidInputError('accountPanel', 'accountPanel must return an array of { label, value }');
+    }
+    return entries as readonly AccountPanelEntry[];
+  } catch (err) {
+    dash.onError(err);
+    return null;
+  }
+}
+
+/** The account panel: the host's label and value pairs, escaped; a short note when it failed. */
+function panel(entries: readonly AccountPanelEntry[] | null) {
+  if (entries?.length === 0) return '';
+  const body = entries
+    ? html`<dl class="facts">${entries.map((e) => html`<div><dt>${String(e.label)}</dt><dd>${String(e.value)}</dd></div>`)}</dl>`
+    : html`<p class="muted">Account details are unavailable right now.</p>`;
   return html`<section class="card account" aria-labelledby="account-title">
     <h2 id="account-title">Account</h2>
-    <dl class="facts">${entries.map((e) => html`<div><dt>${String(e.label)}</dt><dd>${String(e.value)}</dd></div>`)}</dl>
+    ${body}
   </section>`;
 }
 
@@ -60,7 +87,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
       shown.map((k) => k.id),
       days,
     ),
-    dash.accountPanel ? dash.accountPanel(account, c.req.raw) : [],
+    panelEntries(dash, account, c.req.raw),
   ]);
   const rows = shown.map((key) => {
     const s = summaries.get(key.id);

@@ -2,6 +2,7 @@
 // call is paid for, and only then does the work run. Test keys get the sandbox and never reach the ledger.
 import express from 'express';
 import { CachedKeyStore, KeyManager } from 'keygate';
+import { toNodeHandler } from 'keygate/dashboard';
 import { apiKeyAuth } from 'keygate/express';
 import { parseAddress } from './address.js';
 import { candidates } from './contacts.js';
@@ -31,6 +32,7 @@ export const BODY_LIMIT = '100kb';
  * @param {import('keygate').TelemetryOptions} [options.telemetry] where keygate reports its metrics. Default: none
  * @param {(req: import('express').Request, res: import('express').Response) => void} [options.metricsHandler] answers `GET /metrics`. Default: no such route
  * @param {(err: unknown) => void} [options.onError] unexpected errors (answered 500). Default `console.error`
+ * @param {import('keygate/dashboard').Dashboard} [options.dashboard] the developer dashboard, mounted at its `basePath` (Express's `trust proxy` decides its client address and scheme). Default: none
  * @returns {import('express').Express}
  * @example
  * const app = createApp({ store: new MemoryKeyStore(), ledger: new MemoryLedger() });
@@ -48,6 +50,7 @@ export function createApp({
   telemetry,
   metricsHandler,
   onError = console.error,
+  dashboard,
 }) {
   const prices = { ...PRICES, ...priceOverrides };
   const lookupMx = createMxLookup({ resolver, timeout: dnsTimeout });
@@ -113,6 +116,8 @@ export function createApp({
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', trustProxy);
+  // Before any body parser: the dashboard reads its own forms.
+  if (dashboard) app.use(dashboard.basePath, toNodeHandler(dashboard));
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });

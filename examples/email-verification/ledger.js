@@ -6,6 +6,7 @@
  * @typedef {{ accountId: string, keyId: string, operation: string, items: number, credits: number }} ChargeInput
  * @typedef {{ ok: true, chargeId: string, balance: number } | { ok: false, balance: number }} DebitResult
  * @typedef {{ id: string, keyId: string, operation: string, items: number, credits: number, refunded: boolean, createdAt: string }} Charge
+ * @typedef {{ requests: number, credits: number }} BilledTotals billed requests (one per charge) and the credits they cost
  * @typedef {object} Ledger
  * @property {() => Promise<void>} migrate creates the ledger's tables if missing; idempotent
  * @property {(accountId: string, credits: number) => Promise<boolean>} open creates the account with a starting balance; false if it existed (nothing changes)
@@ -13,6 +14,7 @@
  * @property {(input: ChargeInput) => Promise<DebitResult>} debit takes `credits` if the balance covers them, else nothing
  * @property {(chargeId: string) => Promise<void>} refund gives a charge's credits back, once (for work that then failed)
  * @property {(accountId: string, limit?: number) => Promise<Charge[]>} charges newest first
+ * @property {(accountId: string, since: Date) => Promise<BilledTotals>} billedSince the charges made at or after `since`, refunded ones left out
  */
 
 /**
@@ -72,6 +74,19 @@ export class MemoryLedger {
       .reverse()
       .slice(0, limit)
       .map(({ accountId: _, ...charge }) => ({ ...charge }));
+  }
+
+  /** @param {string} accountId @param {Date} since @returns {Promise<BilledTotals>} */
+  async billedSince(accountId, since) {
+    const from = since.toISOString();
+    let requests = 0;
+    let credits = 0;
+    for (const charge of this.#charges.values()) {
+      if (charge.accountId !== accountId || charge.refunded || charge.createdAt < from) continue;
+      requests++;
+      credits += charge.credits;
+    }
+    return { requests, credits };
   }
 }
 
@@ -177,5 +192,15 @@ export class SqlLedger {
       refunded: r.refunded,
       createdAt: new Date(r.created_at).toISOString(),
     }));
+  }
+
+  /** @param {string} accountId @param {Date} since @returns {Promise<BilledTotals>} */
+  async billedSince(accountId, since) {
+    const { rows } = await this.#db.query(
+      `SELECT count(*)::text AS requests, coalesce(sum(credits), 0)::text AS credits FROM ledger_charges
+       WHERE account_id = $1 AND NOT refunded AND created_at >= $2`,
+      [accountId, since.toISOString()],
+    );
+    return { requests: Number(rows[0]?.requests ?? 0), credits: Number(rows[0]?.credits ?? 0) };
   }
 }

@@ -1,13 +1,15 @@
 // `npm start`: the e-mail verification service on PGlite in ./.keygate (state survives restarts),
 // `--memory` for a throw-away run, DATABASE_URL for PostgreSQL. The first start creates a demo
-// account with credits and prints its two keys, once.
+// account with credits and prints its two keys, once; every start prints a one-time sign-in link to
+// the developer dashboard at /dashboard.
 import { once } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KeyManager, UsageRecorder } from 'keygate';
 import { createApp, PRICES } from './app.js';
+import { createDashboard, dashboardWelcome, loadDashboardSecret } from './dashboard.js';
 import { prometheusMetrics } from './metrics.js';
-import { portOf, SettingError, trustProxyOf } from './settings.js';
+import { dashboardSecretOf, portOf, SettingError, trustProxyOf } from './settings.js';
 import { openStores } from './stores.js';
 
 /** The account `npm start` creates on first start, and its starting balance in credits. */
@@ -21,7 +23,8 @@ export const USAGE = `Usage: node examples/email-verification/server.js [--memor
   --new-keys      create and print a new pair of demo keys even though some exist
 Environment: PORT (default 3000), HOST (default 127.0.0.1), DATABASE_URL (PostgreSQL instead of PGlite),
   TRUST_PROXY (the proxy in front, whose X-Forwarded-For counts: its addresses or CIDRs, comma-separated, or
-    loopback; default none. A hop count or true only with a loopback HOST), DNS_TIMEOUT_MS (default 3000)`;
+    loopback; default none. A hop count or true only with a loopback HOST), DNS_TIMEOUT_MS (default 3000),
+  KEYGATE_DASHBOARD_SECRET (32+ bytes; default: generated once and kept in DIR/dashboard-secret)`;
 
 /**
  * Starts the service and returns once it listens.
@@ -49,6 +52,7 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
   const host = env.HOST ?? '127.0.0.1';
   // Before any store opens: an unsafe proxy setting never starts the service.
   const trustProxy = trustProxyOf(env.TRUST_PROXY, host);
+  const givenSecret = dashboardSecretOf(env.KEYGATE_DASHBOARD_SECRET);
 
   const stores = await openStores({ memory: args.memory, databaseUrl: env.DATABASE_URL, dataDir: args['data-dir'] });
   let server;
@@ -59,7 +63,18 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
     const demo = await seed(keys, stores.ledger, args['new-keys']);
     const metrics = prometheusMetrics();
     usage = new UsageRecorder({ store: stores.store, telemetry: metrics.telemetry });
+    const database = !args.memory && Boolean(env.DATABASE_URL);
+    const dataDir = args.memory || database ? null : args['data-dir'];
+    const secret = await loadDashboardSecret({ given: givenSecret, dataDir, database });
+    const ui = createDashboard({
+      store: stores.store,
+      ledger: stores.ledger,
+      secret: secret.secret,
+      permissions: PERMISSIONS,
+      usage,
+    });
     const app = createApp({
+      dashboard: ui,
       usage,
       telemetry: metrics.telemetry,
       metricsHandler: metrics.handler,
@@ -76,6 +91,7 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
     const url = `http://${shown}:${actual}`;
     log(`keygate e-mail verification service on ${url} (keys and balances ${stores.describe})`);
     log(welcome({ url, ...demo, cliStore: stores.cliStore }));
+    log(await dashboardWelcome({ ui, url, accountId: DEMO_ACCOUNT, secret, cliStore: stores.cliStore }));
     const listening = server;
     return {
       url,

@@ -107,3 +107,31 @@ function isAddressOrCidr(entry) {
   if (prefix === undefined) return true;
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
+
+/** Shortest dashboard secret accepted, in bytes (UTF-8): 256 bits, the HMAC-SHA-256 key size. */
+export const MIN_DASHBOARD_SECRET_BYTES = 32;
+
+/**
+ * `KEYGATE_DASHBOARD_SECRET`: the secret that signs the dashboard's sign-in links, sessions and CSRF
+ * tokens, at least 32 bytes. Unset, the service keeps its own (see `dashboard.js`); set but shorter
+ * (an empty value too, often a variable that did not expand), it refuses to start rather than sign
+ * with a guessable key or quietly use another one.
+ *
+ * @param {string | undefined} value
+ * @returns {string | undefined} the secret, or undefined when the variable is not set
+ * @example
+ * dashboardSecretOf(process.env.KEYGATE_DASHBOARD_SECRET); // throws SettingError when shorter than 32 bytes
+ */
+export function dashboardSecretOf(value) {
+  if (value === undefined) return undefined;
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes < MIN_DASHBOARD_SECRET_BYTES) {
+    throw new SettingError(
+      'KEYGATE_DASHBOARD_SECRET',
+      `KEYGATE_DASHBOARD_SECRET must be at least ${MIN_DASHBOARD_SECRET_BYTES} bytes, got ${bytes}. Make one with ` +
+        `node -e "console.log(crypto.randomBytes(32).toString('hex'))", or unset it and the service keeps its own ` +
+        'in the data folder.',
+    );
+  }
+  return value;
+}

@@ -80,6 +80,41 @@ describe('the key list', () => {
     });
     const html = await (await s.client.get(`${BASE}/`)).text();
     expect(html).toContain('<dt>Credit balance</dt><dd>€12.50 for acct_1</dd>');
+    expect(html).toContain('aria-labelledby="account-title"');
+    expect(html).toContain('<h2 id="account-title">Account</h2>');
+  });
+
+  it.each([
+    [
+      'throws',
+      () => {
+        throw new Error('ledger down');
+      },
+    ],
+    ['rejects', () => Promise.reject(new Error('ledger down'))],
+    ['returns no list', () => ({ label: 'Credit balance', value: 1 }) as never],
+    ['returns a list with a hole', () => [null] as never],
+  ])(
+    'when the account panel %s, the list still answers 200 with a short "unavailable" note',
+    async (_, accountPanel) => {
+      const errors: unknown[] = [];
+      const s = await signedIn({ accountPanel, onError: (err) => void errors.push(err) });
+      await s.keys.create({ accountId: 'acct_1', name: 'still listed', mode: 'test' });
+      const response = await s.client.get(`${BASE}/`);
+      expect(response.status).toBe(200);
+      const html = await response.text();
+      expect(html).toContain('<h2 id="account-title">Account</h2>');
+      expect(html).toContain('Account details are unavailable right now.');
+      expect(html).not.toContain('ledger down');
+      expect(rowsOf(html)).toEqual(['still listed']);
+      expect(errors).toHaveLength(1);
+    },
+  );
+
+  it('shows no account section when the panel has no entries', async () => {
+    const s = await signedIn({ accountPanel: async () => [] });
+    const html = await (await s.client.get(`${BASE}/`)).text();
+    expect(html).not.toContain('account-title');
   });
 
   it("works with a store that has none of the dashboard's read methods (per-key reads, paging in memory)", async () => {

@@ -68,20 +68,25 @@ describe.each(stores)('keygate CLI on %s', (_, store) => {
       secret = body.secret;
       expect(secret).toMatch(/^mk_live_/);
     },
+    180_000,
   );
 
-  it.skipIf(!store)('keys list and show never print a secret', async () => {
-    const list = await run('keys', 'list', '--account', account, '--json');
-    expect(list.code).toBe(0);
-    expect(json(list).map((k: { name: string }) => k.name)).toEqual(['human', 'ci']);
-    const show = await run('keys', 'show', id);
-    expect(show.code).toBe(0);
-    expect(show.stdout).toContain('203.0.113.0/24');
-    for (const out of [list.stdout, show.stdout]) {
-      expect(out).not.toContain(secret);
-      expect(out).not.toMatch(/mk_(live|test)_[0-9A-Za-z]{38}/);
-    }
-  });
+  it.skipIf(!store)(
+    'keys list and show never print a secret',
+    async () => {
+      const list = await run('keys', 'list', '--account', account, '--json');
+      expect(list.code).toBe(0);
+      expect(json(list).map((k: { name: string }) => k.name)).toEqual(['human', 'ci']);
+      const show = await run('keys', 'show', id);
+      expect(show.code).toBe(0);
+      expect(show.stdout).toContain('203.0.113.0/24');
+      for (const out of [list.stdout, show.stdout]) {
+        expect(out).not.toContain(secret);
+        expect(out).not.toMatch(/mk_(live|test)_[0-9A-Za-z]{38}/);
+      }
+    },
+    120_000,
+  );
 
   it.skipIf(!store)(
     'keys update changes fields; a refused command exits with its code, one line, and changes nothing',
@@ -127,7 +132,7 @@ describe.each(stores)('keygate CLI on %s', (_, store) => {
       expect(after).toMatchObject({ name: 'renamed', allowedIps: [], version: 2 });
       expect(json(await run('keys', 'list', '--account', account, '--json'))).toHaveLength(2);
     },
-    120_000,
+    180_000,
   );
 
   it.skipIf(!store)(
@@ -144,7 +149,7 @@ describe.each(stores)('keygate CLI on %s', (_, store) => {
       const human = await run('keys', 'rotation-status', id);
       expect(human.stdout).toContain('deploy the new key');
     },
-    60_000,
+    180_000,
   );
 
   it.skipIf(!store)(
@@ -166,17 +171,21 @@ describe.each(stores)('keygate CLI on %s', (_, store) => {
       expect(change.code).toBe(3);
       expect(json(await run('keys', 'show', id, '--json'))).toMatchObject({ status: 'revoked', name: 'renamed' });
     },
-    60_000,
+    180_000,
   );
 
-  it.skipIf(!store)('usage prints the per-day report', async () => {
-    const usage = await run('usage', id, '--json');
-    expect(usage.code).toBe(0);
-    expect(json(usage)).toMatchObject({ keyId: id, allowed: 0, denied: 0, lastUsedAt: null });
-    const bad = await run('usage', id, '--from', 'yesterday', '--json');
-    expect(bad.code).toBe(1);
-    expect(JSON.parse(bad.stderr).error).toMatchObject({ code: 'invalid_input', field: 'from' });
-  });
+  it.skipIf(!store)(
+    'usage prints the per-day report',
+    async () => {
+      const usage = await run('usage', id, '--json');
+      expect(usage.code).toBe(0);
+      expect(json(usage)).toMatchObject({ keyId: id, allowed: 0, denied: 0, lastUsedAt: null });
+      const bad = await run('usage', id, '--from', 'yesterday', '--json');
+      expect(bad.code).toBe(1);
+      expect(JSON.parse(bad.stderr).error).toMatchObject({ code: 'invalid_input', field: 'from' });
+    },
+    120_000,
+  );
 });
 
 describe('keygate CLI without a store', () => {

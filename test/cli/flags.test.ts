@@ -66,7 +66,7 @@ describe('duration flags', () => {
     expect((await ids('0ms')).length).toBe(2);
     const human = await run('keys', 'rotation-status', id);
     expect(human.stdout).toContain('deploy the new key');
-  }, 120_000);
+  }, 180_000);
 });
 
 describe('errors never carry a raw key', () => {
@@ -89,6 +89,6 @@ describe('errors never carry a raw key', () => {
         expect(refused.stdout + refused.stderr).not.toMatch(/mk_(live|test)_[0-9A-Za-z]{38}/);
       }
     },
-    60_000,
+    120_000,
   );
 });

@@ -177,5 +177,5 @@ describe('the keygate binary', () => {
       ),
     );
     expect(listed.map((key: { id: string }) => key.id)).toEqual([created.key.id]);
-  });
+  }, 120_000);
 });

@@ -49,7 +49,7 @@ function liveChild(): ChildProcess {
   return child;
 }
 
-describe('openPGliteFolder', { timeout: 60_000 }, () => {
+describe('openPGliteFolder', { timeout: 120_000 }, () => {
   it('keeps keys across opens, creates the folder 0700 and the lock 0600, and releases it on close', async () => {
     const dir = folder();
     const first = await openPGliteFolder(dir);

@@ -90,7 +90,7 @@ form.inline { display: inline; }
 .legend { font-size: 0.9rem; color: var(--muted); }
 .swatch { display: inline-block; width: 0.8rem; height: 0.8rem; border-radius: 2px; margin: 0 0.3rem 0 0.8rem; vertical-align: -0.1rem; }
 .spark { display: block; }
-.spark rect { fill: var(--allowed); }
+.spark path { fill: var(--allowed); }
 .spark .spark-base { stroke: var(--line); }
 .two-col { display: grid; grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr)); gap: 1.5rem; }
 .pagination { display: flex; gap: 1rem; align-items: center; justify-content: center; margin: 1rem 0; }

@@ -74,12 +74,13 @@ export function sparkline(totals: readonly number[]) {
   const height = 24;
   const max = Math.max(1, ...totals);
   const slot = width / Math.max(totals.length, 1);
+  // One path of bars rather than a rect per day: a list of 50 keys stays a small page.
   const bars = totals
     .map((n, i) => {
       if (n === 0) return '';
       const h = Math.max(1, (n / max) * (height - 2));
-      return `<rect x="${f(i * slot)}" y="${f(height - h)}" width="${f(Math.max(1, slot - 1))}" height="${f(h)}"/>`;
+      return `M${f(i * slot)} ${height}v${f(-h)}h${f(Math.max(1, slot - 1))}v${f(h)}z`;
     })
     .join('');
-  return html`<svg class="spark" role="img" aria-label="${label}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}"><line class="spark-base" x1="0" x2="${width}" y1="${height - 0.5}" y2="${height - 0.5}"/>${raw(bars)}</svg>`;
+  return html`<svg class="spark" role="img" aria-label="${label}" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}"><line class="spark-base" x1="0" x2="${width}" y1="${height - 0.5}" y2="${height - 0.5}"/>${bars ? raw(`<path d="${bars}"/>`) : ''}</svg>`;
 }

@@ -1,11 +1,13 @@
 import type { KeyStore } from '../types.js';
 import { decide } from './decide.js';
 import { type AuthenticateOptions, NO_OPTIONS, type ResolvedOptions, resolveAuthOptions } from './options.js';
+import { withRateLimit } from './rate-limit-step.js';
 import type { AuthRequest, AuthResult } from './result.js';
 import { throttled } from './throttled.js';
 
 export type { AuthenticateOptions, ResolvedOptions } from './options.js';
 export { resolveAuthOptions } from './options.js';
+export type { RateLimitOptions } from './rate-limit-options.js';
 export type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
 
 function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions): AuthResult {
@@ -36,7 +38,8 @@ export function authenticateEager(
   options: AuthenticateOptions = NO_OPTIONS,
 ): AuthResult | Promise<AuthResult> {
   const o = resolveAuthOptions(options);
-  const result = o.throttle ? throttled(request, store, o, o.throttle) : decide(request, store, o);
+  let result = o.throttle ? throttled(request, store, o, o.throttle) : decide(request, store, o);
+  if (o.rateLimit) result = withRateLimit(result, request, o.rateLimit);
   return 'then' in result ? result.then((r) => observed(r, request, o)) : observed(result, request, o);
 }
 
@@ -44,7 +47,8 @@ export function authenticateEager(
  * Authenticates one request by its API key. Checks run in the contract's order and the first that
  * fails decides: missing (401), malformed (401, no store lookup), store failure or timeout (503,
  * never an allow), unknown (401), revoked (401), expired (401), address outside a non-empty allow
- * list (403), missing permission (403). With `options.throttle`, an address over its failed-attempt
+ * list (403), missing permission (403), and with `options.rateLimit` a key over its rate limit (429,
+ * the result carrying `rateLimit`). With `options.throttle`, an address over its failed-attempt
  * limit is refused first (429), and every 401 counts against it. Never throws for anything a client sends.
  *
  * @example

@@ -1,7 +1,5 @@
 import { InvalidInputError, quote } from '../errors.js';
 import type { EventHook } from '../events.js';
-import { FallbackRateLimiter } from '../rate-limit/fallback.js';
-import { MemoryRateLimiter } from '../rate-limit/memory.js';
 import { checkRateLimit } from '../rate-limit/policy.js';
 import type { RateLimiter } from '../rate-limit/types.js';
 import type { RateLimit } from '../types.js';
@@ -50,14 +48,22 @@ export interface RateLimitOptions<Request = AuthRequest> {
   onEvent?: EventHook;
 }
 
-/** The `rateLimit` option after validation. */
+/**
+ * The `rateLimit` option after validation: plain settings. The limiter that answers (the memory
+ * limiter itself, or a shared one behind its per-process fallback) is made on first use, by the
+ * request path (`rate-limit-fallbacks.ts`), so that validating options alone (as adapters do at
+ * construction, and `keygate/adapter-kit` does with its own copy of this module) builds nothing.
+ */
 export interface ResolvedRateLimit {
-  /** Called on the hot path without a promise: set for a `MemoryRateLimiter`, which never fails for an outage. */
-  readonly sync: MemoryRateLimiter | undefined;
-  /** Asked when `sync` is not set: the shared limiter behind its per-process fallback. */
   readonly limiter: RateLimiter;
   readonly default: RateLimit | null;
   readonly cost: number | ((request: AuthRequest) => number);
+  readonly onLimiterError: 'fallback' | 'deny';
+  readonly onEvent: EventHook | undefined;
+  /** Milliseconds after which a limiter with no `timeout` of its own counts as failing; 0: none. */
+  readonly guardMs: number;
+  /** Set by the request path on first use. */
+  answering?: { readonly sync: boolean; readonly limiter: RateLimiter };
 }
 
 const FIELDS = new Set(['limiter', 'default', 'cost', 'onLimiterError', 'onEvent']);
@@ -68,23 +74,6 @@ function refuse(member: string, message: string): never {
 
 // One fallback per shared limiter, mode, hook and timeout: routes that share a limiter share its
 // per-process counts and its episodes (one `ratelimit.degraded` per episode and limiter, not per route).
-interface Fallback {
-  readonly mode: 'fallback' | 'deny';
-  readonly onEvent: EventHook | undefined;
-  readonly timeout: number;
-  readonly limiter: FallbackRateLimiter;
-}
-const fallbacks = new WeakMap<RateLimiter, Fallback[]>();
-
-function fallbackFor(shared: RateLimiter, mode: Fallback['mode'], onEvent: EventHook | undefined, timeout: number) {
-  const known = fallbacks.get(shared) ?? [];
-  const found = known.find((f) => f.mode === mode && f.onEvent === onEvent && f.timeout === timeout);
-  if (found) return found.limiter;
-  const limiter = new FallbackRateLimiter({ limiter: shared, onLimiterError: mode, onEvent, timeout });
-  fallbacks.set(shared, [...known, { mode, onEvent, timeout, limiter }]);
-  return limiter;
-}
-
 // A limiter that says it gives up within `timeout` (keygate's own have a `timeout` property) needs no
 // second timer; any other is guarded by the authentication `timeout`, so it can never hang a request.
 function guardFor(limiter: RateLimiter, timeout: number): number {
@@ -117,11 +106,12 @@ export function resolveRateLimit(value: unknown, timeout: number): ResolvedRateL
     refuse('onLimiterError', `must be "fallback" or "deny", got ${quote(onLimiterError)}`);
   }
   if (onEvent !== undefined && typeof onEvent !== 'function') refuse('onEvent', 'must be a function');
-  const sync = limiter instanceof MemoryRateLimiter ? limiter : undefined;
   return {
-    sync,
-    limiter: sync ?? fallbackFor(limiter, onLimiterError, onEvent, guardFor(limiter, timeout)),
+    limiter: limiter as RateLimiter,
     default: fallback === null ? null : { limit: fallback.limit, windowMs: fallback.windowMs },
     cost: cost as ResolvedRateLimit['cost'],
+    onLimiterError,
+    onEvent,
+    guardMs: guardFor(limiter as RateLimiter, timeout),
   };
 }

@@ -1,6 +1,8 @@
+import type { MemoryRateLimiter } from '../rate-limit/memory.js';
 import type { RateLimitDecision, RateLimitState } from '../rate-limit/types.js';
 import type { PublicKey, RateLimit } from '../types.js';
 import { DENIALS } from './denials.js';
+import { answering } from './rate-limit-fallbacks.js';
 import type { ResolvedRateLimit } from './rate-limit-options.js';
 import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
 
@@ -57,15 +59,16 @@ export function limitRate(
   if (!policy) return result;
   const cost = costOf(rl, request);
   if (cost < 0) return unavailable(key);
-  if (rl.sync) {
+  const { sync, limiter } = rl.answering ?? answering(rl);
+  if (sync) {
     try {
-      return decided(key, policy, rl.sync.consumeSync(key.id, policy, cost));
+      return decided(key, policy, (limiter as MemoryRateLimiter).consumeSync(key.id, policy, cost));
     } catch {
       return unavailable(key);
     }
   }
   try {
-    return rl.limiter.consume(key.id, policy, cost).then(
+    return limiter.consume(key.id, policy, cost).then(
       (d) => decided(key, policy, d),
       () => unavailable(key),
     );

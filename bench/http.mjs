@@ -17,6 +17,7 @@ export const VARIANTS = [
   'fastify-bare',
   'fastify-noop',
   'fastify-keygate',
+  'fastify-keygate-limits',
   'hono-bare',
   'hono-noop',
   'hono-keygate',
@@ -27,6 +28,9 @@ export const COMPARISONS = [
   ['hono-keygate', 'hono-bare', 0.93],
   ['express-keygate', 'express-peer', 1.6],
 ];
+
+/** Variants that count their Redis commands, and the route (outside keygate) that reports the count. */
+export const REDIS_COUNTERS = { 'fastify-keygate-limits': '/bench/redis-commands' };
 
 let pinned = false;
 
@@ -71,6 +75,14 @@ function cpuMicros(pid) {
   }
 }
 
+/** Redis commands the server has sent so far, or null for a variant that does not count them. */
+async function redisCommands(server) {
+  const route = REDIS_COUNTERS[server.variant];
+  if (!route) return null;
+  const res = await fetch(new URL(route, server.url));
+  return (await res.json()).commands;
+}
+
 function load(url, key, seconds, connections) {
   return autocannon({ url, connections, duration: seconds, headers: { 'x-api-key': key } });
 }
@@ -87,8 +99,9 @@ async function verify(server, key) {
 
 /**
  * Runs `rounds` alternated rounds of `seconds` each per variant (after a warm-up of `warmup` seconds)
- * and returns `{ [variant]: { rps: number[], p50: number[], cpu: number[] } }`: one entry per round
- * (requests per second, median latency in ms, the server's CPU time per request in µs).
+ * and returns `{ [variant]: { rps: number[], p50: number[], cpu: number[], redis: number[] } }`: one
+ * entry per round (requests per second, median latency in ms, the server's CPU time per request in
+ * µs, and for the variants of `REDIS_COUNTERS` the Redis commands it sent per request).
  */
 export async function runHttp({
   key,
@@ -104,13 +117,16 @@ export async function runHttp({
     for (const v of variants) servers.push(await startServer(v, key));
     for (const s of servers) await verify(s, key);
     for (const s of servers) await load(s.url, key, warmup, connections);
-    const out = Object.fromEntries(variants.map((v) => [v, { rps: [], p50: [], cpu: [] }]));
+    const out = Object.fromEntries(variants.map((v) => [v, { rps: [], p50: [], cpu: [], redis: [] }]));
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? servers : [...servers].reverse();
       for (const s of order) {
+        const commandsBefore = await redisCommands(s);
         const cpuBefore = cpuMicros(s.child.pid);
         const res = await load(s.url, key, seconds, connections);
         const cpuAfter = cpuMicros(s.child.pid);
+        const commandsAfter = await redisCommands(s);
+        if (commandsBefore !== null) out[s.variant].redis.push((commandsAfter - commandsBefore) / res.requests.total);
         const bad = res.non2xx + res.errors + res.timeouts;
         if (bad > 0) throw new Error(`${s.variant}: ${bad} requests did not get a 2xx answer`);
         const rps = res.requests.total / ((res.finish - res.start) / 1000);

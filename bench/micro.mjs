@@ -3,7 +3,7 @@
 // alternating the task order, and reports the median of the rounds' medians with their min-max:
 // this machine's speed drifts by tens of percent over seconds, and alternation keeps ratios honest.
 import { hash } from 'node:crypto';
-import { authenticate, generateKey, isWellFormedKey } from 'keygate';
+import { authenticate, generateKey, isWellFormedKey, MemoryRateLimiter } from 'keygate';
 import { Bench } from 'tinybench';
 import { CLIENT_IP, keyStoreWith, manyIpv4, manyIpv6, PERMISSION } from './fixture.mjs';
 import { importSource } from './internal.mjs';
@@ -32,10 +32,17 @@ async function tasks() {
   const small = await keyStoreWith(secret, [CLIENT_IP]);
   const large = await keyStoreWith(secret, manyIpv4(10_000, [CLIENT_IP]));
   const opts = { permissions: [PERMISSION] };
+  // The same route with per-key rate limits in this process: the key takes the default, whose limit
+  // never runs out during the benchmark, so every call counts one unit and is allowed.
+  const limiter = new MemoryRateLimiter();
+  const limited = { ...opts, rateLimit: { limiter, default: { limit: 1e15, windowMs: 86_400_000 } } };
   const req = (key) => ({ headers: { 'x-api-key': key }, ip: CLIENT_IP });
   const [good, bad, stranger] = [req(secret), req(malformed), req(unknown)];
   const short = req(flat(secret.slice(0, -1))); // one character short
   await authenticate(stranger, small, opts); // the unknown digest is now in the negative cache
+  const counted = await authenticate(good, small, limited);
+  if (!counted.ok || counted.rateLimit?.remaining !== 1e15 - 1)
+    throw new Error('bench fixture: the limit was not counted');
   for (const [store, r, want] of [
     [small, good, 200],
     [large, good, 200],
@@ -51,6 +58,7 @@ async function tasks() {
     ['baseline: SHA-256 of a key alone (node:crypto hash)', () => repeat(() => hash('sha256', secret, 'hex'))],
     ['baseline: isWellFormedKey alone', () => repeat(() => isWellFormedKey(secret))],
     ['cached key, 1-entry allow list', () => repeatAsync(() => authenticate(good, small, opts))],
+    ['cached key + MemoryRateLimiter', () => repeatAsync(() => authenticate(good, small, limited))],
     ['cached key, 10,000-entry allow list', () => repeatAsync(() => authenticate(good, large, opts))],
     ['malformed key (checksum)', () => repeatAsync(() => authenticate(bad, small, opts))],
     ['malformed key (one character short)', () => repeatAsync(() => authenticate(short, small, opts))],
@@ -80,7 +88,8 @@ const median = (xs) => {
 
 /**
  * Runs the micro suite: `rounds` rounds of `time` milliseconds per task. Returns rows
- * `{ group, name, median, min, max }` in microseconds per call (min and max of the round medians).
+ * `{ group, name, median, min, max, rounds }` in microseconds per call (min and max of the round
+ * medians; `rounds` each round's median, so that two tasks can be compared round by round).
  */
 export async function runMicro({ time = 1000, rounds = 5, log = () => {} } = {}) {
   const groups = await tasks();
@@ -103,7 +112,7 @@ export async function runMicro({ time = 1000, rounds = 5, log = () => {} } = {})
   return Object.entries(groups).flatMap(([group, list]) =>
     list.map(([name]) => {
       const xs = perRound.get(`${group}\u0000${name}`);
-      return { group, name, median: median(xs), min: Math.min(...xs), max: Math.max(...xs) };
+      return { group, name, median: median(xs), min: Math.min(...xs), max: Math.max(...xs), rounds: xs };
     }),
   );
 }

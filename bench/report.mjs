@@ -8,6 +8,7 @@ const REFERENCES = [
   ['express-keygate', 'express-noop'],
   ['fastify-noop', 'fastify-bare'],
   ['fastify-keygate', 'fastify-noop'],
+  ['fastify-keygate-limits', 'fastify-keygate'],
   ['hono-noop', 'hono-bare'],
   ['hono-keygate', 'hono-noop'],
 ];
@@ -82,6 +83,20 @@ export function targets({ micro, http, flood }) {
       );
     }
   }
+  const plain = micro.find((r) => r.name === 'cached key, 1-entry allow list');
+  const limited = micro.find((r) => r.name === 'cached key + MemoryRateLimiter');
+  if (plain && limited) {
+    // Round by round: both ran in the same round, so the machine's drift cancels.
+    const added = median(limited.rounds?.map((x, i) => x - plain.rounds[i]) ?? [limited.median - plain.median]);
+    atMost(
+      '`MemoryRateLimiter` adds to a cached `authenticate` ≤ 0.3 µs',
+      added,
+      0.3,
+      'µs',
+      3,
+      `median of the per-round differences: cached key ${us(plain.median)} µs, with per-key limits counted in memory ${us(limited.median)} µs`,
+    );
+  }
   const authRatio = m('cached key, 10,000-entry allow list') / m('cached key, 1-entry allow list');
   atMost('`authenticate` with 10,000 entries / with 1 entry ≤ 1.3', authRatio, 1.3, '×', 2, 'IPv4 client');
   if (http) {
@@ -99,6 +114,17 @@ export function targets({ micro, http, flood }) {
             : '',
       });
     }
+  }
+  if (http?.['fastify-keygate-limits']?.rps.length) {
+    const r = http['fastify-keygate-limits'];
+    const cpu = (v) => (http[v].cpu.length ? `${fixed(median(http[v].cpu), 1)} µs` : 'n/a');
+    out.push({
+      target: 'HTTP fastify-keygate-limits / fastify-keygate (limits on Redis; stated, no target)',
+      measured: `${fixed(roundRatio(http, 'fastify-keygate-limits', 'fastify-keygate'))} ×`,
+      ok: true,
+      verdict: 'stated',
+      why: `${r.redis.length ? fixed(median(r.redis), 2) : 'n/a'} Redis commands per request (one EVALSHA: one round trip); server CPU per request: fastify-keygate ${cpu('fastify-keygate')}, with limits ${cpu('fastify-keygate-limits')}`,
+    });
   }
   out.push({
     target: `${int(flood.malformed.sent)} malformed keys cause 0 store lookups`,
@@ -181,6 +207,7 @@ export function render({ machine, options, micro, http, flood, profiles, seconds
           ]
         : []),
       "A `-noop` variant is the bare server plus one asynchronous middleware that does nothing: what the framework itself charges for any middleware of that kind, keygate or not. The targets are judged on the median of per-round ratios (the two variants of a ratio run back to back in every round, so the machine's drift cancels).",
+      '`fastify-keygate-limits` is `fastify-keygate` with per-key rate limits shared through Redis (`RedisRateLimiter` on the local server, the key under a default limit that never runs out): each request runs one Lua script (EVALSHA), one round trip; the Redis commands it sent are counted per round.',
       'The peer stack is what an Express user assembles today: `express-ipfilter` (allow list `127.0.0.1`) in front of `passport-headerapikey` whose verify callback looks the key up by its SHA-256 digest in a `Map`, then a permission check.',
     );
   }

@@ -18,6 +18,23 @@ import { BODY, CLIENT_IP, keyStoreWith, PERMISSION, ROUTE } from './fixture.mjs'
 const payload = JSON.parse(BODY);
 const auth = async () => ({ store: await keyStoreWith(process.env.BENCH_KEY), permissions: [PERMISSION] });
 
+// Per-key rate limits shared through Redis: one EVALSHA per request. The key takes the default, whose
+// limit never runs out during the benchmark. Its commands are counted, and read at a route keygate skips.
+async function redisLimits() {
+  const { createClient } = await import('redis');
+  const { RedisRateLimiter } = await import('keygate/redis');
+  const client = await createClient({ url: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' }).connect();
+  const counter = { commands: 0 };
+  const counted = {
+    sendCommand: (args) => {
+      counter.commands++;
+      return client.sendCommand(args);
+    },
+  };
+  const limiter = new RedisRateLimiter({ client: counted, prefix: `keygate:bench:${process.pid}:` });
+  return { counter, rateLimit: { limiter, default: { limit: 1e12, windowMs: 3_600_000 } } };
+}
+
 async function listen(server) {
   await once(server, 'listening');
   return server.address().port;
@@ -59,6 +76,13 @@ const variants = {
   'fastify-keygate': async () => {
     const app = fastify();
     await app.register(fastifyAuth, await auth());
+    return app;
+  },
+  'fastify-keygate-limits': async () => {
+    const app = fastify();
+    const { counter, rateLimit } = await redisLimits();
+    await app.register(fastifyAuth, { ...(await auth()), rateLimit });
+    app.get('/bench/redis-commands', { config: { apiKey: false } }, async () => ({ commands: counter.commands }));
     return app;
   },
   'hono-bare': async () => new Hono(),

@@ -1,5 +1,6 @@
 import type { ManagedKey, RotationStatus, UsageReport } from 'keygate';
 import { formatDuration } from './duration.js';
+import { formatRateLimit } from './rate-limit.js';
 
 /** A key as a short block of `label: value` lines. */
 export function formatKey(key: ManagedKey): string {
@@ -14,6 +15,7 @@ export function formatKey(key: ManagedKey): string {
     ['allowed ips', key.allowedIps.join(', ') || '(any address)'],
     ['created', `${key.createdAt} (${key.ageDays} days ago${key.rotationDue ? ', rotation due' : ''})`],
     ['expires', key.expiresAt ?? 'never'],
+    ['rate limit', formatRateLimit(key.rateLimit)],
   ];
   if (key.rotatedFrom) lines.push(['rotated from', key.rotatedFrom]);
   if (key.rotatedTo) lines.push(['rotated to', key.rotatedTo]);

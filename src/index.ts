@@ -4,6 +4,7 @@ export type {
   AuthRequest,
   AuthResult,
   AuthSuccess,
+  RateLimitOptions,
 } from './auth/authenticate.js';
 export { authenticate, authenticateEager } from './auth/authenticate.js';
 export type { DenialCode } from './auth/denials.js';
@@ -41,7 +42,7 @@ export type {
 export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
 export { MemoryRateLimiter } from './rate-limit/memory.js';
-export type { RateLimitDecision, RateLimiter } from './rate-limit/types.js';
+export type { RateLimitDecision, RateLimiter, RateLimitState } from './rate-limit/types.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
 export { MemoryKeyStore } from './store/memory.js';

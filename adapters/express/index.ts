@@ -1,6 +1,13 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthFailure, AuthResult, PublicKey } from 'keygate';
-import { type AdapterOptions, authenticateEager, createNodeDenier, resolveAdapterOptions } from 'keygate/adapter-kit';
+import {
+  type AdapterOptions,
+  type AdapterRequest,
+  authenticateEager,
+  createNodeDenier,
+  rateLimitHeaderFields,
+  resolveAdapterOptions,
+} from 'keygate/adapter-kit';
 
 declare global {
   namespace Express {
@@ -12,12 +19,14 @@ declare global {
 }
 
 /**
- * Options of the Express {@link apiKeyAuth} middleware: the core options, `store` and `retryAfterMs`, plus this hook.
+ * Options of the Express {@link apiKeyAuth} middleware: the core options, `store` and `retryAfterMs`,
+ * plus this hook. A `rateLimit.cost` function receives Express's `req` (`req.body` is there when a
+ * body parser ran before this middleware).
  *
  * @example
  * const options: ExpressApiKeyAuthOptions = { store, permissions: ['email:verify'], retryAfterMs: 10_000 };
  */
-export interface ExpressApiKeyAuthOptions extends AdapterOptions {
+export interface ExpressApiKeyAuthOptions extends AdapterOptions<Request> {
   /**
    * Replaces the problem+json denial by writing its own response to `res`. It gets no `next`; if it
    * throws, rejects or sends nothing, the standard denial is sent: a hook can never turn a denial into an allow.
@@ -27,7 +36,8 @@ export interface ExpressApiKeyAuthOptions extends AdapterOptions {
 
 /**
  * Express 4 and 5 middleware: authenticates the request's API key and sets `req.apiKey`, or answers
- * with RFC 9457 problem+json (401, 403, 429 or 503). The client address is `req.ip`, so Express's
+ * with RFC 9457 problem+json (401, 403, 429 or 503). With `rateLimit`, a limited key's responses
+ * carry `RateLimit-Policy` and `RateLimit` (set before `next()`). The client address is `req.ip`, so Express's
  * `trust proxy` setting decides whether `X-Forwarded-For` counts. Bad options throw
  * `InvalidInputError` here, naming the option in `field`.
  *
@@ -48,6 +58,7 @@ export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
   function settle(result: AuthResult, req: Request, res: Response, next: NextFunction): void {
     if (!result.ok) return void deny(result, req, res)?.catch(next);
     req.apiKey = result.key;
+    if (result.rateLimit) res.set(rateLimitHeaderFields(result.rateLimit));
     next();
   }
 
@@ -55,7 +66,8 @@ export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
   return function apiKeyAuth(req: Request, res: Response, next: NextFunction): void {
     let result: AuthResult | Promise<AuthResult>;
     try {
-      result = authenticateEager({ headers: req.headers, ip: req.ip }, store, auth);
+      const request: AdapterRequest<Request> = { headers: req.headers, ip: req.ip, native: req };
+      result = authenticateEager(request, store, auth);
     } catch (error) {
       next(error);
       return;

@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import { type AuthResult, InvalidInputError } from 'keygate';
-import { authenticateEager, createNodeDenier, createRouteOptions, resolveAdapterOptions } from 'keygate/adapter-kit';
+import {
+  type AdapterRequest,
+  authenticateEager,
+  createNodeDenier,
+  createRouteOptions,
+  rateLimitHeaderFields,
+  resolveAdapterOptions,
+} from 'keygate/adapter-kit';
 import type { FastifyApiKeyAuthOptions, RouteApiKeyConfig } from './types.js';
 
 async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOptions): Promise<void> {
@@ -29,6 +36,10 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   function settle(result: AuthResult, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     if (!result.ok) return void deny(result, request, reply)?.catch(done);
     request.apiKey = result.key;
+    if (result.rateLimit) {
+      const fields = rateLimitHeaderFields(result.rateLimit);
+      reply.header('ratelimit-policy', fields['ratelimit-policy']).header('ratelimit', fields.ratelimit);
+    }
     done();
   }
 
@@ -37,7 +48,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
     try {
       const routeAuth = routeOptions(request.routeOptions.config?.apiKey, request.url);
       if (routeAuth === null) return done();
-      result = authenticateEager({ headers: request.headers, ip: request.ip }, store, routeAuth);
+      const asked: AdapterRequest<FastifyRequest> = { headers: request.headers, ip: request.ip, native: request };
+      result = authenticateEager(asked, store, routeAuth);
     } catch (error) {
       return done(error as Error);
     }
@@ -51,7 +63,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
  * registered on (and its child contexts), before the body is parsed; `request.apiKey` is the key's
  * public view. A route narrows with `config: { apiKey: { permissions: [...] } }` or opts out with
  * `config: { apiKey: false }`. The client address is `request.ip`, so Fastify's `trustProxy` decides
- * whether `X-Forwarded-For` counts. Bad options throw `InvalidInputError` at `register`.
+ * whether `X-Forwarded-For` counts. With `rateLimit`, a limited key's replies carry `RateLimit-Policy`
+ * and `RateLimit`. Bad options throw `InvalidInputError` at `register`.
  *
  * @example
  * await app.register(apiKeyAuth, { store, permissions: ['email:read'] });

@@ -25,12 +25,14 @@ declare module 'fastify' {
 }
 
 /**
- * Options of the Fastify {@link apiKeyAuth} plugin: the core options, `store` and `retryAfterMs`, plus this hook.
+ * Options of the Fastify {@link apiKeyAuth} plugin: the core options, `store` and `retryAfterMs`, plus
+ * this hook. A `rateLimit.cost` function receives the `FastifyRequest` in the `onRequest` hook, before
+ * the body is parsed (read the URL, params or headers).
  *
  * @example
  * const options: FastifyApiKeyAuthOptions = { store, permissions: ['email:read'], retryAfterMs: 10_000 };
  */
-export interface FastifyApiKeyAuthOptions extends AdapterOptions {
+export interface FastifyApiKeyAuthOptions extends AdapterOptions<FastifyRequest> {
   /**
    * Replaces the problem+json denial by sending its own reply. It cannot continue the request: if it
    * throws, rejects or sends nothing, the standard denial is sent.

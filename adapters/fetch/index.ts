@@ -1,20 +1,25 @@
 import { type AuthFailure, InvalidInputError, type PublicKey } from 'keygate';
 import {
   type AdapterOptions,
+  type AdapterRequest,
   authenticate,
   createFetchDenier,
+  rateLimitHeaderFields,
   readAddress,
   resolveAdapterOptions,
+  withRateLimitHeaders,
 } from 'keygate/adapter-kit';
 import type { ClientIpResolver } from './client-ip.js';
 
 /**
- * Options of {@link withApiKeyAuth}: the core options, `store` and `retryAfterMs`, plus these.
+ * Options of {@link withApiKeyAuth}: the core options, `store` and `retryAfterMs`, plus these. A
+ * `rateLimit.cost` function receives the `Request` (read its URL or headers; reading its body would
+ * consume it before the handler).
  *
  * @example
  * const options: FetchApiKeyAuthOptions<[Env, ExecutionContext]> = { store, clientIp: clientIp.cloudflare };
  */
-export interface FetchApiKeyAuthOptions<Rest extends unknown[] = unknown[]> extends AdapterOptions {
+export interface FetchApiKeyAuthOptions<Rest extends unknown[] = unknown[]> extends AdapterOptions<Request> {
   /**
    * Where the client address comes from. Default: nowhere, so every key with an allow list is refused
    * with 403: a Fetch `Request` carries no peer address, and guessing from a header a client can set
@@ -33,7 +38,9 @@ export interface FetchApiKeyAuthOptions<Rest extends unknown[] = unknown[]> exte
 /**
  * Wraps a Fetch-API handler (Cloudflare Workers, Deno, Bun, Next.js route handlers): authenticates
  * the request's API key and calls `handler(request, key, ...rest)`, or answers with RFC 9457
- * problem+json (401, 403, 429 or 503). Uses web standards only. Bad options throw `InvalidInputError`
+ * problem+json (401, 403, 429 or 503). With `rateLimit`, a limited key's responses carry
+ * `RateLimit-Policy` and `RateLimit` (the handler's `Response` is copied if its headers are
+ * immutable). Uses web standards only. Bad options throw `InvalidInputError`
  * here, naming the option in `field`.
  *
  * @example
@@ -55,8 +62,12 @@ export function withApiKeyAuth<Rest extends unknown[] = []>(
 
   return async function apiKeyAuth(request: Request, ...rest: Rest): Promise<Response> {
     const ip = await readAddress(resolveIp, request, ...rest);
-    const result = await authenticate({ headers: request.headers, ip }, store, auth);
-    return result.ok ? handler(request, result.key, ...rest) : deny(result, request, ...rest);
+    const asked: AdapterRequest<Request> = { headers: request.headers, ip, native: request };
+    const result = await authenticate(asked, store, auth);
+    if (!result.ok) return deny(result, request, ...rest);
+    if (!result.rateLimit) return handler(request, result.key, ...rest);
+    const fields = rateLimitHeaderFields(result.rateLimit);
+    return withRateLimitHeaders(await handler(request, result.key, ...rest), fields);
   };
 }
 

@@ -2,12 +2,16 @@ import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { AuthFailure, AuthResult, PublicKey } from 'keygate';
 import {
   type AdapterOptions,
+  type AdapterRequest,
   authenticateEager,
   type ClientAddress,
   createFetchDenier,
   isPromise,
+  type RateLimitHeaderFields,
+  rateLimitHeaderFields,
   readAddress,
   resolveAdapterOptions,
+  withRateLimitHeaders,
 } from 'keygate/adapter-kit';
 import { headersOf } from './headers.js';
 
@@ -28,12 +32,13 @@ export type ApiKeyVariables = { apiKey: PublicKey };
 export type ApiKeyEnv = { Variables: ApiKeyVariables };
 
 /**
- * Options of the Hono {@link apiKeyAuth} middleware: the core options, `store` and `retryAfterMs`, plus these.
+ * Options of the Hono {@link apiKeyAuth} middleware: the core options, `store` and `retryAfterMs`, plus
+ * these. A `rateLimit.cost` function receives the `Context` (`c`).
  *
  * @example
  * const options: HonoApiKeyAuthOptions = { store, clientIp: (c) => getConnInfo(c).remote.address };
  */
-export interface HonoApiKeyAuthOptions extends AdapterOptions {
+export interface HonoApiKeyAuthOptions extends AdapterOptions<Context> {
   /**
    * Where the client address comes from. Default: nowhere, so keys with an allow list get 403. Use Hono's
    * `getConnInfo` for your runtime (`hono/bun`, `@hono/node-server/conninfo`, ...): `(c) => getConnInfo(c).remote.address`.
@@ -50,6 +55,7 @@ export interface HonoApiKeyAuthOptions extends AdapterOptions {
 /**
  * Hono middleware: authenticates the key of the request Hono handles (`c.req.raw`, also when a middleware
  * replaced it) and sets `c.get('apiKey')`, or answers with RFC 9457 problem+json (401, 403, 429 or 503).
+ * With `rateLimit`, a limited key's responses carry `RateLimit-Policy` and `RateLimit`.
  * Bad options throw `InvalidInputError` here, naming the option.
  *
  * @example
@@ -61,14 +67,24 @@ export function apiKeyAuth(options: HonoApiKeyAuthOptions): MiddlewareHandler<Ap
   const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(options);
   const deny = createFetchDenier(respond, onDenied);
 
+  // After the handler, whatever it answered (an error page included), so every response of the key says where its limit stands.
+  async function limited(c: Context, next: Next, fields: RateLimitHeaderFields): Promise<undefined> {
+    await next();
+    const response = withRateLimitHeaders(c.res, fields);
+    if (response !== c.res) c.res = response;
+    return undefined;
+  }
+
   function settle(result: AuthResult, c: Context, next: Next): Promise<Response | undefined> {
     if (!result.ok) return Promise.resolve(deny(result, c));
     c.set('apiKey', result.key);
+    if (result.rateLimit) return limited(c, next, rateLimitHeaderFields(result.rateLimit));
     return next() as Promise<undefined>;
   }
 
   function check(c: Context, next: Next, ip: ClientAddress): Promise<Response | undefined> {
-    const result = authenticateEager({ headers: headersOf(c.req.raw), ip }, store, auth);
+    const asked: AdapterRequest<Context> = { headers: headersOf(c.req.raw), ip, native: c };
+    const result = authenticateEager(asked, store, auth);
     return 'then' in result ? result.then((r) => settle(r, c, next)) : settle(result, c, next);
   }
 

@@ -3,6 +3,7 @@ import { type CreatedKey, InvalidInputError, KeyNotFoundError, type UpdateKeyInp
 import { type Command, type CommandOutput, command, type FlagValues } from '../command.js';
 import { formatDuration } from '../duration.js';
 import { formatKey, formatRotationStatus } from '../format.js';
+import { parseRateLimit } from '../rate-limit.js';
 
 // Flags more than one command takes, declared once.
 const account = { kind: 'string', value: 'A', required: true, help: 'the account the keys belong to' } as const;
@@ -11,6 +12,12 @@ const allow = {
   kind: 'strings',
   value: 'CIDR',
   help: 'an address or range the key may be used from (repeat)',
+} as const;
+const rateLimit = {
+  kind: 'string',
+  value: 'N/DURATION',
+  example: '100/1m',
+  help: 'at most N requests per DURATION, counted when the service has a rate limiter (default: none of its own)',
 } as const;
 const quietFor = {
   kind: 'duration',
@@ -38,8 +45,10 @@ const create = command({
     permission,
     allow,
     expires: { kind: 'string', value: 'ISO', help: 'when the key stops working (ISO 8601; default never)' },
+    'rate-limit': rateLimit,
   },
   async run({ flags, manager }) {
+    const limit = flags['rate-limit'] === undefined ? null : parseRateLimit('rate-limit', flags['rate-limit']);
     const created = await (await manager()).create({
       accountId: flags.account,
       name: flags.name,
@@ -47,6 +56,7 @@ const create = command({
       permissions: flags.permission,
       allowedIps: flags.allow,
       expiresAt: flags.expires ?? null,
+      rateLimit: limit,
     });
     return secretOutput('Created', created);
   },
@@ -87,12 +97,13 @@ const updateFlags = {
   allow: { ...allow, help: 'the allow list from now on (repeat; replaces it)' },
   'clear-allow': { kind: 'boolean', help: 'empty the allow list: any address may use the key' },
   expires: { kind: 'string', value: 'ISO|never', help: 'a new expiry, or never' },
+  'rate-limit': { ...rateLimit, value: 'N/DURATION|none', help: 'a new rate limit, or none to remove its own' },
 } as const;
 
 const update = command({
   path: ['keys', 'update'],
   args: ['id'],
-  summary: "Changes a key's name, permissions, allow list or expiry.",
+  summary: "Changes a key's name, permissions, allow list, expiry or rate limit.",
   flags: updateFlags,
   async run({ args, flags, manager }) {
     const changes = updateInput(flags);
@@ -110,8 +121,12 @@ function updateInput(flags: FlagValues<typeof updateFlags>): UpdateKeyInput {
   if (flags.permission.length) changes.permissions = flags.permission;
   if (flags.allow.length || flags['clear-allow']) changes.allowedIps = flags.allow;
   if (flags.expires !== undefined) changes.expiresAt = flags.expires === 'never' ? null : flags.expires;
+  if (flags['rate-limit'] !== undefined) changes.rateLimit = parseRateLimit('rate-limit', flags['rate-limit']);
   if (Object.keys(changes).length === 0) {
-    throw new InvalidInputError('arguments', 'update needs --name, --permission, --allow, --clear-allow or --expires');
+    throw new InvalidInputError(
+      'arguments',
+      'update needs --name, --permission, --allow, --clear-allow, --expires or --rate-limit',
+    );
   }
   return changes;
 }

@@ -1,7 +1,7 @@
 // The e-mail verification API: keygate decides who may call what, the ledger decides whether the
 // call is paid for, and only then does the work run. Test keys get the sandbox and never reach the ledger.
 import express from 'express';
-import { CachedKeyStore, KeyManager } from 'keygate';
+import { CachedKeyStore, KeyManager, MemoryRateLimiter } from 'keygate';
 import { toNodeHandler } from 'keygate/dashboard';
 import { apiKeyAuth } from 'keygate/express';
 import { parseAddress } from './address.js';
@@ -9,7 +9,7 @@ import { candidates } from './contacts.js';
 import { createMxLookup } from './mx.js';
 import { InvalidRequest, sendProblem } from './problem.js';
 import { sandboxMx, sandboxVerify } from './sandbox.js';
-import { parseBatchBody, parseEmailBody, parseFindBody } from './validate.js';
+import { batchCost, parseBatchBody, parseEmailBody, parseFindBody } from './validate.js';
 import { invalid, judge, scoreOf, verifyAddress } from './verify.js';
 
 /** Credits per processed item. A batch costs `verify` per address; a contacts search costs `find` once. */
@@ -31,6 +31,8 @@ export const BODY_LIMIT = '100kb';
  * @param {import('keygate').UsageRecorder} [options.usage] counts every request per key; `GET /v1/account` then reports the calling key's usage. Default: none
  * @param {import('keygate').TelemetryOptions} [options.telemetry] where keygate reports its metrics. Default: none
  * @param {(req: import('express').Request, res: import('express').Response) => void} [options.metricsHandler] answers `GET /metrics`. Default: no such route
+ * @param {import('keygate').RateLimiter} [options.rateLimiter] counts each key's rate limit. Default: a `MemoryRateLimiter` (exact for one process)
+ * @param {import('keygate').RateLimit} [options.defaultRateLimit] the limit of keys without one of their own. Default: none (such keys are not limited)
  * @param {(err: unknown) => void} [options.onError] unexpected errors (answered 500). Default `console.error`
  * @param {import('keygate/dashboard').Dashboard} [options.dashboard] the developer dashboard, mounted at its `basePath` (Express's `trust proxy` decides its client address and scheme). Default: none
  * @returns {import('express').Express}
@@ -49,6 +51,8 @@ export function createApp({
   usage,
   telemetry,
   metricsHandler,
+  rateLimiter = new MemoryRateLimiter(),
+  defaultRateLimit,
   onError = console.error,
   dashboard,
 }) {
@@ -57,14 +61,37 @@ export function createApp({
   const keys = cache
     ? new CachedKeyStore(/** @type {import('keygate').WritableKeyStore} */ (store), { telemetry })
     : store;
+  // Every route counts against the calling key's rate limit (one unit per request; a batch its size).
+  const rateLimit = { limiter: rateLimiter, default: defaultRateLimit };
   /** @param {string[]} permissions */
-  const auth = (permissions) => apiKeyAuth({ store: keys, permissions, onResult: usage?.record, telemetry });
+  const auth = (permissions) => apiKeyAuth({ store: keys, permissions, onResult: usage?.record, rateLimit, telemetry });
   // Per-key usage statistics for GET /v1/account, when the service counts them.
   const manager = usage
     ? new KeyManager({ store: /** @type {import('keygate').WritableKeyStore} */ (store), usage })
     : undefined;
   // After the key check, so an unauthenticated client cannot make the server read its body.
   const json = express.json({ limit: BODY_LIMIT });
+  /**
+   * A batch costs its size, known only once the body is read; and the body is read only for a key that
+   * passed the checks. So the key is checked first (its denials counted), then again with the cost (a
+   * cached lookup): the second check counts the request and its rate limit.
+   *
+   * @param {string[]} permissions
+   */
+  const batchAuth = (permissions) => [
+    apiKeyAuth({
+      store: keys,
+      permissions,
+      onResult: usage && ((result, request) => (result.ok ? undefined : usage.record(result, request))),
+    }),
+    json,
+    apiKeyAuth({
+      store: keys,
+      permissions,
+      onResult: usage?.record,
+      rateLimit: { ...rateLimit, cost: ({ native }) => batchCost(native.body) },
+    }),
+  ];
 
   /**
    * Charges a live key `items * price` up front (all or nothing), runs the work, refunds if it throws.
@@ -129,7 +156,7 @@ export function createApp({
     await billed(req, res, 'verify', 1, (live) => check(email, live));
   });
 
-  app.post('/v1/email/verify/batch', auth(['email:verify']), json, async (req, res) => {
+  app.post('/v1/email/verify/batch', ...batchAuth(['email:verify']), async (req, res) => {
     const { emails } = parseBatchBody(req.body);
     await billed(req, res, 'verify', emails.length, async (live) => {
       const results = await Promise.all(emails.map((email) => check(email, live)));

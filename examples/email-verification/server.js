@@ -16,6 +16,15 @@ import { openStores } from './stores.js';
 export const DEMO_ACCOUNT = 'acct_demo';
 export const DEMO_CREDITS = 1000;
 const PERMISSIONS = ['email:verify', 'email:score', 'contacts:find'];
+/**
+ * Rate limits per key, in requests (a batch: its addresses) per minute: the demo keys' own (test keys
+ * lower than live, each above the largest batch of 100), and the one of keys created without a limit.
+ */
+export const RATE_LIMITS = Object.freeze({
+  test: Object.freeze({ limit: 200, windowMs: 60_000 }),
+  live: Object.freeze({ limit: 1000, windowMs: 60_000 }),
+  default: Object.freeze({ limit: 200, windowMs: 60_000 }),
+});
 
 export const USAGE = `Usage: node examples/email-verification/server.js [--memory] [--data-dir DIR] [--new-keys]
   --memory        keys and balances in memory: fresh demo keys on every start
@@ -80,6 +89,8 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
       metricsHandler: metrics.handler,
       store: stores.store,
       ledger: stores.ledger,
+      rateLimiter: stores.limiter,
+      defaultRateLimit: RATE_LIMITS.default,
       resolver,
       trustProxy,
       dnsTimeout: env.DNS_TIMEOUT_MS ? Number(env.DNS_TIMEOUT_MS) : undefined,
@@ -124,7 +135,13 @@ async function seed(keys, ledger, newKeys) {
   if (existing.length === 0 || newKeys) {
     for (const mode of /** @type {const} */ (['test', 'live'])) {
       created.push(
-        await keys.create({ accountId: DEMO_ACCOUNT, name: `demo ${mode}`, mode, permissions: PERMISSIONS }),
+        await keys.create({
+          accountId: DEMO_ACCOUNT,
+          name: `demo ${mode}`,
+          mode,
+          permissions: PERMISSIONS,
+          rateLimit: RATE_LIMITS[mode],
+        }),
       );
     }
   }
@@ -150,9 +167,9 @@ function welcome({ url, created, existing, balance, cliStore }) {
     lines.push(
       '',
       'New demo keys, shown this once (only their digests are stored):',
-      'test key (sandbox answers, never billed):',
+      `test key (sandbox answers, never billed; ${RATE_LIMITS.test.limit} requests a minute):`,
       test.secret,
-      'live key (real checks: syntax, lists, DNS MX; billed from the balance):',
+      `live key (real checks: syntax, lists, DNS MX; billed from the balance; ${RATE_LIMITS.live.limit} requests a minute):`,
       live.secret,
       '',
       'Try them:',

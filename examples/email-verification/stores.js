@@ -1,5 +1,6 @@
-// Where keys and balances live: both in one database (PGlite or PostgreSQL), or both in memory.
-import { MemoryKeyStore } from 'keygate';
+// Where keys and balances live: both in one database (PGlite or PostgreSQL), or both in memory; and
+// where rate limits are counted: in PostgreSQL when several instances may share it, else in memory.
+import { MemoryKeyStore, MemoryRateLimiter } from 'keygate';
 import { MemoryLedger, SqlLedger } from './ledger.js';
 import { createPrivateFolder, restrictFolder } from './private-folder.js';
 
@@ -7,6 +8,7 @@ import { createPrivateFolder, restrictFolder } from './private-folder.js';
  * @typedef {object} Stores
  * @property {import('keygate').WritableKeyStore} store keygate's keys
  * @property {import('./ledger.js').Ledger} ledger balances and charges, beside the keys
+ * @property {import('keygate').RateLimiter} limiter counts each key's rate limit: exact across every instance that shares it
  * @property {string} describe where they live, for the start-up message
  * @property {string | null} cliStore the `--store` value that lets the keygate CLI reach the same keys
  * @property {() => Promise<void>} close releases connections
@@ -14,7 +16,9 @@ import { createPrivateFolder, restrictFolder } from './private-folder.js';
 
 /**
  * Opens the stores: `memory` (lost at exit), `databaseUrl` (PostgreSQL), or else PGlite in `dataDir`.
- * Tables are created or upgraded, idempotently. Drivers load only when chosen. The PGlite folder is
+ * Tables are created or upgraded, idempotently. Rate limits are counted in PostgreSQL (one statement
+ * per request) when the keys are there, since several instances may serve them; otherwise in memory,
+ * which is exact for the one process a memory store or a locked PGlite folder allows. Drivers load only when chosen. The PGlite folder is
  * owner-only (0700) before PGlite writes there, and every file in it is 0600 once it is open.
  *
  * @param {{ memory?: boolean, databaseUrl?: string, dataDir: string }} where
@@ -27,12 +31,13 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
     return {
       store: new MemoryKeyStore(),
       ledger: new MemoryLedger(),
+      limiter: new MemoryRateLimiter(),
       describe: 'in memory, lost at exit',
       cliStore: null,
       close: async () => {},
     };
   }
-  const { PostgresKeyStore, openPGliteFolder } = await import('keygate/postgres');
+  const { PostgresKeyStore, PostgresRateLimiter, openPGliteFolder } = await import('keygate/postgres');
   /** @type {import('pg').Pool | import('@electric-sql/pglite').PGlite} */
   let client;
   let describe;
@@ -40,12 +45,15 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
   let store;
   /** @type {() => Promise<void>} */
   let closeStore;
+  /** @type {import('keygate').RateLimiter} */
+  let limiter = new MemoryRateLimiter();
   if (databaseUrl) {
     const pg = await import('pg');
     const pool = new (pg.default ?? pg).Pool({ connectionString: databaseUrl });
     client = pool;
     describe = 'in PostgreSQL (DATABASE_URL)';
     store = new PostgresKeyStore({ client });
+    limiter = new PostgresRateLimiter({ client: pool });
     closeStore = async () => {
       store.close();
       await pool.end();
@@ -63,6 +71,7 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
   try {
     await store.migrate();
     await ledger.migrate();
+    if (limiter instanceof PostgresRateLimiter) await limiter.migrate();
     if (!databaseUrl) await restrictFolder(dataDir); // PGlite unpacks its first files as 0666
   } catch (err) {
     await closeStore();
@@ -71,6 +80,7 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
   return {
     store,
     ledger,
+    limiter,
     describe,
     cliStore: databaseUrl ? '"$DATABASE_URL"' : `pglite:${dataDir}`,
     close: closeStore,

@@ -46,6 +46,21 @@ export function parseEmailBody(body) {
 }
 
 /**
+ * Rate-limit units a batch body costs: its number of addresses, or 1 for a body the route will
+ * refuse as invalid (it is read, but checks nothing).
+ *
+ * @param {unknown} body the parsed JSON body
+ * @returns {number}
+ * @example
+ * batchCost({ emails: ['a@example.com', 'b@example.com'] }); // 2
+ * batchCost({ emails: 'a@example.com' });                    // 1
+ */
+export function batchCost(body) {
+  const emails = /** @type {{ emails?: unknown } | null | undefined} */ (body)?.emails;
+  return Array.isArray(emails) && emails.length > 0 && emails.length <= MAX_BATCH ? emails.length : 1;
+}
+
+/**
  * `{ emails: [...] }` of verify/batch: 1 to {@link MAX_BATCH} non-empty strings.
  *
  * @param {unknown} body

@@ -2,15 +2,25 @@ import { secondsSince } from '../telemetry/telemetry.js';
 import type { KeyStore } from '../types.js';
 import { decide } from './decide.js';
 import { type AuthenticateOptions, NO_OPTIONS, type ResolvedOptions, resolveAuthOptions } from './options.js';
+import { withRateLimit } from './rate-limit-step.js';
 import type { AuthRequest, AuthResult } from './result.js';
 import { throttled } from './throttled.js';
 
 export type { AuthenticateOptions, ResolvedOptions } from './options.js';
 export { resolveAuthOptions } from './options.js';
+export type { RateLimitOptions } from './rate-limit-options.js';
 export type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
 
+// Whether the shared limiter is failing and this process is counting alone (see FallbackRateLimiter).
+function degraded(o: ResolvedOptions): boolean {
+  return (o.rateLimit?.answering?.limiter as { isDegraded?: boolean } | undefined)?.isDegraded === true;
+}
+
 function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions, start: number): AuthResult {
-  o.telemetry?.auth(result, secondsSince(start), request.ip);
+  if (o.telemetry) {
+    o.telemetry.auth(result, secondsSince(start), request.ip);
+    if (result.rateLimit) o.telemetry.rateLimit(result.ok || result.code !== 'rate_limited', degraded(o));
+  }
   if (o.onResult) {
     try {
       o.onResult(result, request);
@@ -40,7 +50,8 @@ export function authenticateEager(
   const o = resolveAuthOptions(options);
   // The clock is read only when telemetry wants a duration.
   const start = o.telemetry ? performance.now() : 0;
-  const result = o.throttle ? throttled(request, store, o, o.throttle) : decide(request, store, o);
+  let result = o.throttle ? throttled(request, store, o, o.throttle) : decide(request, store, o);
+  if (o.rateLimit) result = withRateLimit(result, request, o.rateLimit);
   return 'then' in result ? result.then((r) => observed(r, request, o, start)) : observed(result, request, o, start);
 }
 
@@ -48,7 +59,8 @@ export function authenticateEager(
  * Authenticates one request by its API key. Checks run in the contract's order and the first that
  * fails decides: missing (401), malformed (401, no store lookup), store failure or timeout (503,
  * never an allow), unknown (401), revoked (401), expired (401), address outside a non-empty allow
- * list (403), missing permission (403). With `options.throttle`, an address over its failed-attempt
+ * list (403), missing permission (403), and with `options.rateLimit` a key over its rate limit (429,
+ * the result carrying `rateLimit`). With `options.throttle`, an address over its failed-attempt
  * limit is refused first (429), and every 401 counts against it. Never throws for anything a client sends.
  *
  * @example

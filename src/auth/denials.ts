@@ -8,6 +8,8 @@ export type DenialCode =
   | 'expired_api_key'
   | 'ip_not_allowed'
   | 'insufficient_permissions'
+  | 'rate_limited'
+  | 'rate_limiter_unavailable'
   | 'too_many_failed_attempts';
 
 /**
@@ -42,6 +44,17 @@ export const DENIALS: Readonly<
     status: 403,
     title: 'Insufficient permissions',
     detail: 'The API key lacks a permission this operation requires.',
+  },
+  // Only with the `rateLimit` option, for a key that passed every check above.
+  rate_limited: {
+    status: 429,
+    title: 'Rate limit exceeded',
+    detail: 'The API key has used up its rate limit for the current window. Retry after the time given.',
+  },
+  rate_limiter_unavailable: {
+    status: 503,
+    title: 'Rate limiter unavailable',
+    detail: "The API key's rate limit could not be checked right now. Retry later.",
   },
   // Only with the `throttle` option; checked before everything else.
   too_many_failed_attempts: {

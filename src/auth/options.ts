@@ -2,6 +2,7 @@ import { InvalidInputError, quote, refuseRenamed } from '../errors.js';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { AttemptThrottle } from '../throttle/types.js';
+import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from './rate-limit-options.js';
 import type { AuthRequest, AuthResult } from './result.js';
 
 /** Options of `authenticate`. Build them once (per middleware or route), not per request. */
@@ -36,6 +37,12 @@ export interface AuthenticateOptions {
    * from `keygate/otel`. @default undefined (no telemetry, no cost)
    */
   telemetry?: TelemetryOptions;
+  /**
+   * Per-key rate limits (check row 9), e.g. `{ limiter: new MemoryRateLimiter(), default: { limit: 100, windowMs: 60_000 } }`:
+   * a request that passed every other check consumes `cost` units of its key's limit, and over it
+   * gets 429 `rate_limited`. See {@link RateLimitOptions}. @default undefined (no rate limits)
+   */
+  rateLimit?: RateLimitOptions | null;
 }
 
 /** Authentication options after validation, with defaults filled in. See {@link resolveAuthOptions}. */
@@ -49,6 +56,7 @@ export interface ResolvedOptions {
   readonly onResult: AuthenticateOptions['onResult'];
   readonly throttle: AttemptThrottle | undefined;
   readonly telemetry: Telemetry | undefined;
+  readonly rateLimit: ResolvedRateLimit | undefined;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -103,6 +111,7 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
     onResult: options.onResult,
     throttle,
     telemetry: createTelemetry(options.telemetry),
+    rateLimit: resolveRateLimit(options.rateLimit, timeout),
   };
   resolved.set(options, r);
   return r;

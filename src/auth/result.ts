@@ -1,3 +1,4 @@
+import type { RateLimitState } from '../rate-limit/types.js';
 import type { PublicKey } from '../types.js';
 import type { DenialCode } from './denials.js';
 import type { HeaderSource } from './read-header.js';
@@ -17,6 +18,8 @@ export interface AuthSuccess {
   readonly ok: true;
   readonly status: 200;
   readonly key: PublicKey;
+  /** With the `rateLimit` option, for a limited key: where its limit stands after this request. */
+  readonly rateLimit?: RateLimitState;
 }
 
 /** A refused request: `status` and `code` from the check-order table; `key` once the key is known. */
@@ -28,6 +31,8 @@ export interface AuthFailure {
   readonly key?: PublicKey;
   /** For 429 `too_many_failed_attempts`: seconds until the client may try again (sent as `Retry-After`). */
   readonly retryAfter?: number;
+  /** For 429 `rate_limited` (with the `rateLimit` option): where the key's limit stands; `Retry-After` comes from `resetMs`. */
+  readonly rateLimit?: RateLimitState;
 }
 
 /** The outcome of {@link authenticate}. */

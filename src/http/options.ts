@@ -1,17 +1,25 @@
-import { type AuthenticateOptions, InvalidInputError, type KeyStore } from 'keygate';
+import {
+  type AuthenticateOptions,
+  type AuthRequest,
+  InvalidInputError,
+  type KeyStore,
+  type RateLimitOptions,
+} from 'keygate';
 import { resolveAuthOptions } from '../auth/authenticate.js';
 import { createDenialResponder, type DenialResponder, refuseRenamed } from './problem.js';
 
 /**
  * What every adapter takes: the core options of `authenticate`, the store, and the 503 wait.
  * An adapter extends it with its own `onDenied` (and `clientIp` where the framework has no address).
+ * `Native` is the framework's request: the adapter passes it to `authenticate` as the `native`
+ * member of an {@link AdapterRequest}, which is what a `rateLimit.cost` function receives.
  *
  * @example
- * interface KoaApiKeyAuthOptions extends AdapterOptions {
+ * interface KoaApiKeyAuthOptions extends AdapterOptions<Context> {
  *   onDenied?: (failure: AuthFailure, ctx: Context) => void | Promise<void>;
  * }
  */
-export interface AdapterOptions extends AuthenticateOptions {
+export interface AdapterOptions<Native = unknown> extends Omit<AuthenticateOptions, 'rateLimit'> {
   /** Where keys are looked up; usually a `CachedKeyStore`. */
   store: KeyStore;
   /**
@@ -19,6 +27,25 @@ export interface AdapterOptions extends AuthenticateOptions {
    * up, at least 1). @default 5000
    */
   retryAfterMs?: number;
+  /**
+   * Per-key rate limits, as `authenticate` takes them; a `cost` function receives the
+   * {@link AdapterRequest}, whose `native` is the framework's own request
+   * (`cost: ({ native }) => native.body.emails.length`). A limited key's responses carry
+   * `RateLimit-Policy` and `RateLimit`, and a 429 `Retry-After`. @default undefined (no rate limits)
+   */
+  rateLimit?: RateLimitOptions<AdapterRequest<Native>> | null;
+}
+
+/**
+ * The request an adapter hands to `authenticate`: the address and headers, plus the framework's own
+ * request as `native`, for a `rateLimit.cost` function (which receives this very object).
+ *
+ * @example
+ * const request: AdapterRequest<express.Request> = { headers: req.headers, ip: req.ip, native: req };
+ * const result = authenticateEager(request, store, auth);
+ */
+export interface AdapterRequest<Native> extends AuthRequest {
+  readonly native: Native;
 }
 
 /**
@@ -29,7 +56,7 @@ export interface AdapterOptions extends AuthenticateOptions {
  * @example
  * const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
  */
-export interface ResolvedAdapterOptions<O extends AdapterOptions> {
+export interface ResolvedAdapterOptions<O extends AdapterOptions<never>> {
   /** Where keys are looked up. */
   readonly store: KeyStore;
   /** The core options for `authenticate`: pass this very object on every request. */
@@ -58,12 +85,14 @@ function assertFunction(field: string, value: unknown): void {
  * const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
  * const result = await authenticate({ headers, ip }, store, auth);
  */
-export function resolveAdapterOptions<O extends AdapterOptions>(options: O): ResolvedAdapterOptions<O> {
+export function resolveAdapterOptions<O extends AdapterOptions<never>>(options: O): ResolvedAdapterOptions<O> {
   const given = (options !== null && typeof options === 'object' ? options : {}) as O & {
     clientIp?: unknown;
     onDenied?: unknown;
   };
-  const { store, clientIp, onDenied, retryAfterMs, ...auth } = given;
+  const { store, clientIp, onDenied, retryAfterMs, ...rest } = given;
+  // The cost function takes the AdapterRequest the adapter passes to `authenticate`, which is an AuthRequest.
+  const auth = rest as AuthenticateOptions;
   if (!store || typeof (store as Partial<KeyStore>).findByHash !== 'function') {
     throw new InvalidInputError('store', 'store must be a KeyStore (an object with findByHash(hash))');
   }

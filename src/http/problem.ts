@@ -1,5 +1,6 @@
 import { type AuthFailure, DENIALS, type DenialCode, InvalidInputError } from 'keygate';
 import { resolveAuthOptions } from '../auth/authenticate.js';
+import { rateLimitHeaders, retryAfterSeconds as secondsToReset } from '../rate-limit/headers.js';
 
 /** An HTTP answer to a refused request, in framework-neutral parts. Every adapter writes these bytes. */
 export interface DenialResponse {
@@ -17,7 +18,7 @@ export interface DenialResponse {
  * @example
  * const respond: DenialResponder = createDenialResponder();
  */
-export type DenialResponder = (failure: Pick<AuthFailure, 'code' | 'retryAfter'>) => DenialResponse;
+export type DenialResponder = (failure: Pick<AuthFailure, 'code' | 'retryAfter' | 'rateLimit'>) => DenialResponse;
 
 /**
  * Options of {@link createDenialResponder}.
@@ -68,6 +69,8 @@ function build(code: DenialCode, header: string, retryAfter: string): DenialResp
   };
   if (d.status === 401) headers['www-authenticate'] = `ApiKey header="${header}"`;
   if (d.status === 503) headers['retry-after'] = retryAfter;
+  // A 429 always says when to come back; the failure's own wait replaces this floor (see below).
+  if (d.status === 429) headers['retry-after'] = '1';
   const body = JSON.stringify({
     type: `urn:keygate:problem:${code}`,
     title: d.title,
@@ -78,12 +81,28 @@ function build(code: DenialCode, header: string, retryAfter: string): DenialResp
   return Object.freeze({ status: d.status, headers: Object.freeze(headers), body });
 }
 
+// Denials differ per request only in a few header values: kept by those values, a bounded few.
+function memo(cache: Map<string, DenialResponse>, key: string, make: () => DenialResponse): DenialResponse {
+  let denial = cache.get(key);
+  if (denial === undefined) {
+    denial = make();
+    if (cache.size >= 1000) cache.clear();
+    cache.set(key, denial);
+  }
+  return denial;
+}
+
+function withHeaders(base: DenialResponse, extra: Record<string, string>): DenialResponse {
+  return Object.freeze({ ...base, headers: Object.freeze({ ...base.headers, ...extra }) });
+}
+
 /**
  * Builds the function adapters use to answer denials: RFC 9457 problem+json with the code from the
  * check-order table, `WWW-Authenticate` naming the key header on 401, `Retry-After` on 503 and on
- * 429 (the failure's own `retryAfter`, in seconds), and `Cache-Control: no-store`. Responses are
- * built once per code (and per `Retry-After` value for 429) and reused. Bad options throw
- * `InvalidInputError` naming the option.
+ * 429 (the failure's own `retryAfter` in seconds, or for `rate_limited` the time until its window
+ * resets), the `RateLimit-Policy` and `RateLimit` fields for a failure that carries `rateLimit`, and
+ * `Cache-Control: no-store`. Responses are built once per code (and per header values for 429) and
+ * reused. Bad options throw `InvalidInputError` naming the option.
  *
  * @example
  * const respond = createDenialResponder({ header: 'x-api-key', retryAfterMs: 10_000 });
@@ -95,21 +114,25 @@ export function createDenialResponder(options: DenialResponderOptions = {}): Den
   const retryAfter = String(retryAfterSeconds(options.retryAfterMs ?? 5000));
   const built = new Map<DenialCode, DenialResponse>();
   for (const code of Object.keys(DENIALS) as DenialCode[]) built.set(code, build(code, header, retryAfter));
+  const base = (code: DenialCode) => built.get(code) ?? (built.get('key_store_unavailable') as DenialResponse);
   // 429s differ only in their Retry-After; a few hundred distinct values at most (window / 1 s).
-  const throttled = new Map<number, DenialResponse>();
+  const throttled = new Map<string, DenialResponse>();
   function tooMany(seconds: number | undefined): DenialResponse {
     const wait = Number.isInteger(seconds) && (seconds as number) > 0 ? (seconds as number) : 1;
-    let denial = throttled.get(wait);
-    if (denial === undefined) {
-      const base = built.get('too_many_failed_attempts') as DenialResponse;
-      denial = Object.freeze({ ...base, headers: Object.freeze({ ...base.headers, 'retry-after': String(wait) }) });
-      if (throttled.size >= 1000) throttled.clear();
-      throttled.set(wait, denial);
-    }
-    return denial;
+    return memo(throttled, String(wait), () =>
+      withHeaders(base('too_many_failed_attempts'), { 'retry-after': String(wait) }),
+    );
   }
-  return (failure) =>
-    failure.code === 'too_many_failed_attempts'
-      ? tooMany(failure.retryAfter)
-      : (built.get(failure.code) ?? (built.get('key_store_unavailable') as DenialResponse));
+  // A limited key's denials add its rate-limit fields (and, for 429, the seconds until its window resets).
+  const limited = new Map<string, DenialResponse>();
+  function withLimit(failure: Parameters<DenialResponder>[0], state: NonNullable<AuthFailure['rateLimit']>) {
+    const fields: Record<string, string> = { ...rateLimitHeaders(state, state.windowMs) };
+    if (failure.code === 'rate_limited') fields['retry-after'] = String(secondsToReset(state));
+    const key = `${failure.code} ${fields['ratelimit-policy']} ${fields.ratelimit} ${fields['retry-after']}`;
+    return memo(limited, key, () => withHeaders(base(failure.code), fields));
+  }
+  return (failure) => {
+    if (failure.rateLimit) return withLimit(failure, failure.rateLimit);
+    return failure.code === 'too_many_failed_attempts' ? tooMany(failure.retryAfter) : base(failure.code);
+  };
 }

@@ -1,6 +1,7 @@
 import { InvalidInputError, RateLimiterUnavailableError } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
 import type { RateLimit } from '../types.js';
+import { withLimiterDeadline } from './deadline.js';
 import { MemoryRateLimiter } from './memory.js';
 import { validConsumeArgs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
@@ -30,6 +31,14 @@ export interface FallbackRateLimiterOptions {
    * @default 1000
    */
   probeIntervalMs?: number;
+  /**
+   * Milliseconds after which a call of the shared limiter that has neither answered nor rejected
+   * counts as a failure; `0` trusts the shared limiter's own timeout. A guard for limiters that do
+   * not time out by themselves: keygate's own reject within their `timeout`.
+   *
+   * @default 0
+   */
+  timeout?: number;
   /**
    * Keys the per-process limiter remembers.
    *
@@ -65,6 +74,7 @@ export class FallbackRateLimiter implements RateLimiter {
   private readonly deny: boolean;
   private readonly onEvent: EventHook | undefined;
   private readonly probeIntervalMs: number;
+  private readonly timeout: number;
   private readonly clock: () => number;
   private readonly name: string;
   private degraded = false;
@@ -85,7 +95,12 @@ export class FallbackRateLimiter implements RateLimiter {
     if (typeof probe !== 'number' || !(probe >= 0) || !Number.isFinite(probe)) {
       throw new InvalidInputError('probeIntervalMs', 'probeIntervalMs must be a number of milliseconds >= 0');
     }
+    const timeout = options.timeout ?? 0;
+    if (typeof timeout !== 'number' || !(timeout >= 0 && timeout <= 2_147_483_647)) {
+      throw new InvalidInputError('timeout', 'timeout must be a number of milliseconds >= 0');
+    }
     this.shared = shared;
+    this.timeout = timeout;
     this.clock = options.clock ?? Date.now;
     this.local = new MemoryRateLimiter({ max: options.max ?? 100_000, clock: this.clock });
     this.deny = mode === 'deny';
@@ -117,7 +132,9 @@ export class FallbackRateLimiter implements RateLimiter {
     const generation = this.generation;
     let decision: RateLimitDecision;
     try {
-      decision = await this.shared.consume(keyId, limit, cost);
+      decision = await (this.timeout > 0
+        ? withLimiterDeadline(this.name, this.timeout, () => this.shared.consume(keyId, limit, cost))
+        : this.shared.consume(keyId, limit, cost));
     } catch (err) {
       if (err instanceof InvalidInputError) throw err;
       if (!this.degraded && generation === this.generation) this.startEpisode();

@@ -1,4 +1,4 @@
-import type { RateLimitDecision } from './types.js';
+import type { RateLimitDecision, RateLimitState } from './types.js';
 
 /**
  * The IETF httpapi rate-limit header fields of one response, by lower-case name (as every adapter writes them).
@@ -23,7 +23,10 @@ export interface RateLimitHeaderFields {
  * rateLimitHeaders({ allowed: true, limit: 100, remaining: 99, resetMs: 59_500 }, 60_000);
  * // { 'ratelimit-policy': '"default";q=100;w=60', ratelimit: '"default";r=99;t=60' }
  */
-export function rateLimitHeaders(decision: RateLimitDecision, windowMs: number): RateLimitHeaderFields {
+export function rateLimitHeaders(
+  decision: RateLimitDecision | RateLimitState,
+  windowMs: number,
+): RateLimitHeaderFields {
   const w = Math.max(1, Math.ceil(windowMs / 1000));
   const t = Math.max(0, Math.ceil(decision.resetMs / 1000));
   return {
@@ -38,6 +41,6 @@ export function rateLimitHeaders(decision: RateLimitDecision, windowMs: number):
  * @example
  * retryAfterSeconds({ allowed: false, limit: 10, remaining: 0, resetMs: 1200 }); // 2
  */
-export function retryAfterSeconds(decision: RateLimitDecision): number {
+export function retryAfterSeconds(decision: RateLimitDecision | RateLimitState): number {
   return Math.max(1, Math.ceil(decision.resetMs / 1000));
 }

@@ -1,7 +1,7 @@
 import { InvalidInputError } from '../errors.js';
 import type { RateLimit } from '../types.js';
 import { ExpiryHeap } from './expiry-heap.js';
-import { validConsumeArgs } from './policy.js';
+import { consumeWindowMs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
 
 /**
@@ -60,6 +60,8 @@ export class MemoryRateLimiter implements RateLimiter {
   // Insertion order is recency: a key is deleted and set again on every use, so the first is the least recent.
   private readonly windows = new Map<string, Window>();
   private readonly ends = new ExpiryHeap();
+  // The most recently used key: already last in `windows`, so its next use need not move it.
+  private newest: string | undefined;
 
   constructor(options: MemoryRateLimiterOptions = {}) {
     const max = options.max ?? 100_000;
@@ -99,15 +101,16 @@ export class MemoryRateLimiter implements RateLimiter {
    * const { allowed } = limiter.consumeSync('key_1', { limit: 10, windowMs: 1000 }, 1);
    */
   consumeSync(keyId: string, limit: RateLimit, cost: number): RateLimitDecision {
-    const args = validConsumeArgs(keyId, limit, cost);
+    const windowMs = consumeWindowMs(keyId, limit, cost);
+    const units = limit.limit;
     const now = this.clock();
-    const window = this.windowOf(args.keyId, args.windowMs, now);
-    const allowed = window.used + args.cost <= args.limit;
-    if (allowed) window.used += args.cost;
+    const window = this.windowOf(keyId, windowMs, now);
+    const allowed = window.used + cost <= units;
+    if (allowed) window.used += cost;
     return {
       allowed,
-      limit: args.limit,
-      remaining: Math.max(0, args.limit - window.used),
+      limit: units,
+      remaining: Math.max(0, units - window.used),
       resetMs: Math.max(0, window.end - now),
     };
   }
@@ -115,21 +118,27 @@ export class MemoryRateLimiter implements RateLimiter {
   /** Forgets every window. */
   clear(): void {
     this.windows.clear();
+    this.newest = undefined;
     this.ends.reset([]);
   }
 
   /** The key's open window, opening one (and making room for it) when there is none; marks the key most recent. */
   private windowOf(key: string, windowMs: number, now: number): Window {
     let window = this.windows.get(key);
-    if (window !== undefined) this.windows.delete(key);
-    else if (this.windows.size >= this.max) this.evict(now);
+    const moved = window === undefined || key !== this.newest;
+    if (window !== undefined) {
+      if (moved) this.windows.delete(key);
+    } else if (this.windows.size >= this.max) this.evict(now);
     if (window === undefined || window.end <= now) {
       window ??= { end: 0, used: 0 };
       window.end = now + windowMs;
       window.used = 0;
       this.ends.push({ end: window.end, key });
     }
-    this.windows.set(key, window);
+    if (moved) {
+      this.windows.set(key, window);
+      this.newest = key;
+    }
     if (this.ends.size > 2 * this.windows.size + 64) this.compact();
     return window;
   }
@@ -140,12 +149,17 @@ export class MemoryRateLimiter implements RateLimiter {
       this.ends.pop();
       // A heap entry is stale when its key was evicted or its window reopened since.
       if (this.windows.get(top.key)?.end === top.end) {
-        this.windows.delete(top.key);
+        this.drop(top.key);
         return;
       }
     }
     const oldest = this.windows.keys().next();
-    if (!oldest.done) this.windows.delete(oldest.value);
+    if (!oldest.done) this.drop(oldest.value);
+  }
+
+  private drop(key: string): void {
+    this.windows.delete(key);
+    if (key === this.newest) this.newest = undefined;
   }
 
   /** Rebuilds the heap from the live windows once stale entries outnumber them. */

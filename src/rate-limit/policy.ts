@@ -69,6 +69,15 @@ export interface ConsumeArgs {
  * const { keyId, limit, windowMs, cost } = validConsumeArgs(id, { limit: 10, windowMs: 1000 }, 1);
  */
 export function validConsumeArgs(keyId: unknown, limit: unknown, cost: unknown): ConsumeArgs {
+  const windowMs = consumeWindowMs(keyId, limit, cost);
+  return { keyId: keyId as string, limit: (limit as RateLimit).limit, windowMs, cost: cost as number };
+}
+
+/**
+ * The checks of {@link validConsumeArgs} without building its answer, for the memory limiter's hot
+ * path: returns the window in whole milliseconds. Internal.
+ */
+export function consumeWindowMs(keyId: unknown, limit: unknown, cost: unknown): number {
   if (typeof keyId !== 'string' || keyId === '' || keyId.length > KEY_ID_MAX) {
     throw new InvalidInputError('keyId', `keyId must be a non-empty string of at most ${KEY_ID_MAX} characters`);
   }
@@ -76,5 +85,5 @@ export function validConsumeArgs(keyId: unknown, limit: unknown, cost: unknown):
   if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost < 0) {
     throw new InvalidInputError('cost', `cost must be a whole number >= 0, got ${quote(cost)}`);
   }
-  return { keyId, limit: policy.limit, windowMs: Math.ceil(policy.windowMs), cost };
+  return Math.ceil(policy.windowMs);
 }

@@ -41,3 +41,23 @@ export interface RateLimiter {
    */
   consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision>;
 }
+
+/**
+ * Where a limited key stands after a request that `authenticate` counted: the decision, plus the
+ * window it applies to. Carried as `result.rateLimit` by the results of a limited key (200 and 429),
+ * so that adapters can write the `RateLimit-Policy` and `RateLimit` header fields.
+ *
+ * @example
+ * const result = await authenticate(request, store, { rateLimit: { limiter } });
+ * if (result.rateLimit) console.log(`${result.rateLimit.remaining} of ${result.rateLimit.limit} left`);
+ */
+export interface RateLimitState {
+  /** The window's limit, in units. */
+  readonly limit: number;
+  /** Units left in the current window (0 or more). */
+  readonly remaining: number;
+  /** Milliseconds until the current window ends (0 or more). */
+  readonly resetMs: number;
+  /** Length of the key's window in milliseconds (its own `rateLimit.windowMs`, or the default's). */
+  readonly windowMs: number;
+}

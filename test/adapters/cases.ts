@@ -1,12 +1,14 @@
 // The one table every adapter answers: each row of the check-order table, then the allow-list
-// spellings. Each adapter test sends the rows through its own framework and must observe the same
-// status, headers and body bytes, all of which come from `createDenialResponder`.
-import type { DenialCode } from 'keygate';
-import { createDenialResponder } from 'keygate/adapter-kit';
+// spellings, then rate limits. Each adapter test sends the rows through its own framework and must
+// observe the same status, headers and body bytes, all of which come from `createDenialResponder`
+// (denials) and `rateLimitHeaderFields` (the rate-limit fields on a 200).
+import type { DenialCode, RateLimitState } from 'keygate';
+import { createDenialResponder, rateLimitHeaderFields } from 'keygate/adapter-kit';
 import { expect, it } from 'vitest';
-import type { CaseFixture, SecretName } from './fixtures.js';
+import { DEFAULT_LIMIT } from './apps.js';
+import { type CaseFixture, LIMITED, type SecretName } from './fixtures.js';
 
-export type CasePath = '/v1/check' | '/v1/down' | '/v1/slow';
+export type CasePath = '/v1/check' | '/v1/down' | '/v1/slow' | '/v1/limited' | '/v1/batch' | '/v1/limiter-down';
 
 export interface AdapterCase {
   name: string;
@@ -24,7 +26,16 @@ export interface AdapterCase {
   ip?: string;
   /** 200, or the denial code whose status the adapter must send. */
   expect: 200 | DenialCode;
+  /** Where the key's rate limit stands after the request, which the response must state; absent: no rate-limit fields. */
+  rateLimit?: RateLimitState;
 }
+
+// The rate-limited routes' limiter never moves its clock, so a window always has its full length to run.
+const full = (limit: { limit: number; windowMs: number }): RateLimitState => ({
+  ...limit,
+  remaining: limit.limit,
+  resetMs: limit.windowMs,
+});
 
 const typo = (key: string) => key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
 
@@ -72,6 +83,52 @@ export const CASES: readonly AdapterCase[] = [
   { name: 'deny: [IPv6]:port', ...ALLOW, ip: '[2001:db8::1]:443', expect: 'ip_not_allowed' },
   { name: 'deny: empty address', ...ALLOW, ip: '', expect: 'ip_not_allowed' },
   { name: 'deny: no address', ...ALLOW, expect: 'ip_not_allowed' },
+  {
+    name: 'limit: a route without rateLimit sends no rate-limit fields',
+    path: '/v1/check',
+    key: 'limited',
+    expect: 200,
+  },
+  {
+    name: "limit: the key's own limit on a 200",
+    path: '/v1/limited',
+    key: 'limited',
+    expect: 200,
+    rateLimit: full(LIMITED),
+  },
+  {
+    name: 'limit: the default for a key without one',
+    path: '/v1/limited',
+    key: 'open',
+    expect: 200,
+    rateLimit: full(DEFAULT_LIMIT),
+  },
+  {
+    name: 'limit: a cost over what remains is 429 with Retry-After',
+    path: '/v1/batch',
+    key: 'limited',
+    expect: 'rate_limited',
+    rateLimit: full(LIMITED),
+  },
+  { name: 'limit: no own limit and no default is not limited', path: '/v1/batch', key: 'open', expect: 200 },
+  {
+    name: 'limit: a 403 before row 9 carries no fields',
+    path: '/v1/limited',
+    key: 'readOnly',
+    expect: 'insufficient_permissions',
+  },
+  {
+    name: 'limit: a 401 before row 9 carries no fields',
+    path: '/v1/limited',
+    key: 'unknown',
+    expect: 'invalid_api_key',
+  },
+  {
+    name: "limit: the shared limiter is down, onLimiterError 'deny'",
+    path: '/v1/limiter-down',
+    key: 'limited',
+    expect: 'rate_limiter_unavailable',
+  },
 ];
 
 /** What a client sees of a response; headers absent from it are null. */
@@ -81,7 +138,14 @@ export interface Observed {
   body: string;
 }
 
-export const HEADERS = ['content-type', 'www-authenticate', 'retry-after', 'cache-control'] as const;
+export const HEADERS = [
+  'content-type',
+  'www-authenticate',
+  'retry-after',
+  'cache-control',
+  'ratelimit-policy',
+  'ratelimit',
+] as const;
 
 /** A request as the table describes it. */
 export interface CaseRequest {
@@ -116,18 +180,24 @@ const respond = createDenialResponder({ retryAfterMs: 7000 });
 
 /**
  * Runs the whole table against one adapter: a denial must be exactly `createDenialResponder`'s
- * status, headers and body bytes; an allow reaches the route, which echoes the key id.
+ * status, headers and body bytes; an allow reaches the route, which echoes the key id, with the
+ * rate-limit fields of the key when the row says it is limited, and none otherwise.
  */
 export function itAnswersEveryCase(fixture: () => CaseFixture, send: () => SendCase): void {
   it.each(CASES)('$name', async (row) => {
     const f = fixture();
     const got = await send()(requestOf(row, f));
     if (row.expect === 200) {
-      expect(got.status).toBe(200);
+      const fields = row.rateLimit ? rateLimitHeaderFields(row.rateLimit) : undefined;
+      expect({ status: got.status, policy: got.headers['ratelimit-policy'], state: got.headers.ratelimit }).toEqual({
+        status: 200,
+        policy: fields?.['ratelimit-policy'] ?? null,
+        state: fields?.ratelimit ?? null,
+      });
       expect(JSON.parse(got.body)).toEqual({ keyId: f.ids[row.key as SecretName] });
       return;
     }
-    const want = respond({ code: row.expect });
+    const want = respond({ code: row.expect, rateLimit: row.rateLimit });
     expect(got).toEqual({
       status: want.status,
       headers: Object.fromEntries(HEADERS.map((h) => [h, want.headers[h] ?? null])),

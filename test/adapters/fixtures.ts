@@ -3,7 +3,10 @@ import { type ApiKeyRecord, generateKey, KeyManager, MemoryKeyStore } from 'keyg
 const DAY = 86_400_000;
 
 /** The keys every adapter is tested with, one per row of the check-order table. */
-export type SecretName = 'allowListed' | 'open' | 'readOnly' | 'revoked' | 'expired' | 'unknown';
+export type SecretName = 'allowListed' | 'open' | 'readOnly' | 'revoked' | 'expired' | 'unknown' | 'limited';
+
+/** The `limited` key's own rate limit: 10 units per 30 s. */
+export const LIMITED = { limit: 10, windowMs: 30_000 } as const;
 
 /** A seeded store, the raw keys, and the records (so a worker can rebuild the same store). */
 export interface CaseFixture {
@@ -28,6 +31,13 @@ export async function seedCaseStore(): Promise<CaseFixture> {
       allowedIps: ['203.0.113.0/24', '2001:db8::/32'],
     }),
     open: await keys.create({ accountId: 'acct_1', name: 'open', mode: 'test', permissions: ['email:verify'] }),
+    limited: await keys.create({
+      accountId: 'acct_1',
+      name: 'limited',
+      mode: 'live',
+      permissions: ['email:verify'],
+      rateLimit: LIMITED,
+    }),
     readOnly: await keys.create({ accountId: 'acct_1', name: 'read-only', mode: 'live', permissions: ['email:read'] }),
     revoked: await keys.create({ accountId: 'acct_1', name: 'revoked', mode: 'live', permissions: ['email:verify'] }),
     expired: await past.create({

@@ -34,8 +34,16 @@ describe('npm run bench (quick)', () => {
   });
 
   it('measures every server variant, each answering only 2xx to the valid key', () => {
-    expect(variants.length).toBe(10);
+    expect(variants.length).toBe(11);
     for (const variant of variants) expect(report).toMatch(new RegExp(`^\\| ${variant} \\| [\\d,]+ \\|`, 'm'));
+  });
+
+  it('measures the memory rate limiter beside the plain cached key, and states the Redis limits ratio with its round trips', () => {
+    expect(report).toMatch(/^\| authenticate \| cached key \+ MemoryRateLimiter \| [\d.]+ \|/m);
+    expect(report).toMatch(/^\| `MemoryRateLimiter` adds to a cached `authenticate` ≤ 0\.3 µs \| -?[\d.]+ µs \|/m);
+    expect(report).toMatch(
+      /fastify-keygate-limits \/ fastify-keygate .*\| [\d.]+ × \| stated \| [\d.]+ Redis commands per request/,
+    );
   });
 
   it('sends 20,000 malformed keys without a single store lookup', () => {

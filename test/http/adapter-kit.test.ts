@@ -6,10 +6,12 @@ import type { AddressInfo } from 'node:net';
 import type { AuthFailure, KeyStore } from 'keygate';
 import {
   type AdapterOptions,
+  type AdapterRequest,
   authenticate,
   createDenialResponder,
   createFetchDenier,
   createNodeDenier,
+  rateLimitHeaderFields,
   readAddress,
   resolveAdapterOptions,
 } from 'keygate/adapter-kit';
@@ -19,7 +21,7 @@ import { itAnswersEveryCase, sendOverHttp } from '../adapters/cases.js';
 import { seedCaseStore } from '../adapters/fixtures.js';
 
 /** The adapter a user would write: about a dozen lines on top of the kit. */
-function nodeHttpAuth(options: AdapterOptions, handler: (res: ServerResponse, keyId: string) => void) {
+function nodeHttpAuth(options: AdapterOptions<IncomingMessage>, handler: (res: ServerResponse, keyId: string) => void) {
   const { store, auth, respond } = resolveAdapterOptions(options);
   const deny = createNodeDenier<[IncomingMessage, ServerResponse]>({
     respond,
@@ -29,9 +31,12 @@ function nodeHttpAuth(options: AdapterOptions, handler: (res: ServerResponse, ke
   return async (req: IncomingMessage, res: ServerResponse) => {
     // The test's stand-in for a proxy that overwrites the header (as in the shared case table).
     const ip = req.headers['x-forwarded-for'] as string | undefined;
-    const result = await authenticate({ headers: req.headers, ip }, store, auth);
-    if (result.ok) handler(res, result.key.id);
-    else deny(result, req, res);
+    const request: AdapterRequest<IncomingMessage> = { headers: req.headers, ip, native: req };
+    const result = await authenticate(request, store, auth);
+    if (!result.ok) return deny(result, req, res);
+    if (result.rateLimit)
+      for (const [name, value] of Object.entries(rateLimitHeaderFields(result.rateLimit))) res.setHeader(name, value);
+    handler(res, result.key.id);
   };
 }
 

@@ -77,6 +77,8 @@ const ROOT_TYPES = [
   'PublicKey',
   'RateLimit',
   'RateLimitDecision',
+  'RateLimitOptions',
+  'RateLimitState',
   'RateLimiter',
   'TelemetryOptions',
   'RotationStatus',

@@ -39,12 +39,12 @@ describe('README.md, "What a request gets"', () => {
 
 describe('the generator', () => {
   it('picks up a code added to DENIALS by itself', () => {
-    const added = { status: 429, title: 'Rate limit exceeded', detail: 'Retry after the time given.' };
-    const table = generator.denialsTable({ ...DENIALS, rate_limited: added });
+    const added = { status: 429, title: 'Quota exhausted', detail: 'Retry after the time given.' };
+    const table = generator.denialsTable({ ...DENIALS, quota_exhausted: added });
     const lines = table.split('\n');
     expect(lines).toHaveLength(Object.keys(DENIALS).length + 3);
     expect(lines.at(-1)).toMatch(
-      /^\| 429 +\| `rate_limited` +\| Rate limit exceeded +\| Retry after the time given\. +\|$/,
+      /^\| 429 +\| `quota_exhausted` +\| Quota exhausted +\| Retry after the time given\. +\|$/,
     );
   });
 

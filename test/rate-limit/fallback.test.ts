@@ -1,4 +1,4 @@
-// Internal until authenticate wires it (the second half of issue 16): imported from the source.
+// Internal (authenticate's `rateLimit` option builds one per shared limiter): imported from the source.
 import { type KeygateEvent, type RateLimitDecision, type RateLimiter, RateLimiterUnavailableError } from 'keygate';
 import { describe, expect, it } from 'vitest';
 import { FallbackRateLimiter } from '../../src/rate-limit/fallback.js';
@@ -146,6 +146,7 @@ describe('FallbackRateLimiter', () => {
     ['limiter', { limiter: {} }],
     ['onLimiterError', { limiter: new Switchable(), onLimiterError: 'allow' }],
     ['probeIntervalMs', { limiter: new Switchable(), probeIntervalMs: -1 }],
+    ['timeout', { limiter: new Switchable(), timeout: -1 }],
   ])('refuses a bad %s option at construction', (field, options) => {
     expect(() => new FallbackRateLimiter(options as never)).toThrow(
       expect.objectContaining({ code: 'invalid_input', field }),

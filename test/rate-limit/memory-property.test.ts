@@ -95,4 +95,27 @@ describe('MemoryRateLimiter against a reference log of timestamps', () => {
       { numRuns: 300 },
     );
   });
+
+  it('drops exactly the least recently used key when full and every window is open (a reference LRU)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 3 }), fc.array(step, { maxLength: 200 }), (max, steps) => {
+        const limiter = new MemoryRateLimiter({ max, clock: () => 0 });
+        // Model: keys in order of use (least recent first) and the units each used in its one window.
+        const order: number[] = [];
+        const used = new Map<number, number>();
+        for (const { key, cost } of steps) {
+          if (!used.has(key) && order.length >= max) used.delete(order.shift() as number);
+          const i = order.indexOf(key);
+          if (i >= 0) order.splice(i, 1);
+          order.push(key);
+          const before = used.get(key) ?? 0;
+          const allowed = before + cost <= 5;
+          used.set(key, allowed ? before + cost : before);
+          const actual = limiter.consumeSync(`key_${key}`, { limit: 5, windowMs: 1e9 }, cost);
+          expect(actual).toMatchObject({ allowed, remaining: 5 - (used.get(key) as number) });
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });

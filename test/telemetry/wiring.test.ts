@@ -145,3 +145,19 @@ describe('UsageRecorder with telemetry', () => {
     expect(lag?.points[0]?.value).toBe(6); // the first count waited 4 + 1.5 + 0.5 s
   });
 });
+
+describe('rate limits with telemetry', () => {
+  it('counts each decision of a limited key, refused ones apart', async () => {
+    const { store, open } = await seededStore();
+    const { MemoryRateLimiter } = await import('keygate');
+    const options = {
+      telemetry: sdk.options,
+      rateLimit: { limiter: new MemoryRateLimiter(), default: { limit: 2, windowMs: 60_000 } },
+    };
+    for (let i = 0; i < 3; i++) await authenticate(request(open.secret), store, options);
+    expect(await sdk.total(METRICS.rateLimit, { 'keygate.ratelimit.allowed': true })).toBe(2);
+    expect(
+      await sdk.total(METRICS.rateLimit, { 'keygate.ratelimit.allowed': false, 'keygate.ratelimit.degraded': false }),
+    ).toBe(1);
+  });
+});

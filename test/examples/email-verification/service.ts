@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { KeyManager } from 'keygate';
 import { createApp } from '../../../examples/email-verification/app.js';
 import type { MxResolver } from '../../../examples/email-verification/mx.js';
-import { openStores } from '../../../examples/email-verification/stores.js';
+import { openStores, type Stores } from '../../../examples/email-verification/stores.js';
 
 export { createApp, PRICES } from '../../../examples/email-verification/app.js';
 export { DEMO_CREDITS, main } from '../../../examples/email-verification/server.js';
@@ -60,7 +60,11 @@ export const ALL = ['email:verify', 'email:score', 'contacts:find'];
  * `credits` and keys: live and test with every permission, one live key per single permission, one
  * restricted to an address range the test client is not in, and one revoked.
  */
-export async function startService(backend: 'memory' | 'pglite', credits = 1000) {
+export async function startService(
+  backend: 'memory' | 'pglite',
+  credits = 1000,
+  appOptions: (stores: Stores) => Partial<Parameters<typeof createApp>[0]> = () => ({}),
+) {
   const dataDir = backend === 'pglite' ? await mkdtemp(join(tmpdir(), 'keygate-email-')) : '';
   const stores = await openStores({ memory: backend === 'memory', dataDir });
   await stores.ledger.open(ACCOUNT, credits);
@@ -79,7 +83,14 @@ export async function startService(backend: 'memory' | 'pglite', credits = 1000)
   const revoked = (await keys.list(ACCOUNT)).find((k) => k.name === 'revoked');
   if (revoked) await keys.revoke(revoked.id);
   const dns = fakeDns();
-  const app = createApp({ store: stores.store, ledger: stores.ledger, resolver: dns.resolver, dnsTimeout: 200 });
+  const app = createApp({
+    store: stores.store,
+    ledger: stores.ledger,
+    resolver: dns.resolver,
+    dnsTimeout: 200,
+    rateLimiter: stores.limiter,
+    ...appOptions(stores),
+  });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -96,7 +107,7 @@ export async function startService(backend: 'memory' | 'pglite', credits = 1000)
     const text = await res.text();
     // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field
     const json: any = text ? JSON.parse(text) : null;
-    return { status: res.status, type: res.headers.get('content-type') ?? '', json };
+    return { status: res.status, type: res.headers.get('content-type') ?? '', headers: res.headers, json };
   }
 
   return {

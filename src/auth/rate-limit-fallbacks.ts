@@ -1,0 +1,41 @@
+import type { EventHook } from '../events.js';
+import { FallbackRateLimiter } from '../rate-limit/fallback.js';
+import { MemoryRateLimiter } from '../rate-limit/memory.js';
+import type { RateLimiter } from '../rate-limit/types.js';
+import type { ResolvedRateLimit } from './rate-limit-options.js';
+
+// Which limiter answers for a `rateLimit` option: a MemoryRateLimiter itself (asked synchronously; it
+// never fails for an outage), or a shared limiter behind a per-process fallback. One fallback per
+// shared limiter, mode, hook and guard: routes that share a limiter share its per-process counts and
+// its episodes (one `ratelimit.degraded` per episode and limiter, not per route).
+
+interface Fallback {
+  readonly mode: 'fallback' | 'deny';
+  readonly onEvent: EventHook | undefined;
+  readonly guardMs: number;
+  readonly limiter: FallbackRateLimiter;
+}
+const fallbacks = new WeakMap<RateLimiter, Fallback[]>();
+
+function fallbackFor(rl: ResolvedRateLimit): FallbackRateLimiter {
+  const { limiter: shared, onLimiterError: mode, onEvent, guardMs } = rl;
+  const known = fallbacks.get(shared) ?? [];
+  const found = known.find((f) => f.mode === mode && f.onEvent === onEvent && f.guardMs === guardMs);
+  if (found) return found.limiter;
+  const limiter = new FallbackRateLimiter({ limiter: shared, onLimiterError: mode, onEvent, timeout: guardMs });
+  fallbacks.set(shared, [...known, { mode, onEvent, guardMs, limiter }]);
+  return limiter;
+}
+
+/**
+ * The limiter that answers for `rl`, made on first use and kept on it.
+ *
+ * @example
+ * const { sync, limiter } = answering(o.rateLimit);
+ */
+export function answering(rl: ResolvedRateLimit): { readonly sync: boolean; readonly limiter: RateLimiter } {
+  if (rl.answering) return rl.answering;
+  const sync = rl.limiter instanceof MemoryRateLimiter;
+  rl.answering = { sync, limiter: sync ? rl.limiter : fallbackFor(rl) };
+  return rl.answering;
+}

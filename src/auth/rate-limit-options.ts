@@ -1,0 +1,117 @@
+import { InvalidInputError, quote } from '../errors.js';
+import type { EventHook } from '../events.js';
+import { checkRateLimit } from '../rate-limit/policy.js';
+import type { RateLimiter } from '../rate-limit/types.js';
+import type { RateLimit } from '../types.js';
+import type { AuthRequest } from './result.js';
+
+/**
+ * The `rateLimit` option of `authenticate` and of every adapter: per-key rate limiting (check row 9).
+ * A request that passed every other check consumes `cost` units of its key's limit: the key's own
+ * `rateLimit`, else `default`; a key with neither is not limited. `Request` is what a `cost`
+ * function receives: the `AuthRequest` for `authenticate`, the framework's own request in an adapter.
+ *
+ * @example
+ * const rateLimit: RateLimitOptions = {
+ *   limiter: new RedisRateLimiter({ client }),
+ *   default: { limit: 100, windowMs: 60_000 },
+ *   onEvent: (event) => console.warn(event.type, event.limiter),
+ * };
+ * await authenticate({ headers, ip }, store, { rateLimit });
+ */
+export interface RateLimitOptions<Request = AuthRequest> {
+  /** Counts the units: `MemoryRateLimiter` (one process), `RedisRateLimiter`, `PostgresRateLimiter`, or your own. */
+  limiter: RateLimiter;
+  /**
+   * The limit of keys that have no `rateLimit` of their own. A key's own limit always wins.
+   *
+   * @default undefined (keys without their own limit are not limited)
+   */
+  default?: RateLimit | null;
+  /**
+   * Units one request consumes: a whole number >= 0, or a function of the request that returns one
+   * (a batch route: the batch size). Called only for a request that passed every other check. A
+   * function that throws or returns anything else fails closed: 503 `rate_limiter_unavailable`.
+   *
+   * @default 1
+   */
+  cost?: number | ((request: Request) => number);
+  /**
+   * What a request gets while a shared limiter fails or times out: `'fallback'` counts it in this
+   * process with the key's limit (and emits `ratelimit.degraded` once per episode); `'deny'` answers
+   * 503 `rate_limiter_unavailable`.
+   *
+   * @default 'fallback'
+   */
+  onLimiterError?: 'fallback' | 'deny';
+  /** Receives `ratelimit.degraded` when a shared limiter starts failing. Its failures never affect a request. @default undefined */
+  onEvent?: EventHook;
+}
+
+/**
+ * The `rateLimit` option after validation: plain settings. The limiter that answers (the memory
+ * limiter itself, or a shared one behind its per-process fallback) is made on first use, by the
+ * request path (`rate-limit-fallbacks.ts`), so that validating options alone (as adapters do at
+ * construction, and `keygate/adapter-kit` does with its own copy of this module) builds nothing.
+ */
+export interface ResolvedRateLimit {
+  readonly limiter: RateLimiter;
+  readonly default: RateLimit | null;
+  readonly cost: number | ((request: AuthRequest) => number);
+  readonly onLimiterError: 'fallback' | 'deny';
+  readonly onEvent: EventHook | undefined;
+  /** Milliseconds after which a limiter with no `timeout` of its own counts as failing; 0: none. */
+  readonly guardMs: number;
+  /** Set by the request path on first use. */
+  answering?: { readonly sync: boolean; readonly limiter: RateLimiter };
+}
+
+const FIELDS = new Set(['limiter', 'default', 'cost', 'onLimiterError', 'onEvent']);
+
+function refuse(member: string, message: string): never {
+  throw new InvalidInputError(`rateLimit.${member}`, `rateLimit.${member} ${message}`);
+}
+
+// One fallback per shared limiter, mode, hook and timeout: routes that share a limiter share its
+// per-process counts and its episodes (one `ratelimit.degraded` per episode and limiter, not per route).
+// A limiter that says it gives up within `timeout` (keygate's own have a `timeout` property) needs no
+// second timer; any other is guarded by the authentication `timeout`, so it can never hang a request.
+function guardFor(limiter: RateLimiter, timeout: number): number {
+  const own = (limiter as { timeout?: unknown }).timeout;
+  return typeof own === 'number' && own > 0 && (timeout === 0 || own <= timeout) ? 0 : timeout;
+}
+
+/**
+ * Validates the `rateLimit` option once; throws `InvalidInputError` naming the member at fault
+ * (`rateLimit.limiter`, `rateLimit.default.limit`, `rateLimit.cost`, ...). `timeout` is the
+ * authentication timeout, which also bounds a limiter that does not time out by itself.
+ *
+ * @example
+ * resolveRateLimit({ limiter: new MemoryRateLimiter(), default: { limit: 10, windowMs: 1000 } }, 2000);
+ */
+export function resolveRateLimit(value: unknown, timeout: number): ResolvedRateLimit | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new InvalidInputError('rateLimit', 'rateLimit must be an object { limiter, default?, cost?, ... } or null');
+  }
+  const o = value as Partial<RateLimitOptions>;
+  for (const member of Object.keys(o)) if (!FIELDS.has(member)) refuse(member, 'is not a rateLimit option');
+  const { limiter, cost = 1, onLimiterError = 'fallback', onEvent } = o;
+  if (typeof limiter?.consume !== 'function') refuse('limiter', 'must have consume(keyId, limit, cost)');
+  const fallback = o.default == null ? null : checkRateLimit(o.default, 'rateLimit.default', true);
+  if (typeof cost !== 'function' && !(typeof cost === 'number' && Number.isSafeInteger(cost) && cost >= 0)) {
+    refuse('cost', `must be a whole number >= 0 or a function of the request, got ${quote(cost)}`);
+  }
+  if (onLimiterError !== 'fallback' && onLimiterError !== 'deny') {
+    refuse('onLimiterError', `must be "fallback" or "deny", got ${quote(onLimiterError)}`);
+  }
+  if (onEvent !== undefined && typeof onEvent !== 'function') refuse('onEvent', 'must be a function');
+  return {
+    limiter: limiter as RateLimiter,
+    default: fallback === null ? null : { limit: fallback.limit, windowMs: fallback.windowMs },
+    cost: cost as ResolvedRateLimit['cost'],
+    onLimiterError,
+    onEvent,
+    guardMs: guardFor(limiter as RateLimiter, timeout),
+  };
+}

@@ -1,0 +1,92 @@
+import type { MemoryRateLimiter } from '../rate-limit/memory.js';
+import type { RateLimitDecision, RateLimitState } from '../rate-limit/types.js';
+import type { PublicKey, RateLimit } from '../types.js';
+import { DENIALS } from './denials.js';
+import { answering } from './rate-limit-fallbacks.js';
+import type { ResolvedRateLimit } from './rate-limit-options.js';
+import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
+
+// Check row 9: a request that passed rows 1 to 8 consumes its cost from its key's limit. Synchronous
+// with a MemoryRateLimiter, so a cached key stays free of promises; a result without a limit (a
+// denial, a key with no limit of its own and no default) is returned as it came, allocating nothing.
+
+function unavailable(key: PublicKey): AuthFailure {
+  const d = DENIALS.rate_limiter_unavailable;
+  return { ok: false, status: d.status, code: 'rate_limiter_unavailable', message: d.detail, key };
+}
+
+const isCount = (n: unknown): n is number => typeof n === 'number' && n >= 0 && n < Number.POSITIVE_INFINITY;
+
+// A decision that cannot be written as headers (a custom limiter's garbage) is a limiter fault: fail closed.
+function decided(key: PublicKey, policy: RateLimit, d: RateLimitDecision): AuthResult {
+  if (typeof d?.allowed !== 'boolean' || !isCount(d.limit) || !isCount(d.remaining) || !isCount(d.resetMs)) {
+    return unavailable(key);
+  }
+  const rateLimit: RateLimitState = {
+    limit: d.limit,
+    remaining: d.remaining,
+    resetMs: d.resetMs,
+    windowMs: policy.windowMs,
+  };
+  if (d.allowed) return { ok: true, status: 200, key, rateLimit } satisfies AuthSuccess;
+  const r = DENIALS.rate_limited;
+  return { ok: false, status: r.status, code: 'rate_limited', message: r.detail, key, rateLimit };
+}
+
+function costOf(rl: ResolvedRateLimit, request: AuthRequest): number {
+  if (typeof rl.cost === 'number') return rl.cost;
+  try {
+    const cost = rl.cost(request);
+    return Number.isSafeInteger(cost) && cost >= 0 ? cost : -1;
+  } catch {
+    return -1;
+  }
+}
+
+/**
+ * Row 9 for one result: the result itself unless it is an allow for a limited key; then the allow
+ * or a 429 `rate_limited`, each carrying `rateLimit`, or 503 `rate_limiter_unavailable` when the
+ * limiter (or the cost function) failed and could not be stood in for. Never rejects.
+ */
+export function limitRate(
+  result: AuthResult,
+  request: AuthRequest,
+  rl: ResolvedRateLimit,
+): AuthResult | Promise<AuthResult> {
+  if (!result.ok) return result;
+  const key = result.key;
+  const policy = key.rateLimit ?? rl.default;
+  if (!policy) return result;
+  const cost = costOf(rl, request);
+  if (cost < 0) return unavailable(key);
+  const { sync, limiter } = rl.answering ?? answering(rl);
+  if (sync) {
+    try {
+      return decided(key, policy, (limiter as MemoryRateLimiter).consumeSync(key.id, policy, cost));
+    } catch {
+      return unavailable(key);
+    }
+  }
+  try {
+    return limiter.consume(key.id, policy, cost).then(
+      (d) => decided(key, policy, d),
+      () => unavailable(key),
+    );
+  } catch {
+    return unavailable(key);
+  }
+}
+
+/**
+ * {@link limitRate} after the checks of rows 1 to 8, whether they were decided at once or by a promise.
+ *
+ * @example
+ * const result = o.rateLimit ? withRateLimit(decide(request, store, o), request, o.rateLimit) : decide(request, store, o);
+ */
+export function withRateLimit(
+  result: AuthResult | Promise<AuthResult>,
+  request: AuthRequest,
+  rl: ResolvedRateLimit,
+): AuthResult | Promise<AuthResult> {
+  return 'then' in result ? result.then((r) => limitRate(r, request, rl)) : limitRate(result, request, rl);
+}

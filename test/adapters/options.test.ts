@@ -40,6 +40,13 @@ const BAD_OPTIONS: Array<[string, Record<string, unknown> | undefined, string]> 
   ['an empty permission', { store, permissions: [''] }, 'permissions'],
   ['an empty pepper', { store, pepper: '' }, 'pepper'],
   ['a throttle without check and fail', { store, throttle: {} }, 'throttle'],
+  ['a rate limiter without consume', { store, rateLimit: { limiter: {} } }, 'rateLimit.limiter'],
+  ['a rate-limit cost as text', { store, rateLimit: { limiter: { consume() {} }, cost: '1' } }, 'rateLimit.cost'],
+  [
+    'a rate-limit default of 0',
+    { store, rateLimit: { limiter: { consume() {} }, default: { limit: 0, windowMs: 1 } } },
+    'rateLimit.default.limit',
+  ],
 ];
 
 async function errorOf(build: () => unknown): Promise<unknown> {

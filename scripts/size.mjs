@@ -17,8 +17,10 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * Per-key rate limits (check row 9) added about 2.6 kB to `authenticate` and 1.5 kB to the root: the
  * option's validation and step, and the per-process fallback that a shared limiter gets (which needs
  * the memory limiter) cannot be shaken out of `authenticate`, since the option decides at run time.
+ * The `telemetry` option (instrument creation, the lookup span) adds about 0.8 kB to `authenticate` and
+ * 1.7 kB to the root for the same reason.
  */
-const BUDGET = { keygate: 22_500, 'keygate (authenticate only)': 9_000 };
+const BUDGET = { keygate: 24_500, 'keygate (authenticate only)': 10_000 };
 
 async function measure(contents, external) {
   const result = await build({

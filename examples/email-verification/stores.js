@@ -50,6 +50,9 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
   if (databaseUrl) {
     const pg = await import('pg');
     const pool = new (pg.default ?? pg).Pool({ connectionString: databaseUrl });
+    // An idle connection the server drops (a restart, a failover) is reported here; without a listener
+    // pg would throw it as an uncaught exception. The pool opens a new connection on the next query.
+    pool.on('error', (err) => console.error(`PostgreSQL: idle connection lost (${err.message})`));
     client = pool;
     describe = 'in PostgreSQL (DATABASE_URL)';
     store = new PostgresKeyStore({ client });

@@ -53,6 +53,10 @@ export interface RateLimitOptions<Request = AuthRequest> {
  * limiter itself, or a shared one behind its per-process fallback) is made on first use, by the
  * request path (`rate-limit-fallbacks.ts`), so that validating options alone (as adapters do at
  * construction, and `keygate/adapter-kit` does with its own copy of this module) builds nothing.
+ *
+ * @example
+ * const { rateLimit } = resolveAuthOptions({ rateLimit: { limiter: new MemoryRateLimiter() } });
+ * rateLimit?.onLimiterError; // 'fallback'
  */
 export interface ResolvedRateLimit {
   readonly limiter: RateLimiter;

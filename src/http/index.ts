@@ -7,6 +7,7 @@ export type { AuthenticateOptions, AuthFailure, AuthRequest, AuthResult, KeyStor
 export { authenticate, authenticateEager } from 'keygate';
 export type { ResolvedOptions } from '../auth/authenticate.js';
 export { resolveAuthOptions } from '../auth/authenticate.js';
+export type { ResolvedRateLimit } from '../auth/rate-limit-options.js';
 export type { HeaderSource } from '../auth/read-header.js';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';

@@ -20,6 +20,8 @@ export { validConsumeArgs } from './rate-limit/policy.js';
 export { applyPatch, freezeRecord } from './store/apply-patch.js';
 export { ChangeFeed, changeOf } from './store/change-feed.js';
 export { ChangeRelay, parseChange } from './store/change-relay.js';
+// For stores that answer the dashboard's per-day totals from counts read one key at a time.
+export { dailyTotals } from './store/dashboard-support.js';
 // For stores and limiters that report to OpenTelemetry (see the `telemetry` option).
 export type { ObservedResult, StoreLookupResult, Telemetry } from './telemetry/telemetry.js';
 export { createTelemetry, METRICS, observedLookup } from './telemetry/telemetry.js';

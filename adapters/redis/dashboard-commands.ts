@@ -1,4 +1,7 @@
-import type { UsageCount } from 'keygate/store-kit';
+import { dailyTotals } from 'keygate/store-kit';
+
+// The key list's sparklines: counts added up per key and day, as every store answers them.
+export { dailyTotals };
 
 // What RedisKeyStore answers for the dashboard (keygate/dashboard): used tokens and the key list's
 // daily totals.
@@ -27,16 +30,4 @@ export async function markTokenUsed(
 /** True when `tokenId` is recorded (and so unexpired). */
 export async function isTokenUsed(client: CommandClient, prefix: string, tokenId: string): Promise<boolean> {
   return Number(await client.sendCommand(['EXISTS', `${prefix}used-token:${tokenId}`])) === 1;
-}
-
-/** Counts added up per key and day, every outcome together (the key list's sparklines). */
-export function dailyTotals(counts: readonly UsageCount[]): Array<{ keyId: string; day: string; total: number }> {
-  const totals = new Map<string, { keyId: string; day: string; total: number }>();
-  for (const c of counts) {
-    const slot = `${c.keyId}\u0000${c.day}`;
-    const entry = totals.get(slot) ?? { keyId: c.keyId, day: c.day, total: 0 };
-    entry.total += c.count;
-    totals.set(slot, entry);
-  }
-  return [...totals.values()];
 }

@@ -95,6 +95,7 @@ const STORE_KIT_VALUES = [
   'applyPatch',
   'changeOf',
   'createTelemetry',
+  'dailyTotals',
   'freezeRecord',
   'isUsageStore',
   'METRICS',

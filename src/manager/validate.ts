@@ -6,6 +6,9 @@ import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
 // Write-time validation: every check a management call needs, each naming its field.
 
 const PERMISSION = /^[A-Za-z0-9_.:*/-]{1,128}$/;
+// A key pasted where a permission belongs: its prefix and mode followed by key characters, or the 32
+// random characters on their own. Either would be stored in the record and shown wherever it is listed.
+const SECRET_SHAPED = /(?:^|[^a-z0-9])[a-z][a-z0-9]{0,15}_(?:live|test)_[0-9A-Za-z]{24,}|[0-9A-Za-z]{32,}/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -36,11 +39,20 @@ export function validMode(value: unknown): KeyMode {
   return value;
 }
 
-/** Permission names such as `email:verify`: 1-128 of `A-Z a-z 0-9 _ . : * / -`, duplicates removed. */
+/**
+ * Permission names such as `email:verify`: 1-128 of `A-Z a-z 0-9 _ . : * / -`, duplicates removed. A value
+ * shaped like an API key (or its 32 random characters) is refused without being repeated.
+ */
 export function validPermissions(value: unknown): string[] {
   if (!Array.isArray(value)) throw new InvalidInputError('permissions', 'permissions must be an array of strings');
   const out = new Set<string>();
   value.forEach((p, i) => {
+    if (typeof p === 'string' && SECRET_SHAPED.test(p)) {
+      throw new InvalidInputError(
+        `permissions[${i}]`,
+        `permissions[${i}] looks like an API key, not a permission name such as "email:verify" (${describeValue(p)}, not repeated here)`,
+      );
+    }
     if (typeof p !== 'string' || !PERMISSION.test(p)) {
       throw new InvalidInputError(
         `permissions[${i}]`,

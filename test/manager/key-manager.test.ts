@@ -254,6 +254,35 @@ describe('no raw key in an error message', () => {
   it.each(leaks)('finding 11: a key pasted into %s is refused without echoing it', refusedWithoutEcho);
   it.each(held)('a key pasted into %s is refused without echoing it', refusedWithoutEcho);
 
+  it.each([
+    ['a whole live key', secret],
+    ['a whole test key', generateKey({ mode: 'test' })],
+    ['a key of another prefix', generateKey({ prefix: 'acme', mode: 'live' })],
+    ['a key inside a name', `billing:${secret}`],
+    ['the random part alone', secret.slice(8, 40)],
+  ])('a permission that is %s is refused, not stored, and not repeated', async (_, permission) => {
+    const { store, keys } = manager();
+    const error = await keys.create({ ...base, permissions: ['email:verify', permission] }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'invalid_input', field: 'permissions[1]' });
+    expect((error as Error).message).toMatch(/looks like an API key/);
+    expect((error as Error).message).not.toContain(permission.slice(-12));
+    expect(await store.listByAccount('acct_1')).toEqual([]);
+  });
+
+  it('a key pasted into the permissions of an update is refused and the record is unchanged', async () => {
+    const { keys } = manager();
+    const { key } = await keys.create({ ...base, permissions: ['email:verify'] });
+    await expect(keys.update(key.id, { permissions: [secret] })).rejects.toMatchObject({ field: 'permissions[0]' });
+    expect((await keys.get(key.id))?.permissions).toEqual(['email:verify']);
+  });
+
+  it('long permission names that are not key-shaped are still accepted', async () => {
+    const { keys } = manager();
+    const permissions = ['email:verify_live_batch', 'contacts:find/all', 'a'.repeat(31), 'billing_test_run'];
+    const { key } = await keys.create({ ...base, permissions });
+    expect(key.permissions).toEqual(permissions);
+  });
+
   it('finding 11: the mode error says what kind of value it got (type and length)', async () => {
     const { keys } = manager();
     const error = (await keys.create({ ...base, mode: secret as never }).catch((e: unknown) => e)) as Error;

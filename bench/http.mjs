@@ -18,6 +18,7 @@ export const VARIANTS = [
   'fastify-noop',
   'fastify-keygate',
   'fastify-keygate-limits',
+  'fastify-keygate-limits-notimeout',
   'hono-bare',
   'hono-noop',
   'hono-keygate',
@@ -30,7 +31,10 @@ export const COMPARISONS = [
 ];
 
 /** Variants that count their Redis commands, and the route (outside keygate) that reports the count. */
-export const REDIS_COUNTERS = { 'fastify-keygate-limits': '/bench/redis-commands' };
+export const REDIS_COUNTERS = {
+  'fastify-keygate-limits': '/bench/redis-commands',
+  'fastify-keygate-limits-notimeout': '/bench/redis-commands',
+};
 
 let pinned = false;
 

@@ -9,24 +9,40 @@ import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { ROUTE } from './fixture.mjs';
 
-// Where a frame's code lives: keygate's build, Node's crypto (the key's SHA-256), the rest of Node,
-// a package, or V8 itself (GC, idle, compiled code without a script).
+// Where a frame's code lives: keygate's build, the key's SHA-256 (Node's one-shot `crypto.hash`, which
+// keygate calls; an ETag's `createHash` is other hashing), socket writes (the kernel's loopback send,
+// which also wakes the load generator), the rest of Node, a package, or V8 itself (GC, idle, compiled
+// code without a script).
+/** The servers `npm run bench` profiles: each framework's no-op middleware and keygate. */
+export const PROFILED = [
+  'express-noop',
+  'express-keygate',
+  'fastify-noop',
+  'fastify-keygate',
+  'hono-noop',
+  'hono-keygate',
+];
+
+export const SHA256_OWNER = 'node:crypto (SHA-256 of the key)';
+const SOCKET_WRITES = new Set(['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'writeAsciiString']);
 function ownerOf(functionName, url) {
   const pkg = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
   if (pkg) return pkg[1];
   if (url.includes('/dist/')) return 'keygate';
-  if (url.startsWith('node:internal/crypto')) return 'node:crypto (SHA-256 of the key)';
+  if (url.startsWith('node:internal/crypto'))
+    return functionName === 'hash' ? SHA256_OWNER : 'node:crypto (other hashing)';
   if (url.startsWith('node:')) return 'Node.js (http, net, streams)';
   if (url.includes('/bench/')) return 'benchmark server';
   if (functionName.startsWith('(')) return functionName; // (garbage collector), (program)
-  return 'native code (socket writes, timers)';
+  if (SOCKET_WRITES.has(functionName)) return 'socket writes (syscalls)';
+  return 'native code (timers, parsing)';
 }
 
 /**
- * Profiles `variant` for `seconds` under load. Returns `{ owners, keygate }` (each entry with its percent
- * of busy time and µs per request), `samples`, `idle` (percent of wall time), `requests` and `busyPerRequest` (µs).
+ * A `node --cpu-prof` profile of `variant` under `seconds` of load: `{ profile, requests }`, the V8
+ * profile as written and the requests served while it ran.
  */
-export async function runProfile({ key, variant = 'express-keygate', seconds = 5, connections = 32 }) {
+export async function captureProfile({ key, variant, seconds = 5, connections = 32 }) {
   const dir = await mkdtemp(join(tmpdir(), 'keygate-prof-'));
   try {
     const server = new URL('./server.mjs', import.meta.url).pathname;
@@ -41,10 +57,19 @@ export async function runProfile({ key, variant = 'express-keygate', seconds = 5
     await once(child, 'exit');
     const [file] = await readdir(dir);
     if (!file) throw new Error('the server wrote no CPU profile');
-    return summarise(JSON.parse(await readFile(join(dir, file), 'utf8')), load.requests.total);
+    return { profile: JSON.parse(await readFile(join(dir, file), 'utf8')), requests: load.requests.total };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Profiles `variant` for `seconds` under load. Returns `{ owners, keygate }` (each entry with its percent
+ * of busy time and µs per request), `samples`, `idle` (percent of wall time), `requests` and `busyPerRequest` (µs).
+ */
+export async function runProfile({ key, variant = 'express-keygate', seconds = 5, connections = 32 }) {
+  const { profile, requests } = await captureProfile({ key, variant, seconds, connections });
+  return summarise(profile, requests);
 }
 
 function summarise(profile, requests) {

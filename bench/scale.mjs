@@ -4,9 +4,9 @@
 // lookup query. Writes bench/SCALE.md and bench/SCALE.json. Run: `npm run bench:scale` (minutes).
 //
 // Flags: --keys N (default 1,000,000), --working-set N (default 100,000), --requests N per bound
-// (default 400,000). Needs PostgreSQL and Redis at KEYGATE_PG_URL / KEYGATE_REDIS_URL (the test defaults).
+// (default 400,000), --render (rewrite SCALE.md from SCALE.json, without measuring). Needs PostgreSQL and Redis at KEYGATE_PG_URL / KEYGATE_REDIS_URL (the test defaults).
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +22,13 @@ const { values } = parseArgs({
     keys: { type: 'string', default: '1000000' },
     'working-set': { type: 'string', default: '100000' },
     requests: { type: 'string', default: '400000' },
+    render: { type: 'boolean', default: false },
   },
 });
+if (values.render) {
+  writeFileSync(join(here, 'SCALE.md'), renderScale(JSON.parse(readFileSync(join(here, 'SCALE.json'), 'utf8'))));
+  process.exit(0);
+}
 const total = Number(values.keys);
 const setSize = Number(values['working-set']);
 const requests = Number(values.requests);

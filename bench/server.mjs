@@ -20,10 +20,12 @@ const auth = async () => ({ store: await keyStoreWith(process.env.BENCH_KEY), pe
 
 // Per-key rate limits shared through Redis: one EVALSHA per request. The key takes the default, whose
 // limit never runs out during the benchmark. Its commands are counted, and read at a route keygate skips.
-async function redisLimits() {
+// `clientOptions` go to node-redis's createClient (the -notimeout variant turns its per-command timer off).
+async function redisLimits(clientOptions = {}) {
   const { createClient } = await import('redis');
   const { RedisRateLimiter } = await import('keygate/redis');
-  const client = await createClient({ url: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' }).connect();
+  const url = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const client = await createClient({ url, ...clientOptions }).connect();
   const counter = { commands: 0 };
   const counted = {
     sendCommand: (args) => {
@@ -33,6 +35,14 @@ async function redisLimits() {
   };
   const limiter = new RedisRateLimiter({ client: counted, prefix: `keygate:bench:${process.pid}:` });
   return { counter, rateLimit: { limiter, default: { limit: 1e12, windowMs: 3_600_000 } } };
+}
+
+async function fastifyWithLimits(clientOptions) {
+  const app = fastify();
+  const { counter, rateLimit } = await redisLimits(clientOptions);
+  await app.register(fastifyAuth, { ...(await auth()), rateLimit });
+  app.get('/bench/redis-commands', { config: { apiKey: false } }, async () => ({ commands: counter.commands }));
+  return app;
 }
 
 async function listen(server) {
@@ -78,13 +88,10 @@ const variants = {
     await app.register(fastifyAuth, await auth());
     return app;
   },
-  'fastify-keygate-limits': async () => {
-    const app = fastify();
-    const { counter, rateLimit } = await redisLimits();
-    await app.register(fastifyAuth, { ...(await auth()), rateLimit });
-    app.get('/bench/redis-commands', { config: { apiKey: false } }, async () => ({ commands: counter.commands }));
-    return app;
-  },
+  'fastify-keygate-limits': () => fastifyWithLimits(),
+  // node-redis 6 arms an AbortSignal.timeout per command for its own 5 s command timeout; the limiter
+  // keeps its own deadline, so a client made for it can turn that timer off.
+  'fastify-keygate-limits-notimeout': () => fastifyWithLimits({ commandOptions: { timeout: 0 } }),
   'hono-bare': async () => new Hono(),
   'hono-noop': async () => {
     const app = new Hono();

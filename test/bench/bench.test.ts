@@ -34,16 +34,18 @@ describe('npm run bench (quick)', () => {
   });
 
   it('measures every server variant, each answering only 2xx to the valid key', () => {
-    expect(variants.length).toBe(11);
+    expect(variants.length).toBe(12);
     for (const variant of variants) expect(report).toMatch(new RegExp(`^\\| ${variant} \\| [\\d,]+ \\|`, 'm'));
   });
 
   it('measures the memory rate limiter beside the plain cached key, and states the Redis limits ratio with its round trips', () => {
     expect(report).toMatch(/^\| authenticate \| cached key \+ MemoryRateLimiter \| [\d.]+ \|/m);
     expect(report).toMatch(/^\| `MemoryRateLimiter` adds to a cached `authenticate` ≤ 0\.3 µs \| -?[\d.]+ µs \|/m);
-    expect(report).toMatch(
-      /fastify-keygate-limits \/ fastify-keygate .*\| [\d.]+ × \| stated \| [\d.]+ Redis commands per request/,
-    );
+    for (const variant of ['fastify-keygate-limits', 'fastify-keygate-limits-notimeout']) {
+      expect(report).toMatch(
+        new RegExp(`${variant} / fastify-keygate .*\\| [\\d.]+ × \\| stated \\| 1\\.00 Redis commands per request`),
+      );
+    }
   });
 
   it('sends 20,000 malformed keys without a single store lookup', () => {
@@ -56,7 +58,20 @@ describe('npm run bench (quick)', () => {
     );
   });
 
-  it('profiles the request path of each keygate server', () => {
-    expect(report).toMatch(/^\| keygate \| [\d.]+ \| [\d.]+ \| [\d.]+ \|$/m);
+  it('summarises the committed scale run with its targets', () => {
+    expect(report).toContain('## A million keys');
+    expect(report).toMatch(/^\| PostgreSQL: cold lookup p99 at 1,000,000 keys < 2 ms \| [\d.]+ ms \|/m);
+    expect(report).toMatch(/^\| Redis: cold lookup p99 at 1,000,000 keys < 1 ms \| [\d.]+ ms \|/m);
+  });
+
+  it("profiles each keygate server beside its framework's no-op server, and splits what keygate adds by owner", () => {
+    expect(report).toMatch(
+      /^\| owner \| express-noop \| express-keygate \| fastify-noop \| fastify-keygate \| hono-noop \| hono-keygate \|$/m,
+    );
+    expect(report).toMatch(/^\| keygate(?: \| [\d.]+){6} \|$/m);
+    expect(report).toContain("## Where keygate's time goes, and why a target is missed");
+    for (const framework of ['express', 'fastify', 'hono']) {
+      expect(report).toMatch(new RegExp(`^\\| ${framework} \\| [\\d.]+ \\((met|missed)\\) \\|`, 'm'));
+    }
   });
 });

@@ -9,7 +9,12 @@ import type { RedisCommandClient } from './throttle.js';
  * const options: RedisRateLimiterOptions = { client, prefix: 'api:ratelimit:', timeout: 100 };
  */
 export interface RedisRateLimiterOptions {
-  /** A connected node-redis client (v4 or v5). The caller owns it and closes it. */
+  /**
+   * A connected node-redis client (v4, v5 or v6). The caller owns it and closes it. node-redis 6 gives each
+   * command a 5 s timeout armed with `AbortSignal.timeout`, which costs more CPU than the rest of the
+   * request to a cached key; the limiter keeps its own deadline (`timeout`), so a client made for it can
+   * turn the client's off: `createClient({ url, commandOptions: { timeout: 0 } })`.
+   */
   client: RedisCommandClient;
   /**
    * Prefix of every counter key: `<prefix><keyId>`. Each request touches one key, so a cluster needs no hash tag.

@@ -1,7 +1,7 @@
 import { InvalidInputError } from 'keygate';
 import type { AttemptWindow, SharedAttemptCounter, SharedReservation } from 'keygate/store-kit';
 
-/** The part of a node-redis client (v4 or v5) the counter uses. */
+/** The part of a node-redis client (v4, v5 or v6) the counter uses. */
 export interface RedisCommandClient {
   sendCommand(args: string[]): Promise<unknown>;
 }

@@ -1,68 +1,30 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { build } from 'esbuild';
+import { join } from 'node:path';
 import { PostgresRateLimiter } from 'keygate/postgres';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleChild, type ChildBundle, startChild } from '../stores/support/child-process.js';
 import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 
 const postgres = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const redis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
 
-// Children run the TypeScript sources, bundled by esbuild (as in test/stores/cross-process.test.ts);
-// the bundle sits under node_modules/.cache so that its bare imports of the database clients resolve.
-const root = resolve(import.meta.dirname, '../..');
-const outDir = join(root, 'node_modules/.cache/keygate-cross-process');
-const childFile = join(outDir, `rate-limit-child-${RUN_ID}.mjs`);
+// Children run the TypeScript sources, bundled by esbuild (see support/child-process.ts).
 const cleanups: (() => Promise<unknown>)[] = [];
+let bundle: ChildBundle | undefined;
 
 beforeAll(async () => {
-  if (!postgres && !redis) return;
-  await mkdir(outDir, { recursive: true });
-  await build({
-    entryPoints: [join(import.meta.dirname, 'support/consume-child.ts')],
-    outfile: childFile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    conditions: ['source', 'node'],
-    external: ['pg', 'redis', '@electric-sql/pglite', 'lru-cache', 'ipaddr.js'],
-    logLevel: 'silent',
-  });
+  if (postgres || redis) bundle = await bundleChild(join(import.meta.dirname, 'support/consume-child.ts'));
 });
 
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
-  await rm(childFile, { force: true });
+  await bundle?.remove();
 });
 
 interface Done {
   allowed: number;
   remaining: number[];
-}
-
-function child(args: Record<string, unknown>) {
-  const proc: ChildProcess = spawn(process.execPath, [childFile, JSON.stringify(args)], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  cleanups.push(async () => proc.kill());
-  const events = new Map<string, (event: Record<string, unknown>) => void>();
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    const event = JSON.parse(line) as Record<string, unknown>;
-    events.get(String(event.event))?.(event);
-  });
-  const next = (name: string) =>
-    new Promise<Record<string, unknown>>((resolveEvent, reject) => {
-      events.set(name, resolveEvent);
-      proc.once('exit', (code) => reject(new Error(`child exited (${code}) before "${name}"`)));
-    });
-  const ready = next('ready');
-  const done = next('done') as Promise<unknown> as Promise<Done>;
-  return { ready, done, go: () => proc.stdin!.write('go\n') };
 }
 
 async function pgNamespace(): Promise<string> {
@@ -96,10 +58,10 @@ describe.skipIf(backends.length === 0)('rate limits across processes', () => {
     '4 processes x 100 concurrent requests against a limit of 150 allow exactly 150 ($name)',
     async ({ kind, url, namespace }) => {
       const common = { kind, url, namespace: await namespace(), keyId: `key_x${RUN_ID}`, limit: 150, windowMs: 60_000 };
-      const children = Array.from({ length: 4 }, () => child({ ...common, n: 100 }));
-      await Promise.all(children.map((c) => c.ready));
-      for (const c of children) c.go();
-      const results = await Promise.all(children.map((c) => c.done));
+      const children = Array.from({ length: 4 }, () => startChild(bundle!.file, { ...common, n: 100 }, cleanups));
+      await Promise.all(children.map((c) => c.next('ready')));
+      for (const c of children) c.send('go');
+      const results = (await Promise.all(children.map((c) => c.next('done')))) as unknown as Done[];
       expect(results.reduce((n, r) => n + r.allowed, 0)).toBe(150);
       // Every allowed request, whichever process sent it, left a different count behind: 149 down to 0.
       const remaining = results.flatMap((r) => r.remaining).sort((a, b) => a - b);

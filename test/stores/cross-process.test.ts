@@ -1,74 +1,30 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { build } from 'esbuild';
+import { join } from 'node:path';
 import { authenticate, CachedKeyStore, KeyManager, type KeyStore, type WritableKeyStore } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { RedisKeyStore } from 'keygate/redis';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleChild, type ChildBundle, startChild } from './support/child-process.js';
 import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from './support/services.js';
 
 const postgres = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const redis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
 
-// Children run the TypeScript sources, bundled by esbuild (plain node has no `source` condition and no
-// TS loader). The bundle sits under node_modules/.cache so that its bare imports of the database clients resolve.
-const root = resolve(import.meta.dirname, '../..');
-const outDir = join(root, 'node_modules/.cache/keygate-cross-process');
-const childFile = join(outDir, `child-${RUN_ID}.mjs`);
+// Children run the TypeScript sources, bundled by esbuild (see support/child-process.ts).
 const cleanups: (() => Promise<unknown>)[] = [];
+let bundle: ChildBundle | undefined;
 
 beforeAll(async () => {
-  if (!postgres && !redis) return;
-  await mkdir(outDir, { recursive: true });
-  await build({
-    entryPoints: [join(import.meta.dirname, 'support/cross-process-child.ts')],
-    outfile: childFile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    conditions: ['source', 'node'],
-    external: ['pg', 'redis', '@electric-sql/pglite', 'lru-cache', 'ipaddr.js'],
-    logLevel: 'silent',
-  });
+  if (postgres || redis) bundle = await bundleChild(join(import.meta.dirname, 'support/cross-process-child.ts'));
 });
 
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
-  await rm(childFile, { force: true });
+  await bundle?.remove();
 });
 
-interface Child {
-  next(event: string): Promise<Record<string, number | string>>;
-  process: ChildProcess;
-}
-
-function child(args: Record<string, unknown>): Child {
-  const proc = spawn(process.execPath, [childFile, JSON.stringify(args)], { stdio: ['ignore', 'pipe', 'inherit'] });
-  cleanups.push(async () => proc.kill());
-  const waiting = new Map<string, (event: Record<string, number | string>) => void>();
-  const seen = new Map<string, Record<string, number | string>>();
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    const event = JSON.parse(line) as Record<string, number | string>;
-    const name = String(event.event);
-    if (!seen.has(name)) seen.set(name, event);
-    waiting.get(name)?.(event);
-  });
-  return {
-    process: proc,
-    next: (name) =>
-      new Promise((resolveEvent, reject) => {
-        const already = seen.get(name);
-        if (already) return resolveEvent(already);
-        waiting.set(name, resolveEvent);
-        proc.once('exit', (code) => reject(new Error(`child exited (${code}) before "${name}"`)));
-      }),
-  };
-}
+const child = (args: Record<string, unknown>) => startChild(bundle!.file, args, cleanups);
 
 interface Backend {
   kind: 'postgres' | 'redis';

@@ -1,8 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import { KeyManager } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { RedisKeyStore } from 'keygate/redis';
@@ -10,36 +8,23 @@ import type { UsageStore, WritableKeyStore } from 'keygate/store-kit';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundleChild, type ChildBundle } from '../stores/support/child-process.js';
 import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 
 const run = promisify(execFile);
 const postgres = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const redis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
 
-const root = resolve(import.meta.dirname, '../..');
-const outDir = join(root, 'node_modules/.cache/keygate-usage');
-const childFile = join(outDir, `usage-child-${RUN_ID}.mjs`);
 const cleanups: Array<() => Promise<unknown>> = [];
+let bundle: ChildBundle | undefined;
 
 beforeAll(async () => {
-  if (!postgres && !redis) return;
-  await mkdir(outDir, { recursive: true });
-  await build({
-    entryPoints: [join(import.meta.dirname, 'support/usage-child.ts')],
-    outfile: childFile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    conditions: ['source', 'node'],
-    external: ['pg', 'redis', '@electric-sql/pglite', 'lru-cache'],
-    logLevel: 'silent',
-  });
+  if (postgres || redis) bundle = await bundleChild(join(import.meta.dirname, 'support/usage-child.ts'));
 });
 
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
-  await rm(childFile, { force: true });
+  await bundle?.remove();
 });
 
 async function backend(
@@ -89,7 +74,7 @@ describe.each([
       ];
       const outputs = await Promise.all(
         mixes.map((mix) =>
-          run(process.execPath, [childFile, JSON.stringify({ kind, url, namespace, secret, ...mix })], {
+          run(process.execPath, [bundle!.file, JSON.stringify({ kind, url, namespace, secret, ...mix })], {
             timeout: 60_000,
           }),
         ),

@@ -140,6 +140,35 @@ describe('a Workers fetch export: export default { fetch: ui.fetch }', () => {
   }, 60_000);
 });
 
+/**
+ * Signs in through a host started by `start`, from a client that claims `X-Forwarded-For: 203.0.113.50`
+ * and `X-Forwarded-Proto: https`. Returns the address the sign-in throttle saw (once, exactly) and
+ * whether the session cookie came back `Secure`.
+ */
+async function signInForwarded(start: (ui: Dashboard) => Promise<string>) {
+  const seen: Array<string | null | undefined> = [];
+  const throttle: AttemptThrottle = {
+    check: (ip) => {
+      seen.push(ip);
+      return 0;
+    },
+    fail: () => {},
+    reserve: (ip) => {
+      seen.push(ip);
+      return { waitMs: 0, settle: () => {} };
+    },
+  };
+  const { ui } = fresh({ signInThrottle: throttle });
+  const base = await start(ui);
+  const response = await fetch(await ui.signInLink({ accountId: 'acct_1', baseUrl: base }), {
+    redirect: 'manual',
+    headers: { 'x-forwarded-for': '203.0.113.50', 'x-forwarded-proto': 'https' },
+  });
+  expect(response.status).toBe(303);
+  expect(seen).toHaveLength(1);
+  return { ip: seen[0], secure: /; Secure/.test(response.headers.getSetCookie()[0] ?? '') };
+}
+
 describe.each(EXPRESS)('%s: app.use("/dashboard", toNodeHandler(ui))', (_, make) => {
   it('serves the flow and leaves the host routes alone', async () => {
     const { ui, keys } = fresh();
@@ -151,34 +180,8 @@ describe.each(EXPRESS)('%s: app.use("/dashboard", toNodeHandler(ui))', (_, make)
 
   it('follows trust proxy: the forwarded address and https only from a trusted proxy', async () => {
     for (const trust of [false, 'loopback']) {
-      const seen: Array<string | null | undefined> = [];
-      const throttle: AttemptThrottle = {
-        check: (ip) => {
-          seen.push(ip);
-          return 0;
-        },
-        fail: () => {},
-        reserve: (ip) => {
-          seen.push(ip);
-          return { waitMs: 0, settle: () => {} };
-        },
-      };
-      const { ui } = fresh({ signInThrottle: throttle });
-      const base = await expressServer(make as () => express.Express, ui, trust);
-      const link = await ui.signInLink({ accountId: 'acct_1', baseUrl: base });
-      const response = await fetch(link, {
-        redirect: 'manual',
-        headers: { 'x-forwarded-for': '203.0.113.50', 'x-forwarded-proto': 'https' },
-      });
-      expect(response.status).toBe(303);
-      const cookie = response.headers.getSetCookie()[0] ?? '';
-      if (trust) {
-        expect(seen).toEqual(['203.0.113.50']);
-        expect(cookie).toMatch(/; Secure/);
-      } else {
-        expect(seen).toEqual(['127.0.0.1']);
-        expect(cookie).not.toMatch(/Secure/);
-      }
+      const seen = await signInForwarded((ui) => expressServer(make as () => express.Express, ui, trust));
+      expect(seen).toEqual(trust ? { ip: '203.0.113.50', secure: true } : { ip: '127.0.0.1', secure: false });
     }
   });
 });
@@ -194,30 +197,8 @@ describe.each(FASTIFY)('%s: app.register(toFastifyPlugin(ui), { prefix: "/dashbo
 
   it('follows trustProxy: the forwarded address and https only from a trusted proxy', async () => {
     for (const trustProxy of [false, '127.0.0.1']) {
-      const seen: Array<string | null | undefined> = [];
-      const throttle: AttemptThrottle = {
-        check: (ip) => {
-          seen.push(ip);
-          return 0;
-        },
-        fail: () => {},
-        reserve: (ip) => {
-          seen.push(ip);
-          return { waitMs: 0, settle: () => {} };
-        },
-      };
-      const { ui } = fresh({ signInThrottle: throttle });
-      const base = await fastifyServer(make, ui, trustProxy);
-      const link = await ui.signInLink({ accountId: 'acct_1', baseUrl: base });
-      const response = await fetch(link, {
-        redirect: 'manual',
-        headers: { 'x-forwarded-for': '203.0.113.50', 'x-forwarded-proto': 'https' },
-      });
-      expect(response.status).toBe(303);
-      const cookie = response.headers.getSetCookie()[0] ?? '';
-      expect(seen).toEqual([trustProxy ? '203.0.113.50' : '127.0.0.1']);
-      if (trustProxy) expect(cookie).toMatch(/; Secure/);
-      else expect(cookie).not.toMatch(/Secure/);
+      const seen = await signInForwarded((ui) => fastifyServer(make, ui, trustProxy));
+      expect(seen).toEqual(trustProxy ? { ip: '203.0.113.50', secure: true } : { ip: '127.0.0.1', secure: false });
     }
   });
 });

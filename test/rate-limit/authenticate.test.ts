@@ -18,6 +18,7 @@ import {
 } from 'keygate';
 import { RedisRateLimiter } from 'keygate/redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settlesAt } from './support/deadline.js';
 
 const INSIDE = '203.0.113.7';
 const perMinute = { limit: 3, windowMs: 60_000 };
@@ -274,7 +275,9 @@ describe('rateLimit option: a shared limiter that fails or hangs', async () => {
     limiter.mode = 'hang';
     const events: KeygateEvent[] = [];
     const options = { timeout: 50, rateLimit: { limiter, onEvent: (e: KeygateEvent) => void events.push(e) } };
-    expect(await authenticate(s.req('own'), s.cached, options)).toMatchObject({ ok: true, rateLimit: { limit: 2 } });
+    // Fake timers: still waiting at 49 ms, answered by 51 ms, whatever the machine's speed.
+    const outcome = await settlesAt(50, () => authenticate(s.req('own'), s.cached, options));
+    expect(outcome).toMatchObject({ status: 'fulfilled', value: { ok: true, rateLimit: { limit: 2 } } });
     expect(events.map((e) => e.type)).toEqual(['ratelimit.degraded']);
   });
 
@@ -282,9 +285,11 @@ describe('rateLimit option: a shared limiter that fails or hangs', async () => {
     const silent = { sendCommand: () => new Promise<never>(() => {}) };
     const limiter = new RedisRateLimiter({ client: silent as never, timeout: 50 });
     const options = { rateLimit: { limiter, onLimiterError: 'deny' as const } };
-    expect(await authenticate(s.req('own'), s.cached, options)).toMatchObject({
-      status: 503,
-      code: 'rate_limiter_unavailable',
+    // Fake timers: still waiting at 49 ms, answered by 51 ms, whatever the machine's speed.
+    const outcome = await settlesAt(50, () => authenticate(s.req('own'), s.cached, options));
+    expect(outcome).toMatchObject({
+      status: 'fulfilled',
+      value: { status: 503, code: 'rate_limiter_unavailable' },
     });
   });
 

@@ -2,6 +2,7 @@
 import { type KeygateEvent, type RateLimitDecision, type RateLimiter, RateLimiterUnavailableError } from 'keygate';
 import { describe, expect, it } from 'vitest';
 import { FallbackRateLimiter } from '../../src/rate-limit/fallback.js';
+import { rejection } from './support/rejection.js';
 
 /** A shared limiter the test switches between answering and failing, counting its calls. */
 class Switchable implements RateLimiter {
@@ -41,15 +42,6 @@ function setup(options: { onLimiterError?: 'fallback' | 'deny'; probeIntervalMs?
 }
 
 const policy = { limit: 3, windowMs: 60_000 };
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('FallbackRateLimiter', () => {
   it('passes the shared limiter’s decisions through while it answers, with no event', async () => {

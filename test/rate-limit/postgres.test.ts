@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PG_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { TcpProxy } from '../stores/support/tcp-proxy.js';
 import { describeRateLimiterContract, freshKey } from './support/contract.js';
+import { rejectedWith, settlesAt } from './support/deadline.js';
+import { pollUntil } from './support/poll.js';
+import { rejection } from './support/rejection.js';
 
 const available = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const SCHEMA = `keygate_rl${RUN_ID}`;
@@ -18,15 +21,6 @@ function pool(connectionString = PG_URL, connectionTimeoutMillis = 10_000): pg.P
   p.on('error', () => {});
   pools.push(p);
   return p;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
 }
 
 // PGlite takes about a second to start: one in-memory database for the file, a schema per use.
@@ -65,7 +59,8 @@ describe('PostgresRateLimiter over PGlite', () => {
       query: () => new Promise((_, reject) => (fail = reject)),
     } as unknown as pg.Pool;
     const limiter = new PostgresRateLimiter({ client: stuck, timeout: 50 });
-    const err = await rejection(limiter.consume('key_1', { limit: 1, windowMs: 1000 }, 1));
+    // Fake timers: still pending at 49 ms, rejected by 51 ms, whatever the machine's speed.
+    const err = rejectedWith(await settlesAt(50, () => limiter.consume('key_1', { limit: 1, windowMs: 1000 }, 1)));
     expect(err).toMatchObject({ code: 'rate_limiter_unavailable' });
     expect(String((err.cause as Error).message)).toMatch(/timed out after 50 ms/);
     fail(new Error('connection reset'));
@@ -163,11 +158,9 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
       code: 'rate_limiter_unavailable',
     });
     await proxy.resume();
-    let answer = await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 0).catch(() => undefined);
-    for (const deadline = Date.now() + 10_000; !answer && Date.now() < deadline; ) {
-      await new Promise((r) => setTimeout(r, 100));
-      answer = await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 0).catch(() => undefined);
-    }
+    const answer = await pollUntil(() =>
+      limiter.consume(key, { limit: 5, windowMs: 60_000 }, 0).catch(() => undefined),
+    );
     expect(answer?.remaining).toBeLessThanOrEqual(4);
   });
 

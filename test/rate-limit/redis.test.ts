@@ -6,6 +6,9 @@ import { FallbackRateLimiter } from '../../src/rate-limit/fallback.js';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { TcpProxy } from '../stores/support/tcp-proxy.js';
 import { describeRateLimiterContract, freshKey } from './support/contract.js';
+import { rejectedWith, settlesAt } from './support/deadline.js';
+import { pollUntil } from './support/poll.js';
+import { rejection } from './support/rejection.js';
 
 const available = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
 const PREFIX = `keygate:test:${RUN_ID}:rl:`;
@@ -30,15 +33,6 @@ async function proxied() {
   url.hostname = '127.0.0.1';
   url.port = String(await proxy.resume());
   return { proxy, redis: await client(url.toString()) };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
 }
 
 afterAll(async () => {
@@ -119,11 +113,9 @@ describe.skipIf(!available)('RedisRateLimiter', () => {
     const err = await rejection(limiter.consume(key, { limit: 5, windowMs: 60_000 }, 1));
     expect(err).toMatchObject({ code: 'rate_limiter_unavailable' });
     await proxy.resume();
-    let answer = await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 0).catch(() => undefined);
-    for (const deadline = Date.now() + 10_000; !answer && Date.now() < deadline; ) {
-      await new Promise((r) => setTimeout(r, 100));
-      answer = await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 0).catch(() => undefined);
-    }
+    const answer = await pollUntil(() =>
+      limiter.consume(key, { limit: 5, windowMs: 60_000 }, 0).catch(() => undefined),
+    );
     // The count survived the outage (the request that timed out may or may not have been counted).
     expect(answer?.remaining).toBeLessThanOrEqual(4);
   });
@@ -132,7 +124,8 @@ describe.skipIf(!available)('RedisRateLimiter', () => {
     let fail: (err: Error) => void = () => {};
     const silent = { sendCommand: () => new Promise<unknown>((_, reject) => (fail = reject)) };
     const limiter = new RedisRateLimiter({ client: silent, timeout: 50 });
-    const err = await rejection(limiter.consume('key_1', { limit: 1, windowMs: 1000 }, 1));
+    // Fake timers: still pending at 49 ms, rejected by 51 ms, whatever the machine's speed.
+    const err = rejectedWith(await settlesAt(50, () => limiter.consume('key_1', { limit: 1, windowMs: 1000 }, 1)));
     expect(err).toMatchObject({ code: 'rate_limiter_unavailable' });
     expect(String((err.cause as Error).message)).toMatch(/timed out after 50 ms/);
     // Failing after the deadline must not surface as an unhandled rejection (vitest fails the run if it does).

@@ -263,6 +263,8 @@ describe('RedisAttemptCounter', async () => {
         ),
       );
       expect(counted.calls).toBeLessThanOrEqual(5);
+      // Reservations are atomic and none is given back (every key is bad): exactly max lookups, not fewer.
+      expect(counted.calls).toBe(5);
       expect(results.filter((r) => r.status === 401)).toHaveLength(counted.calls);
       // A third instance that never saw a failure still refuses the address: the count lives in Redis.
       const fresh = new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 });
@@ -290,6 +292,8 @@ describe('concurrent failures', () => {
     const throttle = new FailedAttemptThrottle({ max: 5 });
     const { lookups, unauthorized, statuses } = await flood([throttle], '198.51.100.60');
     expect(lookups).toBeLessThanOrEqual(5);
+    // Reservations are atomic and none is given back (every key is bad): exactly max lookups, not fewer.
+    expect(lookups).toBe(5);
     expect(unauthorized).toBe(lookups);
     expect(statuses.filter((s) => s === 429)).toHaveLength(64 - unauthorized);
     // The window is now full: the next request, whatever key it carries, is refused without a lookup.
@@ -316,7 +320,12 @@ describe('concurrent failures', () => {
     const throttles = [1, 2].map(() => new FailedAttemptThrottle({ max: 5, shared: counter }));
     const { lookups, unauthorized } = await flood(throttles, '198.51.100.62');
     expect(lookups).toBeLessThanOrEqual(5);
+    // Reservations are atomic and none is given back (every key is bad): exactly max lookups, not fewer.
+    expect(lookups).toBe(5);
     expect(unauthorized).toBe(lookups);
+    // A third instance that never saw a failure still refuses the address: the count is shared.
+    const fresh = new FailedAttemptThrottle({ max: 5, shared: counter });
+    expect((await attempt(fresh, '198.51.100.62', good.secret)).status).toBe(429);
   });
 });
 

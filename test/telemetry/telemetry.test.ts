@@ -91,22 +91,42 @@ describe('createTelemetry', () => {
   });
 
   it('never lets a throwing SDK fail the caller', () => {
+    const thrown = { add: 0, record: 0 };
     const broken = {
       meter: {
         createCounter: () => ({
           add: () => {
+            thrown.add++;
             throw new Error('sdk');
           },
         }),
         createHistogram: () => ({
           record: () => {
+            thrown.record++;
             throw new Error('sdk');
           },
         }),
       },
     };
     const t = createTelemetry(broken as never);
+    expect(t).toBeDefined();
     expect(() => t?.auth({ ok: true, key: live }, 0.001)).not.toThrow();
     expect(() => t?.cache('miss')).not.toThrow();
+    // The SDK was really called, and really threw: the calls above did reach it.
+    expect(thrown.add).toBeGreaterThanOrEqual(2);
+  });
+
+  it('records metrics with a meter and no tracer, and starts no span', async () => {
+    const t = createTelemetry({ meter: sdk.options.meter });
+    expect(t).toBeDefined();
+    t?.auth({ ok: true, key: live }, 0.002);
+    t?.lookup('postgres')('found');
+    t?.cache('hit');
+    expect(await sdk.total(METRICS.requests, { 'keygate.auth.outcome': 'allowed', 'keygate.key.mode': 'live' })).toBe(
+      1,
+    );
+    expect(await sdk.total(METRICS.storeLookups, { 'keygate.store.result': 'found' })).toBe(1);
+    expect(await sdk.total(METRICS.cache, { 'keygate.cache.result': 'hit' })).toBe(1);
+    expect(sdk.spans()).toEqual([]);
   });
 });

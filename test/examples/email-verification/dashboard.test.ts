@@ -12,28 +12,15 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryLedger, SqlLedger } from '../../../examples/email-verification/ledger.js';
 import { PG_URL, RUN_ID, serviceAvailable } from '../../stores/support/services.js';
-import { DEMO_CREDITS, fakeDns, main, PGLITE } from './service.js';
+import { DEMO_CREDITS, main, PGLITE, startMain } from './service.js';
 
-const KEY_LINE = /^mk_(test|live)_[0-9A-Za-z]{38}$/;
 const LINK_LINE = /^(http:\/\/\S+\/dashboard\/sign-in\?token=[\w.-]+)$/m;
 const SECRET = 'example-dashboard-secret-of-32-bytes-or-more';
 
 /** Starts the service in this process, as `npm start` does, and keeps what it printed. */
 async function start(argv: string[], env: Record<string, string> = {}) {
-  const lines: string[] = [];
-  const started = await main({
-    argv,
-    env: { PORT: '0', ...env },
-    log: (text) => lines.push(...text.split('\n')),
-    resolver: fakeDns().resolver,
-  });
-  const output = lines.join('\n');
-  return {
-    ...started,
-    output,
-    secrets: lines.filter((line) => KEY_LINE.test(line)),
-    link: LINK_LINE.exec(output)?.[1] ?? '',
-  };
+  const started = await startMain(argv, env);
+  return { ...started, link: LINK_LINE.exec(started.output)?.[1] ?? '' };
 }
 
 /** Opens a sign-in link the way a browser does: the 303 and its cookie, then the page it leads to. */

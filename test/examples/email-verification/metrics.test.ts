@@ -1,20 +1,12 @@
 // GET /metrics on the example service: Prometheus text, fed by keygate's OpenTelemetry instruments.
 import { describe, expect, it } from 'vitest';
-import { fakeDns, main } from './service.js';
-
-const KEY_LINE = /^mk_(test|live)_[0-9A-Za-z]{38}$/;
+import { startMain } from './service.js';
 
 describe('the example service exposes /metrics for Prometheus', () => {
   it('counts allowed and denied requests by code and mode, in the Prometheus text format', async () => {
-    const lines: string[] = [];
-    const { url, close } = await main({
-      argv: ['--memory'],
-      env: { PORT: '0' },
-      log: (text) => lines.push(...text.split('\n')),
-      resolver: fakeDns().resolver,
-    });
+    const { url, close, secrets } = await startMain(['--memory']);
     try {
-      const [testKey] = lines.filter((line) => KEY_LINE.test(line) && line.startsWith('mk_test_'));
+      const [testKey] = secrets.filter((line) => line.startsWith('mk_test_'));
       const verify = (key?: string) =>
         fetch(`${url}/v1/email/verify`, {
           method: 'POST',

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { UsageRecorder } from 'keygate';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RATE_LIMITS } from '../../../examples/email-verification/server.js';
-import { ACCOUNT, fakeDns, main, type Service, startService } from './service.js';
+import { ACCOUNT, type Service, startMain, startService } from './service.js';
 
 // The example's per-key rate limits: each request costs one unit, a batch its number of addresses;
 // the demo keys carry limits (test lower than live), and the README states them.
@@ -82,15 +82,9 @@ describe('rate limits in the e-mail service', () => {
 describe('the demo keys of npm start', () => {
   it('carry their limits, test lower than live, and the README states them', async () => {
     expect(RATE_LIMITS.test.limit).toBeLessThan(RATE_LIMITS.live.limit);
-    const lines: string[] = [];
-    const started = await main({
-      argv: ['--memory'],
-      env: { PORT: '0' },
-      log: (text) => lines.push(...text.split('\n')),
-      resolver: fakeDns().resolver,
-    });
+    const started = await startMain(['--memory']);
     try {
-      const [test, live] = lines.filter((line) => /^mk_(test|live)_/.test(line));
+      const [test, live] = started.secrets;
       for (const [secret, limit] of [
         [test, RATE_LIMITS.test],
         [live, RATE_LIMITS.live],

@@ -5,22 +5,7 @@ import { join, relative } from 'node:path';
 import { KeyManager } from 'keygate';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStores } from '../../../examples/email-verification/stores.js';
-import { DEMO_CREDITS, fakeDns, main, PGLITE } from './service.js';
-
-const KEY_LINE = /^mk_(test|live)_[0-9A-Za-z]{38}$/;
-
-async function start(argv: string[], env: Record<string, string> = {}) {
-  const lines: string[] = [];
-  const started = await main({
-    argv,
-    env: { PORT: '0', ...env },
-    log: (text) => lines.push(...text.split('\n')),
-    resolver: fakeDns().resolver,
-  });
-  const output = lines.join('\n');
-  const secrets = lines.filter((line) => KEY_LINE.test(line));
-  return { ...started, lines, output, secrets };
-}
+import { DEMO_CREDITS, main, PGLITE, startMain as start } from './service.js';
 
 /** Runs a printed curl line the way a shell would, with fetch. */
 async function runCurl(line: string) {
@@ -133,8 +118,13 @@ describe('server.js main()', PGLITE, () => {
     }
   });
 
-  it.each([[['--bogus']], [['--data-dir']]])('refuses unknown arguments %j', async (argv) => {
-    await expect(main({ argv, env: { PORT: '0' }, log: () => {} })).rejects.toThrow();
+  it.each([
+    [['--bogus'], 'ERR_PARSE_ARGS_UNKNOWN_OPTION'],
+    [['--data-dir'], 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE'],
+  ])('refuses unknown arguments %j (%s)', async (argv, code) => {
+    const started = main({ argv, env: { PORT: '0' }, log: () => {} });
+    await expect(started).rejects.toThrow();
+    await expect(started).rejects.toMatchObject({ name: 'TypeError', code });
   });
 
   it('refuses a PORT that is not a port', async () => {

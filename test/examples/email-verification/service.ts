@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { KeyManager } from 'keygate';
 import { createApp } from '../../../examples/email-verification/app.js';
 import type { MxResolver } from '../../../examples/email-verification/mx.js';
+import { main } from '../../../examples/email-verification/server.js';
 import { openStores, type Stores } from '../../../examples/email-verification/stores.js';
 
 export { createApp, PRICES } from '../../../examples/email-verification/app.js';
@@ -129,6 +130,35 @@ export async function startService(
 }
 
 export type Service = Awaited<ReturnType<typeof startService>>;
+
+/** A whole API key as `npm start` prints it, alone on its line. */
+export const KEY_LINE = /^mk_(test|live)_[0-9A-Za-z]{38}$/;
+
+/**
+ * Starts the service in this process as `npm start` does (`main`), on a free port (PORT=0 unless
+ * `env` says otherwise) and the fake DNS, and keeps what it printed: every line, the whole output,
+ * and the printed keys (lines matching `KEY_LINE`), besides `url` and `close` from `main`.
+ *
+ * @example
+ * const s = await startMain(['--memory']);
+ * try {
+ *   expect(s.secrets.map((k) => k.slice(0, 8))).toEqual(['mk_test_', 'mk_live_']);
+ * } finally {
+ *   await s.close();
+ * }
+ */
+export async function startMain(argv: string[], env: Record<string, string> = {}) {
+  const lines: string[] = [];
+  const started = await main({
+    argv,
+    env: { PORT: '0', ...env },
+    log: (text: string) => lines.push(...text.split('\n')),
+    resolver: fakeDns().resolver,
+  });
+  const output = lines.join('\n');
+  const secrets = lines.filter((line) => KEY_LINE.test(line));
+  return { ...started, lines, output, secrets };
+}
 export const BACKENDS = ['memory', 'pglite'] as const;
 /** Per-test time limit (ms) where a test opens PGlite, whose first start takes seconds on a busy 2-core machine. */
 export const PGLITE = { timeout: 60_000 };

@@ -1,5 +1,6 @@
 import type { RateLimitDecision, RateLimiter } from 'keygate';
 import { describe, expect, it } from 'vitest';
+import { rejection } from './rejection.js';
 
 /** A fresh limiter for one test, and how to move its time on. */
 export interface LimiterFixture {
@@ -12,15 +13,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let keys = 0;
 /** A key id no other test of this run uses, so that shared backends need no cleaning between tests. */
 export const freshKey = (label = 'k') => `key_${label}_${process.pid}_${Date.now().toString(36)}_${++keys}`;
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
-}
 
 /**
  * What every RateLimiter must do, run against the memory, Redis and PostgreSQL limiters alike. With

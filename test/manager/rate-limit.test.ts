@@ -1,5 +1,6 @@
 import { authenticate, KeyManager, MemoryKeyStore } from 'keygate';
 import { describe, expect, it } from 'vitest';
+import { rejection } from '../rate-limit/support/rejection.js';
 
 function manager() {
   const store = new MemoryKeyStore();
@@ -7,15 +8,6 @@ function manager() {
 }
 const base = { accountId: 'acct_1', name: 'ci', mode: 'test' as const };
 const perMinute = { limit: 100, windowMs: 60_000 };
-
-async function rejection(promise: Promise<unknown>): Promise<Record<string, unknown>> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Record<string, unknown>;
-  }
-  throw new Error('expected a rejection');
-}
 
 const BAD: [string, unknown, string][] = [
   ['a number', 100, 'rateLimit'],

@@ -1,12 +1,20 @@
 import type { AttemptThrottle, KeyManager } from 'keygate';
+import type { KeyListStore } from './key-list.js';
 import type { Signer } from './security/crypto.js';
 import type { Session, SessionTimes } from './security/session.js';
 import type { UsedTokenStore } from './security/used-tokens.js';
+import type { SummarySources } from './usage-summary.js';
 
 /** One line of the account panel: a label and its value, both shown as text (escaped). */
 export interface AccountPanelEntry {
   readonly label: string;
   readonly value: string | number;
+}
+
+/** The stores under the manager's that the pages read from, resolved once by `dashboard()`. */
+export interface DashStores extends SummarySources {
+  /** A store that reads one page of the key list, if any store down the chain has `listKeysPage`. */
+  readonly keyList: KeyListStore | undefined;
 }
 
 /** The dashboard's settled options, shared by every route. */
@@ -19,8 +27,8 @@ export interface Dash {
   /** The permission catalogue, or undefined for a free text field. */
   readonly catalogue: readonly string[] | undefined;
   readonly rateLimits: boolean;
-  /** Age in days from which an active key is marked "rotation due". */
-  readonly rotationDays: number;
+  /** The stores the pages read from, found once when the dashboard is set up. */
+  readonly stores: DashStores;
   readonly accountPanel:
     | ((accountId: string, request: Request) => readonly AccountPanelEntry[] | Promise<readonly AccountPanelEntry[]>)
     | undefined;

@@ -1,6 +1,8 @@
 import { type AttemptThrottle, FailedAttemptThrottle, InvalidInputError, type KeyManager } from 'keygate';
+import { readAddress } from 'keygate/adapter-kit';
 import { createApp } from './app.js';
-import type { AccountPanelEntry, Dash } from './context.js';
+import type { AccountPanelEntry, Dash, DashStores } from './context.js';
+import { isKeyListStore } from './key-list.js';
 import { nodeClientAddress } from './node-address.js';
 import { normalizeBasePath, under } from './paths.js';
 import { createSigner, secretBytes } from './security/crypto.js';
@@ -13,6 +15,8 @@ import {
   validAccountId,
 } from './security/sign-in-token.js';
 import { findUsedTokenStore, type UsedTokenStore } from './security/used-tokens.js';
+import { findStore, usageStoreOf } from './stores.js';
+import { isUsageSummaryStore } from './usage-summary.js';
 
 /** Options of {@link dashboard}. */
 export interface DashboardOptions {
@@ -29,8 +33,6 @@ export interface DashboardOptions {
   resolveAccount?: (request: Request) => string | null | undefined | Promise<string | null | undefined>;
   /** The permission catalogue: one checkbox per entry. Default: a text field, one permission per line. */
   permissions?: readonly string[];
-  /** Age in days from which an active key is marked "rotation due"; use the manager's `rotationDays` if you changed it. Default `90`. */
-  rotationDays?: number;
   /** Show the "Rate limit" field (keys then carry `rateLimit: { limit, windowMs } | null`). Default `false`. */
   rateLimits?: boolean;
   /**
@@ -104,11 +106,13 @@ function catalogueOf(value: unknown): readonly string[] | undefined {
   return Object.freeze([...new Set(value as string[])]);
 }
 
-function rotationDaysOf(value: unknown): number {
-  if (value === undefined) return 90;
-  if (typeof value !== 'number' || !(value > 0))
-    throw new InvalidInputError('rotationDays', 'rotationDays must be a number of days > 0');
-  return value;
+/** The stores the pages read from, found once under the manager's (a `CachedKeyStore` wraps one). */
+function storesOf(store: unknown): DashStores {
+  return {
+    keyList: findStore(store, isKeyListStore),
+    summaries: findStore(store, isUsageSummaryStore),
+    usage: usageStoreOf(store),
+  };
 }
 
 /** The settled options every route shares. */
@@ -126,16 +130,11 @@ function settle(options: DashboardOptions): Dash {
     times: { idleMs, absoluteMs },
     catalogue: catalogueOf(options.permissions),
     rateLimits: options.rateLimits === true,
-    rotationDays: rotationDaysOf(options.rotationDays),
+    stores: storesOf(manager.store),
     accountPanel: optionalFunction('accountPanel', options.accountPanel),
     resolveAccount: optionalFunction('resolveAccount', options.resolveAccount),
-    clientIp: async (request, rest) => {
-      try {
-        return (clientIp ? await clientIp(request, ...rest) : nodeClientAddress(request)) ?? undefined;
-      } catch {
-        return undefined;
-      }
-    },
+    clientIp: async (request, rest) =>
+      (clientIp ? await readAddress(clientIp, request, ...rest) : nodeClientAddress(request)) ?? undefined,
     throttle: options.signInThrottle ?? new FailedAttemptThrottle({ max: 20, windowMs: SIGN_IN_LINK_TTL_MS }),
     clock: optionalFunction('clock', options.clock) ?? Date.now,
     onError: optionalFunction('onError', options.onError) ?? ((err) => console.error('keygate dashboard:', err)),

@@ -33,19 +33,21 @@ export interface KeyListPage {
 
 const DAY = 86_400_000;
 
-function pagingStore(store: unknown): KeyListStore | undefined {
-  for (let s = store, depth = 0; s && depth < 4; depth++) {
-    if (typeof (s as Partial<KeyListStore>).listKeysPage === 'function') return s as KeyListStore;
-    s = (s as { store?: unknown }).store;
-  }
-  return undefined;
+/**
+ * True when `value` has the method of a {@link KeyListStore}.
+ *
+ * @example
+ * isKeyListStore(new MemoryKeyStore()) // true
+ */
+export function isKeyListStore(value: unknown): value is KeyListStore {
+  return typeof (value as Partial<KeyListStore> | null | undefined)?.listKeysPage === 'function';
 }
 
-/** True when an active key, not being rotated, is `rotationDays` old: time to rotate it. */
-export function isRotationDue(dash: Dash, key: PublicKey): boolean {
-  return (
-    key.status === 'active' && !key.rotatedTo && dash.clock() - Date.parse(key.createdAt) >= dash.rotationDays * DAY
-  );
+// The manager's `rotationDue` for a record read straight from the store (a page of records gets no
+// manager view): active and at least the manager's `rotationDays` whole days old.
+function rotationDueOf(dash: Dash, key: PublicKey): boolean {
+  const ageDays = Math.floor((dash.clock() - Date.parse(key.createdAt)) / DAY);
+  return key.status === 'active' && ageDays >= dash.manager.rotationDays;
 }
 
 async function everyKey(dash: Dash, accountId: string, nameContains: string | undefined) {
@@ -63,9 +65,9 @@ export async function readKeyList(
   accountId: string,
   request: { page: number; size: number; nameContains?: string },
 ): Promise<KeyListPage> {
-  const store = pagingStore(dash.manager.store);
+  const store = dash.stores.keyList;
   const wanted = Math.max(1, request.page);
-  let records: PublicKey[];
+  let records: ListedKey[];
   let total: number;
   if (store) {
     const read = (page: number) =>
@@ -77,7 +79,10 @@ export async function readKeyList(
     let result = await read(wanted);
     const last = Math.max(1, Math.ceil(result.total / request.size));
     if (wanted > last) result = await read(last);
-    records = result.records.map(toPublicKey);
+    records = result.records.map((record) => {
+      const key = toPublicKey(record);
+      return { ...key, rotationDue: rotationDueOf(dash, key) };
+    });
     total = result.total;
   } else {
     records = await everyKey(dash, accountId, request.nameContains);
@@ -86,5 +91,5 @@ export async function readKeyList(
   const pages = Math.max(1, Math.ceil(total / request.size));
   const page = Math.min(wanted, pages);
   const shown = store ? records : records.slice((page - 1) * request.size, page * request.size);
-  return { keys: shown.map((k) => ({ ...k, rotationDue: isRotationDue(dash, k) })), total, page, pages };
+  return { keys: shown, total, page, pages };
 }

@@ -1,4 +1,4 @@
-import type { KeyActivity, UsageStore } from 'keygate/store-kit';
+import { dailyTotals, type KeyActivity, type UsageStore } from 'keygate/store-kit';
 
 /**
  * Optional store methods that read the usage of many keys in one round trip each: the key list's
@@ -29,28 +29,34 @@ export interface KeySummary {
   readonly lastUsedIp: string | null;
 }
 
-function has<T>(value: unknown, ...methods: string[]): value is T {
-  return !!value && methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+/**
+ * True when `value` has the methods of a {@link UsageSummaryStore}.
+ *
+ * @example
+ * isUsageSummaryStore(new MemoryKeyStore()) // true
+ */
+export function isUsageSummaryStore(value: unknown): value is UsageSummaryStore {
+  const v = value as Partial<UsageSummaryStore> | null | undefined;
+  return !!v && typeof v.getDailyTotalsOfKeys === 'function' && typeof v.getActivityOfKeys === 'function';
 }
 
-/** The store to read from: the first of `store`, `store.store`, ... (a `CachedKeyStore` wraps one) with the methods. */
-function storeWith<T>(store: unknown, ...methods: string[]): T | undefined {
-  for (let s = store, depth = 0; s && depth < 4; depth++) {
-    if (has<T>(s, ...methods)) return s;
-    s = (s as { store?: unknown }).store;
-  }
-  return undefined;
+/** Where the key list reads usage from, resolved once when the dashboard is set up. */
+export interface SummarySources {
+  /** A store that reads many keys at once, if any store down the chain has the methods. */
+  readonly summaries: UsageSummaryStore | undefined;
+  /** The manager's store when it keeps usage (read per key), else undefined. */
+  readonly usage: UsageStore | undefined;
 }
 
 type DayTotal = { keyId: string; day: string; total: number };
 
 async function totalsAndActivity(
-  store: unknown,
+  sources: SummarySources,
   ids: readonly string[],
   from: string,
   to: string,
 ): Promise<{ totals: DayTotal[]; activity: KeyActivity[] }> {
-  const batch = storeWith<UsageSummaryStore>(store, 'getDailyTotalsOfKeys', 'getActivityOfKeys');
+  const batch = sources.summaries;
   if (batch) {
     const [totals, activity] = await Promise.all([
       batch.getDailyTotalsOfKeys(ids, from, to),
@@ -58,13 +64,12 @@ async function totalsAndActivity(
     ]);
     return { totals, activity };
   }
-  const single = storeWith<UsageStore>(store, 'getUsage', 'getActivity');
+  const single = sources.usage;
   if (!single) return { totals: [], activity: [] };
   const rows = await Promise.all(
     ids.map((id) => Promise.all([single.getUsage(id, from, to), single.getActivity(id)] as const)),
   );
-  const totals = rows.flatMap(([counts]) => counts.map((c) => ({ keyId: c.keyId, day: c.day, total: c.count })));
-  return { totals, activity: rows.flatMap(([, a]) => (a ? [a] : [])) };
+  return { totals: dailyTotals(rows.flatMap(([counts]) => counts)), activity: rows.flatMap(([, a]) => (a ? [a] : [])) };
 }
 
 /**
@@ -72,14 +77,14 @@ async function totalsAndActivity(
  * for the whole page with a {@link UsageSummaryStore}, two per key without one.
  */
 export async function readSummaries(
-  store: unknown,
+  sources: SummarySources,
   ids: readonly string[],
   days: readonly string[],
 ): Promise<Map<string, KeySummary>> {
   const out = new Map<string, KeySummary>();
   if (ids.length === 0 || days.length === 0) return out;
   const index = new Map(days.map((d, i) => [d, i]));
-  const { totals, activity } = await totalsAndActivity(store, ids, days[0] as string, days.at(-1) as string);
+  const { totals, activity } = await totalsAndActivity(sources, ids, days[0] as string, days.at(-1) as string);
   const daily = new Map(ids.map((id) => [id, new Array<number>(days.length).fill(0)]));
   for (const t of totals) {
     const row = daily.get(t.keyId);

@@ -1,6 +1,9 @@
-import type { KeyMode } from 'keygate';
-// Bundled from the sources (the dashboard is built as a kit): per-entry checks for inline messages.
+import { InvalidInputError, type KeyMode } from 'keygate';
+import { quote } from 'keygate/store-kit';
+// Bundled from the sources (the dashboard is built as a kit): the manager's own write-time checks,
+// run field by field so that every bad field gets its message, and per-entry allow-list checks.
 import { parseAllowListEntry } from '../../src/ip/allow-list.js';
+import { validExpiry, validMode, validName, validPermissions, validRateLimit } from '../../src/manager/validate.js';
 
 /** A per-key rate limit as keys carry it (`rateLimit` on the record and on create/update inputs). */
 export interface RateLimitSetting {
@@ -47,10 +50,9 @@ export interface KeyFormInput {
   rateLimit: RateLimitSetting | null;
 }
 
-const PERMISSION = /^[A-Za-z0-9_.:*/-]{1,128}$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
+// What the date field and the rate-limit field accept as typed; the rules on the values are the manager's.
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const WHOLE = /^\d+$/;
 
 const lines = (text: string) =>
   text
@@ -74,11 +76,46 @@ export function readKeyForm(form: URLSearchParams, catalogue: boolean): KeyFormV
   };
 }
 
+/** Runs one of the manager's validators: its value, or the `InvalidInputError` it threw. */
+function attempt<T>(check: () => T): { value: T; error?: undefined } | { value?: undefined; error: InvalidInputError } {
+  try {
+    return { value: check() };
+  } catch (err) {
+    if (err instanceof InvalidInputError) return { error: err };
+    throw err;
+  }
+}
+
+/** The manager's message for the form: its leading field name (`name`, `expiresAt`) said in words. */
+function reworded(err: InvalidInputError, field: string, words: string): string {
+  return `${err.message.startsWith(`${field} `) ? `${words}${err.message.slice(field.length)}` : err.message}.`;
+}
+
 function nameError(name: string): string | undefined {
-  if (name.trim() === '') return 'Enter a name.';
-  if (name.length > 200) return 'The name is longer than 200 characters.';
-  if (CONTROL.test(name)) return 'The name contains control characters.';
-  return undefined;
+  const { error } = attempt(() => validName(name));
+  if (!error) return undefined;
+  return name.trim() === '' ? 'Enter a name.' : reworded(error, 'name', 'The name');
+}
+
+/**
+ * The manager's permission check, entry by entry. `message` is about the first refused entry;
+ * `withheld` are the refused entries the manager's message would not repeat as typed (shaped like an
+ * API key, or cut short): they are dropped from the input the form shows again, so a pasted key is
+ * never echoed back.
+ */
+function permissionProblems(permissions: readonly string[]): { message?: string; withheld: Set<string> } {
+  const withheld = new Set<string>();
+  let message: string | undefined;
+  for (const [i, p] of permissions.entries()) {
+    const { error } = attempt(() => validPermissions([p]));
+    if (!error) continue;
+    const repeated = quote(p) === JSON.stringify(p) && error.message.includes(quote(p));
+    if (!repeated) withheld.add(p);
+    message ??= repeated
+      ? `“${p}” is not a permission name (letters, digits and _ . : * / -).`
+      : `${error.message.replace(/^permissions\[0\]/, `Entry ${i + 1}`)}; it is not shown again.`;
+  }
+  return { message, withheld };
 }
 
 /** Every allow-list line parsed; the first bad one named with its line number. */
@@ -101,25 +138,31 @@ function expiry(text: string, now: number): { at: string | null; error?: string 
   if (text === '') return { at: null };
   const ms = DAY.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN;
   if (Number.isNaN(ms)) return { at: null, error: `“${text}” is not a date (YYYY-MM-DD).` };
-  if (ms <= now) return { at: null, error: 'The expiry date must lie in the future.' };
-  return { at: new Date(ms).toISOString() };
+  const checked = attempt(() => validExpiry(new Date(ms).toISOString(), now));
+  if (checked.error) return { at: null, error: reworded(checked.error, 'expiresAt', 'The expiry date') };
+  return { at: checked.value };
 }
 
 function rateLimit(values: KeyFormValues): { setting: RateLimitSetting | null; error?: string } {
   if (values.rateLimit === '') return { setting: null };
-  const limit = Number(values.rateLimit);
+  const notANumber = `“${values.rateLimit}” is not a whole number of requests of 1 or more.`;
+  if (!WHOLE.test(values.rateLimit)) return { setting: null, error: notANumber };
   const windowMs = RATE_LIMIT_WINDOWS.find(([name]) => name === values.rateLimitWindow)?.[1];
-  if (!/^\d+$/.test(values.rateLimit) || !Number.isSafeInteger(limit) || limit < 1) {
-    return { setting: null, error: `“${values.rateLimit}” is not a whole number of requests of 1 or more.` };
-  }
   if (windowMs === undefined) return { setting: null, error: 'Choose the window: second, minute, hour or day.' };
-  return { setting: { limit, windowMs } };
+  const checked = attempt(() => validRateLimit({ limit: Number(values.rateLimit), windowMs }));
+  if (checked.error)
+    return {
+      setting: null,
+      error: checked.error.field === 'rateLimit.limit' ? notANumber : `${checked.error.message}.`,
+    };
+  return { setting: checked.value };
 }
 
 /**
- * Checks the form the way the manager will, so that every bad field gets its own message next to
- * it (the manager stops at the first). `currentAllowedIps`: the key's list, for the rule that
- * clearing a non-empty list needs "Allow any address" ticked.
+ * Checks the form with the manager's own validators, field by field, so that every bad field gets its
+ * own message next to it (the manager stops at the first). `currentAllowedIps`: the key's list, for
+ * the rule that clearing a non-empty list needs "Allow any address" ticked. A permission shaped like
+ * an API key is also taken out of `values` (the input shown again), so the page never repeats it.
  */
 export function validateKeyForm(
   values: KeyFormValues,
@@ -128,11 +171,10 @@ export function validateKeyForm(
   const errors: FieldErrors = {};
   const nameProblem = nameError(values.name);
   if (nameProblem) errors.name = nameProblem;
-  if (options.creating && values.mode !== 'test' && values.mode !== 'live') errors.mode = 'Choose test or live.';
-  const badPermission = values.permissions.find((p) => !PERMISSION.test(p));
-  if (badPermission !== undefined) {
-    errors.permissions = `“${badPermission}” is not a permission name (letters, digits and _ . : * / -).`;
-  }
+  if (options.creating && attempt(() => validMode(values.mode)).error) errors.mode = 'Choose test or live.';
+  const permissions = permissionProblems(values.permissions);
+  if (permissions.message) errors.permissions = permissions.message;
+  if (permissions.withheld.size > 0) withhold(values, permissions.withheld);
   const ips = allowList(values.allowedIps);
   if (ips.error) errors.allowedIps = ips.error;
   else if (ips.entries.length === 0 && (options.currentAllowedIps?.length ?? 0) > 0 && !values.allowAny) {
@@ -153,6 +195,14 @@ export function validateKeyForm(
       rateLimit: limit.setting,
     },
   };
+}
+
+/** Takes `withheld` out of the permissions the form shows again (ticked entries and the text field). */
+function withhold(values: KeyFormValues, withheld: ReadonlySet<string>): void {
+  values.permissions = values.permissions.filter((p) => !withheld.has(p));
+  values.permissionsText = lines(values.permissionsText)
+    .filter((p) => !withheld.has(p))
+    .join('\n');
 }
 
 /** The form values that show a key as it is (the key page's settings form). */

@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { InvalidInputError, type ManagedKey, type UpdateKeyInput, type UsageReport } from 'keygate';
+import { InvalidInputError, type UpdateKeyInput, type UsageReport } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import type { Dash, DashEnv } from '../context.js';
 import {
@@ -11,11 +11,11 @@ import {
   validateKeyForm,
   valuesOfKey,
 } from '../forms/key-form.js';
-import { isRotationDue } from '../key-list.js';
 import { dayRange } from '../views/chart.js';
 import { badge, time } from '../views/format.js';
 import { FIELD_LABELS, keyFields } from './key-fields.js';
 import { csrfField } from './layout.js';
+import { type KeyView, ownKey } from './own-key.js';
 import { errorSummary, keyNotFound, messagePage, render } from './render.js';
 import { rotationOf, rotationSection } from './rotation.js';
 import { usageSection } from './usage.js';
@@ -25,18 +25,10 @@ const DONE: Record<string, string> = {
   revoked: 'The key is revoked. It will never authenticate again.',
 };
 
-type KeyView = ManagedKey & { rateLimit?: RateLimitSetting | null };
-
-/** The signed-in account's key `id`, or null (missing, or another account's: the same answer). */
-export async function ownKey(c: Context<DashEnv>, dash: Dash): Promise<KeyView | null> {
-  const key = await dash.manager.get(c.req.param('id') ?? '');
-  return key && key.accountId === c.get('account') ? key : null;
-}
-
 function facts(dash: Dash, key: KeyView) {
   const link = (id: string) => html`<a href="${dash.path(`/keys/${encodeURIComponent(id)}`)}">${id}</a>`;
   return html`<dl class="facts">
-    <div><dt>Status</dt><dd>${badge(key.status, key.status === 'active' ? 'ok' : 'bad')}${isRotationDue(dash, key) ? html` ${badge('rotation due', 'warn')}` : ''}</dd></div>
+    <div><dt>Status</dt><dd>${badge(key.status, key.status === 'active' ? 'ok' : 'bad')}${key.rotationDue && !key.rotatedTo ? html` ${badge('rotation due', 'warn')}` : ''}</dd></div>
     <div><dt>Mode</dt><dd>${badge(key.mode, key.mode === 'live' ? 'warn' : 'plain')}</dd></div>
     <div><dt>Hint</dt><dd><code>${key.hint}</code></dd></div>
     <div><dt>ID</dt><dd><code>${key.id}</code></dd></div>
@@ -107,14 +99,10 @@ async function keyPage(
   );
 }
 
-/** The key's usage over `days`, or null when the store keeps no usage statistics. */
+/** The key's usage over `days`, or null when the store keeps no usage statistics (decided at setup). */
 async function usageOf(dash: Dash, key: KeyView, days: readonly string[]): Promise<UsageReport | null> {
-  try {
-    return await dash.manager.usage(key.id, { from: days[0], to: days.at(-1) });
-  } catch (err) {
-    if (err instanceof InvalidInputError && err.field === 'store') return null;
-    throw err;
-  }
+  if (!dash.stores.usage) return null;
+  return dash.manager.usage(key.id, { from: days[0], to: days.at(-1) });
 }
 
 /** The changes a valid settings form asks for: only fields that differ from what the form showed. */
@@ -137,10 +125,14 @@ function changesOf(
   return changes;
 }
 
-/** The manager's `InvalidInputError` as a form error on its field (`allowedIps[2]` is `allowedIps`). */
+/**
+ * The manager's `InvalidInputError` as a form error on its field: `allowedIps[2]` is `allowedIps`,
+ * `rateLimit.limit` is `rateLimit`, `expiresAt` is `expires`; a field the form does not have goes
+ * under "Name".
+ */
 export function fieldErrorOf(err: unknown): FieldErrors | null {
   if (!(err instanceof InvalidInputError)) return null;
-  const field = String(err.field ?? '').replace(/\[.*$/, '');
+  const field = String(err.field ?? '').replace(/[[.].*$/, '');
   const known = field === 'expiresAt' ? 'expires' : field in FIELD_LABELS ? field : 'name';
   return { [known]: err.message };
 }

@@ -83,7 +83,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
   const days = dayRange(utcDay(dash.clock()), 30);
   const [summaries, entries] = await Promise.all([
     readSummaries(
-      dash.manager.store,
+      dash.stores,
       shown.map((k) => k.id),
       days,
     ),

@@ -2,8 +2,8 @@ import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import type { ManagedKey } from 'keygate';
 import type { Dash, DashEnv } from '../context.js';
-import { ownKey } from './key.js';
 import { csrfField } from './layout.js';
+import { ownKey } from './own-key.js';
 import { keyNotFound, messagePage, render } from './render.js';
 
 function confirmPage(c: Context<DashEnv>, dash: Dash, key: ManagedKey, typed = '', wrong = false) {

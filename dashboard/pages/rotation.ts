@@ -5,6 +5,7 @@ import type { Dash, DashEnv } from '../context.js';
 import { duration, time } from '../views/format.js';
 import { csrfField } from './layout.js';
 import { newKeyPage } from './new-key.js';
+import { ownKey } from './own-key.js';
 import { keyNotFound, messagePage } from './render.js';
 
 /** The rotation status of `key` (an old key that has a successor), or null when it cannot be read. */
@@ -57,16 +58,16 @@ export function rotationSection(dash: Dash, key: ManagedKey, status: RotationSta
  */
 export function registerRotation(app: Hono<DashEnv>, dash: Dash): void {
   app.post('/keys/:id/rotate', async (c) => {
-    const key = await dash.manager.get(c.req.param('id'));
-    if (!key || key.accountId !== c.get('account')) return keyNotFound(c, dash);
+    const key = await ownKey(c, dash);
+    if (!key) return keyNotFound(c, dash);
     if (key.status === 'revoked') return messagePage(c, dash, 409, 'Key revoked', 'A revoked key cannot be rotated.');
     const created = await dash.manager.rotate(key.id);
     return newKeyPage(c, dash, created, key);
   });
 
   app.post('/keys/:id/finish-rotation', async (c) => {
-    const key = await dash.manager.get(c.req.param('id'));
-    if (!key || key.accountId !== c.get('account')) return keyNotFound(c, dash);
+    const key = await ownKey(c, dash);
+    if (!key) return keyNotFound(c, dash);
     const status = await rotationOf(dash, key);
     if (!status || key.status === 'revoked' || !status.safeToRevoke) {
       return messagePage(
@@ -78,7 +79,9 @@ export function registerRotation(app: Hono<DashEnv>, dash: Dash): void {
         html`<p><a href="${dash.path(`/keys/${encodeURIComponent(key.id)}`)}">Back to the key</a></p>`,
       );
     }
-    await dash.manager.revoke(key.id);
+    // The manager checks the quiet window again as it revokes: traffic since the status was read
+    // makes it refuse with KeyInUseError (a 409 page), and nothing is revoked.
+    await dash.manager.revoke(key.id, { quietForMs: status.quietForMs });
     return c.redirect(dash.path(`/keys/${encodeURIComponent(key.id)}?done=revoked`), 303);
   });
 }

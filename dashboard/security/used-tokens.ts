@@ -1,4 +1,5 @@
 import { InvalidInputError } from 'keygate';
+import { findStore } from '../stores.js';
 
 /**
  * Where the dashboard records single-use tokens (redeemed sign-in links, ended sessions) so that a
@@ -48,10 +49,8 @@ export function findUsedTokenStore(given: unknown, store: unknown): UsedTokenSto
     }
     return given;
   }
-  for (let candidate = store, depth = 0; candidate && depth < 4; depth++) {
-    if (isUsedTokenStore(candidate)) return candidate;
-    candidate = (candidate as { store?: unknown }).store;
-  }
+  const found = findStore(store, isUsedTokenStore);
+  if (found) return found;
   throw new InvalidInputError(
     'usedTokens',
     "the manager's store cannot record used sign-in links (markTokenUsed, isTokenUsed); pass usedTokens, or use MemoryKeyStore, PostgresKeyStore or RedisKeyStore",

@@ -117,7 +117,8 @@ export class KeyManager {
   private readonly pepper: string | undefined;
   private readonly clock: () => number;
   private readonly onEvent: EventHook | undefined;
-  private readonly rotationDays: number;
+  /** Age, in days, from which a key's view says `rotationDue: true` (the `rotationDays` option; default 90). */
+  readonly rotationDays: number;
   private readonly usageRecorder: UsageRecorder | undefined;
 
   constructor(options: KeyManagerOptions) {

@@ -41,10 +41,11 @@ const errorsFromRoot: Plugin = {
   name: 'keygate-errors-from-root',
   setup(build) {
     // A path relative to the repository: esbuild writes it into the bundle as a comment.
-    build.onResolve({ filter: /^\.\.?\/(.*\/)?errors\.js$/ }, (args) => ({
-      path: relative(process.cwd(), join(args.resolveDir, args.path.replace(/\.js$/, '.ts'))),
-      namespace: 'errors-from-root',
-    }));
+    build.onResolve({ filter: /^\.\.?\/(.*\/)?errors\.js$/ }, (args) => {
+      const path = relative(process.cwd(), join(args.resolveDir, args.path.replace(/\.js$/, '.ts')));
+      // Only the core's errors module; any other `errors.ts` (the CLI's own) bundles as usual.
+      return path === join('src', 'errors.ts') ? { path, namespace: 'errors-from-root' } : undefined;
+    });
     build.onLoad({ filter: /.*/, namespace: 'errors-from-root' }, (args) => {
       const file = resolve(args.path);
       const source = readFileSync(file, 'utf8');
@@ -90,5 +91,8 @@ export default defineConfig([
     target: 'node20',
     platform: 'node',
     external,
+    // The CLI reaches `src/errors.ts` through the dashboard's and its own sources: one class family,
+    // the root's, so its exit codes (by error code, for `instanceof KeygateError`) hold.
+    esbuildPlugins: [errorsFromRoot],
   },
 ]);

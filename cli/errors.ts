@@ -1,4 +1,7 @@
 import { KeygateError, type KeygateErrorCode, KeyStoreUnavailableError } from 'keygate';
+// A plain function from the sources (the bundle copies it); the error classes come from `keygate`,
+// so that `instanceof` holds for errors the library throws.
+import { redactKeys } from '../src/errors.js';
 
 /**
  * The exit code of each error code: the one table the CLI's exit status comes from (README and
@@ -38,11 +41,10 @@ export function exitCodeLines(): string[] {
   });
 }
 
-// Anything shaped like an API key is cut to its prefix: the only raw key the CLI prints is the
-// `secret` of create and rotate, never one echoed back from input (an id, a flag value).
-const KEY_SHAPED = /([a-z][a-z0-9]{0,15}_(?:live|test)_)[0-9A-Za-z]{4,}/g;
-// Newlines go too, so that an error is one line.
-const scrub = (text: string) => text.replace(KEY_SHAPED, '$1…').replace(/\s*\n\s*/g, ' ');
+// Anything shaped like an API key is cut to its prefix, and a bare random part cut out: the only raw
+// key the CLI prints is the `secret` of create and rotate, never one echoed back from input (an id, a
+// flag value) or from a driver's message. Newlines go too, so that an error is one line.
+const scrub = (text: string) => redactKeys(text).replace(/\s*\n\s*/g, ' ');
 
 /**
  * Any failure as a `KeygateError`: keygate's own pass through; anything else came from a store's

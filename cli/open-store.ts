@@ -4,7 +4,6 @@ import { quote, type UsageStore, type WritableKeyStore } from 'keygate/store-kit
 /** A store opened by the CLI, with the function that releases its connections. */
 export interface OpenedStore {
   readonly store: WritableKeyStore & Partial<UsageStore>;
-  readonly describe: string;
   close(): Promise<void>;
 }
 
@@ -33,7 +32,7 @@ async function openPGlite(dir: string): Promise<OpenedStore> {
   const { openPGliteFolder } = await import('keygate/postgres');
   try {
     const { store, close } = await openPGliteFolder(dir);
-    return { store, describe: `PGlite in ${dir}`, close };
+    return { store, close };
   } catch (err) {
     if (!(err instanceof StoreLockedError)) throw err;
     // The holder is most likely the service running on this folder: say what to use instead.
@@ -57,7 +56,7 @@ async function openPostgres(url: string): Promise<OpenedStore> {
     await closeAll(store, () => pool.end()).catch(() => {});
     throw err;
   }
-  return { store, describe: 'PostgreSQL', close: () => closeAll(store, () => pool.end()) };
+  return { store, close: () => closeAll(store, () => pool.end()) };
 }
 
 async function openRedis(url: string): Promise<OpenedStore> {
@@ -66,7 +65,7 @@ async function openRedis(url: string): Promise<OpenedStore> {
   client.on('error', () => {});
   await client.connect();
   const store = new RedisKeyStore({ client: client as never });
-  return { store, describe: 'Redis', close: () => closeAll(store, () => client.close()) };
+  return { store, close: () => closeAll(store, () => client.close()) };
 }
 
 async function closeAll(store: unknown, end: () => Promise<unknown>): Promise<void> {

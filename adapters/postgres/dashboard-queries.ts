@@ -4,7 +4,7 @@ import { COLUMNS, type KeyRow, recordOf } from './rows.js';
 import type { Query } from './sql-client.js';
 
 /**
- * Migration 3: the record of single-use tokens (the dashboard's redeemed sign-in links and ended
+ * Migration 4: the record of single-use tokens (the dashboard's redeemed sign-in links and ended
  * sessions), kept where the keys live so that a link works once across every process.
  */
 export const USED_TOKENS_MIGRATION: readonly string[] = [

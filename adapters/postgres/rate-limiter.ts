@@ -1,7 +1,7 @@
 import { InvalidInputError, type RateLimit, type RateLimitDecision, type RateLimiter } from 'keygate';
 import { quote, validConsumeArgs, withLimiterDeadline } from 'keygate/store-kit';
 import type { Pool } from 'pg';
-import { type PGliteLike, type SqlClient, sqlClient } from './sql-client.js';
+import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
 /**
  * Options of {@link PostgresRateLimiter}.
@@ -27,7 +27,6 @@ export interface PostgresRateLimiterOptions {
   timeout?: number;
 }
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/;
 const MAX_TIMEOUT = 2_147_483_647;
 // Not the key store's lock class: the two migrations may run at once without waiting for each other.
 const LOCK_CLASS = 0x6b68;
@@ -61,13 +60,7 @@ export class PostgresRateLimiter implements RateLimiter {
 
   constructor(options: PostgresRateLimiterOptions) {
     this.sql = sqlClient(options?.client);
-    const schema = options.schema ?? 'public';
-    if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
-      throw new InvalidInputError(
-        'schema',
-        `schema must be lower-case letters, digits and _ (at most 40), got ${quote(schema)}`,
-      );
-    }
+    const schema = validSchema(options.schema ?? 'public');
     const timeout = options.timeout ?? 250;
     if (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_TIMEOUT)) {
       throw new InvalidInputError('timeout', `timeout must be a number of milliseconds > 0, got ${quote(timeout)}`);

@@ -1,4 +1,5 @@
 import { InvalidInputError } from 'keygate';
+import { quote } from 'keygate/store-kit';
 import type { Pool } from 'pg';
 import { storeError } from './errors.js';
 import { type ListenHandlers, listenOnPool } from './listener.js';
@@ -23,12 +24,32 @@ export interface PGliteLike {
  * with keygate errors only: a client failure is `KeyStoreUnavailableError` with the client's error as `cause`.
  */
 export interface SqlClient {
-  readonly kind: 'pg' | 'pglite';
   query: Query;
   /** Runs `fn` in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
   transaction<T>(fn: (query: Query) => Promise<T>): Promise<T>;
   /** Delivers NOTIFY payloads of `channel` until the returned function is called. */
   listen(channel: string, handlers: ListenHandlers): () => void;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/;
+
+/**
+ * The schema option of the store and the rate limiter: a lower-case identifier of at most 40
+ * characters, safe to quote into SQL (tables are named `"<schema>".keygate_…`; values always go as
+ * parameters). Anything else throws `InvalidInputError` naming `schema`.
+ *
+ * @example
+ * validSchema(options.schema ?? 'public') // 'public'
+ * validSchema('Robert"; DROP')            // throws InvalidInputError, field 'schema'
+ */
+export function validSchema(schema: unknown): string {
+  if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
+    throw new InvalidInputError(
+      'schema',
+      `schema must be lower-case letters, digits and _ (at most 40), got ${quote(schema)}`,
+    );
+  }
+  return schema;
 }
 
 /**
@@ -64,7 +85,6 @@ function guarded<T>(work: () => Promise<T>): Promise<T> {
 
 function pgliteClient(db: PGliteLike): SqlClient {
   return {
-    kind: 'pglite',
     query: (text, params) => guarded(() => db.query(text, params ? [...params] : undefined)),
     transaction: (fn) =>
       guarded(() => db.transaction((tx) => fn((text, params) => tx.query(text, params ? [...params] : undefined)))),
@@ -89,7 +109,6 @@ function listenOnPGlite(db: PGliteLike, channel: string, handlers: ListenHandler
 function poolClient(pool: Pool): SqlClient {
   const query: Query = (text, params) => guarded(() => pool.query(text, params ? [...params] : undefined) as never);
   return {
-    kind: 'pg',
     query,
     transaction: (fn) => guarded(() => poolTransaction(pool, fn)),
     listen: (channel, handlers) => listenOnPool(pool, channel, handlers),

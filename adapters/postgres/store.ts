@@ -1,10 +1,4 @@
-import {
-  InvalidInputError,
-  KeyConflictError,
-  KeyNotFoundError,
-  KeyStoreUnavailableError,
-  type TelemetryOptions,
-} from 'keygate';
+import { KeyConflictError, KeyNotFoundError, KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import {
   type ApiKeyRecord,
   applyPatch,
@@ -32,7 +26,7 @@ import * as dashboardQueries from './dashboard-queries.js';
 import { sqlState, unavailable } from './errors.js';
 import { MIGRATIONS } from './migrations.js';
 import { COLUMNS, type KeyRow, recordOf, recordParams } from './rows.js';
-import { type PGliteLike, type Query, type SqlClient, sqlClient } from './sql-client.js';
+import { type PGliteLike, type Query, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
 /** Options of {@link PostgresKeyStore}. */
 export interface PostgresKeyStoreOptions {
@@ -56,7 +50,6 @@ export interface PostgresKeyStoreOptions {
   telemetry?: TelemetryOptions;
 }
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]{0,39}$/;
 // Any fixed pair of numbers will do as long as it is ours; the schema goes into the second half.
 const LOCK_CLASS = 0x6b67;
 
@@ -92,13 +85,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     this.sql = sqlClient(options?.client);
     this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
-    const schema = options.schema ?? 'public';
-    if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
-      throw new InvalidInputError(
-        'schema',
-        `schema must be lower-case letters, digits and _ (at most 40), got ${quote(schema)}`,
-      );
-    }
+    const schema = validSchema(options.schema ?? 'public');
     this.schema = schema;
     this.channel = schema === 'public' ? 'keygate_changes' : `keygate_changes_${schema}`;
     // Identifiers are validated above and quoted, never taken from request data; values always go as parameters.
@@ -177,7 +164,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
   }
 
   async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
-    const next = await this.sql.transaction(async (q) => {
+    const { next, change } = await this.sql.transaction(async (q) => {
       const { rows } = await q<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE id = $1 FOR UPDATE`, [id]);
       if (!rows[0]) throw new KeyNotFoundError(id);
       // The shared patch semantics: throws KeyRevokedError for a revoked key and KeyConflictError for a
@@ -202,10 +189,11 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
           next.rateLimit ? JSON.stringify(next.rateLimit) : null,
         ],
       );
-      await this.notify(q, changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
-      return next;
+      const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
+      await this.notify(q, change);
+      return { next, change };
     });
-    this.relay.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
+    this.relay.emit(change);
     return next;
   }
 

@@ -1,5 +1,6 @@
 import { InvalidInputError, type RateLimit, type RateLimitDecision, type RateLimiter } from 'keygate';
 import { quote, validConsumeArgs, withLimiterDeadline } from 'keygate/store-kit';
+import { ScriptRunner } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
 
 /**
@@ -68,8 +69,7 @@ const MAX_TIMEOUT = 2_147_483_647;
 export class RedisRateLimiter implements RateLimiter {
   readonly prefix: string;
   readonly timeout: number;
-  private readonly client: RedisCommandClient;
-  private sha: Promise<string> | undefined;
+  private readonly scripts: ScriptRunner;
 
   constructor(options: RedisRateLimiterOptions) {
     if (typeof options?.client?.sendCommand !== 'function') {
@@ -83,7 +83,8 @@ export class RedisRateLimiter implements RateLimiter {
     if (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_TIMEOUT)) {
       throw new InvalidInputError('timeout', `timeout must be a number of milliseconds > 0, got ${quote(timeout)}`);
     }
-    this.client = options.client;
+    const client = options.client;
+    this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = prefix;
     this.timeout = timeout;
   }
@@ -99,27 +100,8 @@ export class RedisRateLimiter implements RateLimiter {
     const args = validConsumeArgs(keyId, limit, cost);
     const argv = [String(args.limit), String(args.cost), String(args.windowMs)];
     return withLimiterDeadline('RedisRateLimiter', this.timeout, async () =>
-      decisionOf(await this.run([this.prefix + args.keyId], argv), args.limit),
+      decisionOf(await this.scripts.run(CONSUME, [this.prefix + args.keyId], argv), args.limit),
     );
-  }
-
-  /** EVALSHA, loading the script once per client and again if the server forgot it (restart, SCRIPT FLUSH). */
-  private async run(keys: string[], argv: string[]): Promise<unknown> {
-    for (let attempt = 0; ; attempt++) {
-      if (!this.sha) {
-        const loading = this.client.sendCommand(['SCRIPT', 'LOAD', CONSUME]) as Promise<string>;
-        this.sha = loading;
-        loading.catch(() => {
-          if (this.sha === loading) this.sha = undefined;
-        });
-      }
-      try {
-        return await this.client.sendCommand(['EVALSHA', await this.sha, String(keys.length), ...keys, ...argv]);
-      } catch (err) {
-        if (attempt > 0 || !String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
-        this.sha = undefined;
-      }
-    }
   }
 }
 

@@ -1,5 +1,43 @@
 // Lua scripts run atomically on the server: no other command interleaves with one.
 
+/**
+ * Runs Lua scripts by their SHA (EVALSHA): each script is sent once (SCRIPT LOAD, on its first use,
+ * shared by concurrent first calls) and again if the server forgot it (a restart, SCRIPT FLUSH), so
+ * each later call is one short command. A failed load is not kept. Errors are the client's own.
+ *
+ * @example
+ * const scripts = new ScriptRunner((args) => client.sendCommand(args));
+ * await scripts.run('return KEYS[1]', ['k'], []); // 'k'
+ */
+export class ScriptRunner {
+  private readonly shas = new Map<string, Promise<string>>();
+
+  constructor(private readonly send: (args: string[]) => Promise<unknown>) {}
+
+  async run(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      let sha = this.shas.get(script);
+      if (!sha) {
+        const loading = this.send(['SCRIPT', 'LOAD', script]) as Promise<string>;
+        this.shas.set(script, loading);
+        loading.catch(() => this.forget(script, loading));
+        sha = loading;
+      }
+      try {
+        return await this.send(['EVALSHA', await sha, String(keys.length), ...keys, ...args]);
+      } catch (err) {
+        if (attempt > 0 || !String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
+        this.forget(script, sha);
+      }
+    }
+  }
+
+  // Only the load that failed is dropped, never a newer one another call has started since.
+  private forget(script: string, sha: Promise<string>): void {
+    if (this.shas.get(script) === sha) this.shas.delete(script);
+  }
+}
+
 /** KEYS: digest index. ARGV: record-key prefix. Returns the record JSON or nil. */
 export const FIND_BY_HASH = `
 local id = redis.call('GET', KEYS[1])

@@ -30,7 +30,7 @@ import {
 } from 'keygate/store-kit';
 import { dailyTotals, isTokenUsed, markTokenUsed } from './dashboard-commands.js';
 import { unavailable } from './errors.js';
-import { ADD_USAGE, FIND_BY_HASH, INSERT, UPDATE } from './scripts.js';
+import { ADD_USAGE, FIND_BY_HASH, INSERT, ScriptRunner, UPDATE } from './scripts.js';
 
 /** The connection that receives the change channel: what `client.duplicate()` returns. */
 export interface RedisSubscriberLike {
@@ -98,7 +98,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
   private readonly client: RedisClientLike;
   private readonly onError: (err: KeyStoreUnavailableError) => void;
   private readonly relay = new ChangeRelay();
-  private readonly shas = new Map<string, Promise<string>>();
+  private readonly scripts: ScriptRunner;
   private subscriber: RedisSubscriberLike | undefined;
   private closed = false;
 
@@ -115,6 +115,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
       );
     }
     this.client = options.client;
+    this.scripts = new ScriptRunner((args) => this.client.sendCommand(args));
     this.prefix = prefix;
     this.channel = `${prefix}changes`;
     this.telemetry = createTelemetry(options.telemetry);
@@ -326,23 +327,11 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     });
   }
 
-  /** EVALSHA, loading the script on first use and again if the server forgot it (restart, SCRIPT FLUSH). */
-  private async run(script: string, keys: string[], args: string[]): Promise<unknown> {
-    for (let attempt = 0; ; attempt++) {
-      let sha = this.shas.get(script);
-      if (!sha) {
-        sha = this.command(['SCRIPT', 'LOAD', script]) as Promise<string>;
-        this.shas.set(script, sha);
-        sha.catch(() => this.shas.delete(script));
-      }
-      try {
-        return await this.command(['EVALSHA', await sha, String(keys.length), ...keys, ...args]);
-      } catch (err) {
-        const cause = (err as { cause?: unknown }).cause;
-        if (attempt > 0 || !String((cause as Error)?.message).startsWith('NOSCRIPT')) throw err;
-        this.shas.delete(script);
-      }
-    }
+  /** One script by its SHA (see {@link ScriptRunner}); a failure becomes `KeyStoreUnavailableError`. */
+  private run(script: string, keys: string[], args: string[]): Promise<unknown> {
+    return this.scripts.run(script, keys, args).catch((err: unknown) => {
+      throw unavailable(err);
+    });
   }
 }
 

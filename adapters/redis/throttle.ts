@@ -1,5 +1,6 @@
 import { InvalidInputError } from 'keygate';
 import type { AttemptWindow, SharedAttemptCounter, SharedReservation } from 'keygate/store-kit';
+import { ScriptRunner } from './scripts.js';
 
 /** The part of a node-redis client (v4, v5 or v6) the counter uses. */
 export interface RedisCommandClient {
@@ -90,7 +91,7 @@ function triple(reply: unknown, length: number): unknown[] {
  */
 export class RedisAttemptCounter implements SharedAttemptCounter {
   readonly prefix: string;
-  private readonly client: RedisCommandClient;
+  private readonly scripts: ScriptRunner;
   // Reservation ids: unique per counter object and call, no randomness needed per request.
   private readonly instance = Math.random().toString(36).slice(2, 10);
   private sequence = 0;
@@ -99,14 +100,14 @@ export class RedisAttemptCounter implements SharedAttemptCounter {
     if (typeof options?.client?.sendCommand !== 'function') {
       throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
     }
-    this.client = options.client;
+    const client = options.client;
+    this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = options.prefix ?? 'keygate:throttle:';
     if (typeof this.prefix !== 'string') throw new InvalidInputError('prefix', 'prefix must be a string');
   }
 
   private run(script: string, bucket: string, args: string[]): Promise<unknown> {
-    const keys = [this.prefix + bucket, `${this.prefix}${bucket}:reserved`];
-    return this.client.sendCommand(['EVAL', script, '2', ...keys, ...args]);
+    return this.scripts.run(script, [this.prefix + bucket, `${this.prefix}${bucket}:reserved`], args);
   }
 
   async increment(bucket: string, windowMs: number): Promise<AttemptWindow> {

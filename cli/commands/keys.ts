@@ -73,7 +73,7 @@ const list = command({
   async run({ flags, manager }) {
     const keys = await manager();
     const unusedMs = flags['unused-for'];
-    // The core takes days here today; `unusedForMs` replaces it (issue 13, units).
+    // A duration flag arrives in milliseconds, the unit `unusedForMs` takes.
     const found = await keys.list(flags.account, unusedMs === undefined ? {} : { unusedForMs: unusedMs });
     return { json: found, text: found.length ? found.map(formatKey).join('\n\n') : 'no keys' };
   },

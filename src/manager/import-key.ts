@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../errors.js';
-import { isWellFormedKey, keyHint, parseKey } from '../key/format.js';
+import { keyHint, parseKey } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
 import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
 import { validMode } from './validate.js';
@@ -88,11 +88,13 @@ function refuseAlongside(input: ImportKeyInput, fields: readonly ('digest' | 'hi
 
 async function fromSecret(secret: unknown, prefix: string, pepper: string | undefined): Promise<ImportedKey> {
   // Never quoted: the value may be a real key with a typo in it.
-  if (!isWellFormedKey(secret, prefix)) {
+  const parsed = parseKey(secret, prefix);
+  if (parsed === null) {
     throw new InvalidInputError('secret', `secret is not a well-formed key with prefix "${prefix}"`);
   }
-  const mode = (parseKey(secret, prefix) as { mode: KeyMode }).mode;
-  return { hash: await hashKey(secret, pepper), hint: keyHint(secret), mode };
+  // A parsed key is a string: parseKey answers null for anything else.
+  const key = secret as string;
+  return { hash: await hashKey(key, pepper), hint: keyHint(key), mode: parsed.mode };
 }
 
 function validDigest(digest: unknown, pepper: string | undefined): string {

@@ -1,4 +1,4 @@
-import { describeValue, InvalidInputError, quote } from '../errors.js';
+import { describeValue, InvalidInputError, looksLikeKey, quote } from '../errors.js';
 import { normalizeAllowList } from '../ip/allow-list.js';
 import { checkRateLimit } from '../rate-limit/policy.js';
 import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
@@ -6,9 +6,6 @@ import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
 // Write-time validation: every check a management call needs, each naming its field.
 
 const PERMISSION = /^[A-Za-z0-9_.:*/-]{1,128}$/;
-// A key pasted where a permission belongs: its prefix and mode followed by key characters, or the 32
-// random characters on their own. Either would be stored in the record and shown wherever it is listed.
-const SECRET_SHAPED = /(?:^|[^a-z0-9])[a-z][a-z0-9]{0,15}_(?:live|test)_[0-9A-Za-z]{24,}|[0-9A-Za-z]{32,}/;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -47,7 +44,8 @@ export function validPermissions(value: unknown): string[] {
   if (!Array.isArray(value)) throw new InvalidInputError('permissions', 'permissions must be an array of strings');
   const out = new Set<string>();
   value.forEach((p, i) => {
-    if (typeof p === 'string' && SECRET_SHAPED.test(p)) {
+    // A key pasted here would be stored in the record and shown wherever it is listed.
+    if (typeof p === 'string' && looksLikeKey(p)) {
       throw new InvalidInputError(
         `permissions[${i}]`,
         `permissions[${i}] looks like an API key, not a permission name such as "email:verify" (${describeValue(p)}, not repeated here)`,
@@ -83,6 +81,21 @@ export function validExpiry(value: unknown, nowMs: number): string | null {
 export function validDuration(field: string, value: unknown): number {
   if (typeof value !== 'number' || !(value >= 0)) {
     throw new InvalidInputError(field, `${field} must be a number of milliseconds >= 0, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/**
+ * A whole number >= 1 (a count, a size): anything else throws `InvalidInputError` naming `field`, with
+ * the refused value described (its type and size), never quoted, since it may be a pasted secret.
+ *
+ * @example
+ * validPositiveInteger('max', 10)  // 10
+ * validPositiveInteger('max', 0.5) // throws InvalidInputError, field 'max': 'max must be a whole number >= 1, got 0.5'
+ */
+export function validPositiveInteger(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
+    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${describeValue(value)}`);
   }
   return value;
 }

@@ -1,5 +1,10 @@
 import { parseAddress } from '../ip/parse.js';
 
+// One buffer for every call (this runs on the request path): parseAddress is synchronous and, on
+// success, writes every word it reports (out[0] for IPv4, all four for IPv6), so nothing of an earlier
+// address can leak into a later bucket.
+const scratch = new Uint32Array(4);
+
 /** The bucket every unparseable address shares, so that made-up address strings cannot mint fresh counters. */
 export const UNPARSEABLE_BUCKET = 'invalid';
 
@@ -21,7 +26,6 @@ function hex(word: number): string {
  */
 export function clientBucket(address: string | null | undefined): string | undefined {
   if (typeof address !== 'string' || address === '') return undefined;
-  const scratch = new Uint32Array(4);
   const kind = parseAddress(address, scratch);
   if (kind === 4) return `4:${hex(scratch[0] as number)}`;
   if (kind === 6) return `6:${hex(scratch[0] as number)}${hex(scratch[1] as number)}`;

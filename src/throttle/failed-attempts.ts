@@ -1,4 +1,5 @@
-import { describeValue, InvalidInputError, refuseRenamed } from '../errors.js';
+import { InvalidInputError, refuseRenamed } from '../errors.js';
+import { validPositiveInteger } from '../manager/validate.js';
 import { clientBucket } from './client-bucket.js';
 import { BUSY_WAIT_MS, LocalAttempts } from './local-attempts.js';
 import type { AttemptReservation, AttemptThrottle, SharedAttemptCounter, SharedReservation } from './types.js';
@@ -27,13 +28,6 @@ export interface FailedAttemptThrottleOptions {
   onError?: (err: unknown) => void;
   /** Current time in epoch milliseconds. @default Date.now */
   clock?: () => number;
-}
-
-function positiveInteger(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${describeValue(value)}`);
-  }
-  return value;
 }
 
 /** `promise`, or a rejection after `ms`; `late` receives the answer of a promise that lost the race. */
@@ -85,14 +79,14 @@ export class FailedAttemptThrottle implements AttemptThrottle {
 
   constructor(options: FailedAttemptThrottleOptions = {}) {
     refuseRenamed(options, { window: 'windowMs', now: 'clock' });
-    this.max = positiveInteger('max', options.max ?? 10);
-    this.windowMs = positiveInteger('windowMs', options.windowMs ?? 60_000);
+    this.max = validPositiveInteger('max', options.max ?? 10);
+    this.windowMs = validPositiveInteger('windowMs', options.windowMs ?? 60_000);
     this.local = new LocalAttempts(
       this.max,
       this.windowMs,
-      positiveInteger('maxClients', options.maxClients ?? 10_000),
+      validPositiveInteger('maxClients', options.maxClients ?? 10_000),
     );
-    this.sharedTimeout = positiveInteger('sharedTimeout', options.sharedTimeout ?? 100);
+    this.sharedTimeout = validPositiveInteger('sharedTimeout', options.sharedTimeout ?? 100);
     const shared = options.shared as Partial<SharedAttemptCounter> | undefined;
     if (
       shared !== undefined &&

@@ -1,3 +1,4 @@
+import { describeValue, InvalidInputError } from '../errors.js';
 import type { KeygateEvent } from '../events.js';
 import { type KeyTally, keyEvent } from './counting.js';
 
@@ -15,6 +16,44 @@ export interface SpikeOptions {
   minRequests?: number;
   /** No alarm before the key has this many minutes (not milliseconds) of history in this process. @default 10 */
   warmupMinutes?: number;
+}
+
+const DEFAULTS: Required<SpikeOptions> = { factor: 5, minRequests: 60, warmupMinutes: 10 };
+
+/**
+ * The spike options with defaults filled in. A member that is `undefined` takes its default like an
+ * absent one (`{ factor: undefined }` must not switch detection off); any other value is checked:
+ * `factor` a finite number > 0, `minRequests` and `warmupMinutes` whole numbers >= 0. A refused value
+ * throws `InvalidInputError` naming `spike.<member>`.
+ *
+ * @example
+ * validSpikeOptions({ factor: undefined, minRequests: 100 }) // { factor: 5, minRequests: 100, warmupMinutes: 10 }
+ * validSpikeOptions({ factor: 0 }) // throws InvalidInputError, field 'spike.factor'
+ */
+export function validSpikeOptions(options: SpikeOptions | null | undefined): Required<SpikeOptions> {
+  if (options !== null && options !== undefined && (typeof options !== 'object' || Array.isArray(options))) {
+    throw new InvalidInputError('spike', `spike must be an object of options or false, got ${describeValue(options)}`);
+  }
+  const {
+    factor = DEFAULTS.factor,
+    minRequests = DEFAULTS.minRequests,
+    warmupMinutes = DEFAULTS.warmupMinutes,
+  } = options ?? {};
+  if (typeof factor !== 'number' || !Number.isFinite(factor) || factor <= 0) {
+    throw new InvalidInputError('spike.factor', `spike.factor must be a number > 0, got ${describeValue(factor)}`);
+  }
+  return {
+    factor,
+    minRequests: wholeNumber('spike.minRequests', minRequests),
+    warmupMinutes: wholeNumber('spike.warmupMinutes', warmupMinutes),
+  };
+}
+
+function wholeNumber(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new InvalidInputError(field, `${field} must be a whole number >= 0, got ${describeValue(value)}`);
+  }
+  return value;
 }
 
 // One key's requests per minute: the current minute's count and the usual rate before it.
@@ -37,7 +76,7 @@ export class SpikeDetector {
     options: SpikeOptions,
     private readonly onSpike: (event: KeygateEvent) => void,
   ) {
-    this.options = { factor: 5, minRequests: 60, warmupMinutes: 10, ...options };
+    this.options = validSpikeOptions(options);
   }
 
   /** Counts one request of the tally's key at `now`. */

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +128,15 @@ describe.each(stores)('keygate CLI on %s', (_, store) => {
         expect({ args, exit: human.code }).toEqual({ args, exit });
         expect(human.stderr).toMatch(/^keygate: [^\n]+\n$/);
       }
+      // A key id (key_ and 20 key characters) is printed whole: only key-shaped text is cut.
+      const unknownId = 'key_0123456789ABCDEFghij';
+      const missing = await run('keys', 'show', unknownId, '--json');
+      expect(JSON.parse(missing.stderr).error).toMatchObject({
+        code: 'key_not_found',
+        keyId: unknownId,
+        message: expect.stringContaining(unknownId),
+      });
+      expect((await run('keys', 'show', unknownId)).stderr).toContain(unknownId);
       const after = json(await run('keys', 'show', id, '--json'));
       expect(after).toMatchObject({ name: 'renamed', allowedIps: [], version: 2 });
       expect(json(await run('keys', 'list', '--account', account, '--json'))).toHaveLength(2);
@@ -242,6 +251,22 @@ describe('keygate CLI without a store', () => {
       expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'key_store_unavailable' });
     },
   );
+
+  it("a driver's message is printed with a bare random part (a key pasted without its prefix) cut out", async () => {
+    // 32 key characters on their own, as a key's random part: here inside a path the driver echoes.
+    const random = 'Kvfgyjh7bkeib5scxyyogeywpgharyQ2';
+    writeFileSync(join(dir, 'plain-file'), '');
+    const store = `pglite:${join(dir, 'plain-file', random)}`;
+    const asJson = await keygate(store, 'keys', 'list', '--account', 'a', '--json');
+    expect(asJson.code).toBe(4);
+    const error = JSON.parse(asJson.stderr).error;
+    expect(error).toMatchObject({ code: 'key_store_unavailable', message: expect.stringContaining('plain-file/…') });
+    expect(asJson.stderr).not.toContain(random);
+    const human = await keygate(store, 'keys', 'list', '--account', 'a');
+    expect(human.code).toBe(4);
+    expect(human.stderr).toMatch(/^keygate: the store failed: [^\n]*plain-file\/…[^\n]*\n$/);
+    expect(human.stderr).not.toContain(random);
+  });
 
   it('an unknown store URL is a one-line error', async () => {
     const run = await keygate('mysql://localhost', 'keys', 'list', '--account', 'a');

@@ -136,6 +136,15 @@ describe('keygate dashboard link', () => {
     expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'invalid_input', field: 'secret' });
   });
 
+  it('refuses an account id with a control character: exit 1 (invalid_input, field --account), no link', async () => {
+    // The account check comes from the core's sources, bundled into the CLI: its error must still be
+    // the root's InvalidInputError, or the exit code would be that of an unknown failure.
+    const run = await keygate({ KEYGATE_DASHBOARD_SECRET: SECRET }, 'dashboard', 'link', '--account', 'a\tb', '--json');
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'invalid_input', field: '--account' });
+  });
+
   it('--help shows the command and its flags', async () => {
     const help = await keygate({}, '--help');
     expect(help.stdout).toContain('keygate dashboard link --account A [--base-url URL] [--base-path PATH]');

@@ -122,6 +122,52 @@ describe('UsageRecorder', () => {
     expect(spikes[0]?.baselinePerMinute).toBeCloseTo(10, 0);
   });
 
+  it('treats a spike option given as undefined as absent: detection stays on with its default', async () => {
+    // `{ ...defaults, ...options }` would take factor: undefined and never flag anything.
+    const s = await setup({ spike: { factor: undefined, minRequests: 50, warmupMinutes: 10 } });
+    for (let m = 0; m < 12; m++) {
+      for (let i = 0; i < 10; i++) await s.send('203.0.113.1');
+      s.advance(60_000);
+    }
+    for (let i = 0; i < 100; i++) await s.send('203.0.113.1');
+    s.advance(60_000);
+    await s.send('203.0.113.1');
+    const spikes = s.events.filter((e) => e.type === 'usage.spike');
+    expect(spikes).toHaveLength(1);
+    expect(spikes[0]).toMatchObject({ keyId: s.key.id, lastMinute: 100 });
+  });
+
+  it('refuses a spike option that is not a number in range, naming it, without echoing the value', async () => {
+    const store = new MemoryKeyStore();
+    const refused: Array<[unknown, string]> = [
+      [{ factor: 0 }, 'spike.factor'],
+      [{ factor: Number.NaN }, 'spike.factor'],
+      [{ factor: Number.POSITIVE_INFINITY }, 'spike.factor'],
+      [{ factor: '5' }, 'spike.factor'],
+      [{ factor: null }, 'spike.factor'],
+      [{ minRequests: -1 }, 'spike.minRequests'],
+      [{ minRequests: 1.5 }, 'spike.minRequests'],
+      [{ warmupMinutes: 'mk_live_0123456789abcdefghijklmnopqrstuvwxyzABCD' }, 'spike.warmupMinutes'],
+      ['often', 'spike'],
+      [[5], 'spike'],
+    ];
+    for (const [spike, field] of refused) {
+      let thrown: unknown;
+      try {
+        new UsageRecorder({ store, interval: 0, spike: spike as never });
+      } catch (err) {
+        thrown = err;
+      }
+      expect({ spike, error: thrown }).toMatchObject({ spike, error: { code: 'invalid_input', field } });
+      expect((thrown as Error).message).not.toContain('0123456789abcdef');
+    }
+    // Values in range are taken, zero included where it means "none".
+    expect(
+      () => new UsageRecorder({ store, interval: 0, spike: { factor: 1.5, minRequests: 0, warmupMinutes: 0 } }),
+    ).not.toThrow();
+    expect(() => new UsageRecorder({ store, interval: 0, spike: {} })).not.toThrow();
+  });
+
   it('raises no spike alarm in a key’s first minutes of traffic', async () => {
     const s = await setup({ spike: { factor: 5, minRequests: 50, warmupMinutes: 10 } });
     for (let i = 0; i < 500; i++) await s.send('203.0.113.1');

@@ -19,7 +19,8 @@ function degraded(o: ResolvedOptions): boolean {
 function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions, start: number): AuthResult {
   if (o.telemetry) {
     o.telemetry.auth(result, secondsSince(start), request.ip);
-    if (result.rateLimit) o.telemetry.rateLimit(result.ok || result.code !== 'rate_limited', degraded(o));
+    // Only an allow or a 429 `rate_limited` carries `rateLimit` (see rate-limit-step.ts).
+    if (result.rateLimit) o.telemetry.rateLimit(result.ok, degraded(o));
   }
   if (o.onResult) {
     try {

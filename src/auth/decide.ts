@@ -40,8 +40,16 @@ function timeoutAfter(ms: number): { promise: Promise<never>; cancel(): void } {
   return { promise, cancel: () => clearTimeout(timer) };
 }
 
+// A store that says it gives up within `timeout` (CachedKeyStore has a `timeout` property) needs no
+// second timer, the rule `guardFor` applies to limiters; any other is guarded by the auth timeout.
+function guarded(store: KeyStore, timeout: number): boolean {
+  if (timeout === 0) return false;
+  const own = (store as { timeout?: unknown }).timeout;
+  return !(typeof own === 'number' && own > 0 && own <= timeout);
+}
+
 async function load(store: KeyStore, hash: string, timeout: number): Promise<ApiKeyRecord | null | undefined> {
-  if (timeout === 0) return store.findByHash(hash);
+  if (!guarded(store, timeout)) return store.findByHash(hash);
   const t = timeoutAfter(timeout);
   try {
     return await Promise.race([store.findByHash(hash), t.promise]);

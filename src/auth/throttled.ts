@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '../rate-limit/headers.js';
 import type { AttemptReservation, AttemptThrottle } from '../throttle/types.js';
 import type { KeyStore } from '../types.js';
 import { lookUp, screen } from './decide.js';
@@ -12,8 +13,7 @@ import type { AuthFailure, AuthRequest, AuthResult } from './result.js';
 
 function tooMany(waitMs: number): AuthFailure {
   const d = DENIALS.too_many_failed_attempts;
-  // Retry-After carries whole seconds, at least 1, rounded up.
-  const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+  const retryAfter = retryAfterSeconds(waitMs);
   return { ok: false, status: d.status, code: 'too_many_failed_attempts', message: d.detail, retryAfter };
 }
 

@@ -1,6 +1,7 @@
 import { type AuthFailure, DENIALS, type DenialCode, InvalidInputError } from 'keygate';
 import { resolveAuthOptions } from '../auth/authenticate.js';
-import { rateLimitHeaders, retryAfterSeconds as secondsToReset } from '../rate-limit/headers.js';
+import { refuseRenamed } from '../errors.js';
+import { rateLimitHeaders, retryAfterSeconds } from '../rate-limit/headers.js';
 
 /** An HTTP answer to a refused request, in framework-neutral parts. Every adapter writes these bytes. */
 export interface DenialResponse {
@@ -37,28 +38,25 @@ export interface DenialResponderOptions {
 }
 
 /**
- * Refuses the option's earlier name, `retryAfter` (seconds), with `InvalidInputError` (field
- * `retryAfter`): a JavaScript caller still passing it would otherwise silently get the default.
- * Internal to the kit.
+ * The kit's options renamed since earlier versions, for `refuseRenamed` (src/errors.ts): a JavaScript
+ * caller still passing `retryAfter` (seconds) hears of it instead of silently getting the default. Internal.
  *
  * @example
- * refuseRenamed(options);
+ * refuseRenamed(options, RENAMED); // InvalidInputError, field 'retryAfter', if options.retryAfter is set
  */
-export function refuseRenamed(options: object): void {
-  if ('retryAfter' in options && (options as { retryAfter?: unknown }).retryAfter !== undefined) {
-    throw new InvalidInputError('retryAfter', 'retryAfter (seconds) is now retryAfterMs (milliseconds)');
-  }
-}
+export const RENAMED: Readonly<Record<string, string>> = Object.freeze({
+  retryAfter: 'retryAfterMs (milliseconds, where retryAfter was seconds)',
+});
 
-// `Retry-After` seconds for a wait in milliseconds: whole seconds, rounded up, at least 1.
-function retryAfterSeconds(retryAfterMs: number): number {
+// `Retry-After` seconds for the 503 wait, refusing a wait that is not a number of milliseconds >= 0.
+function checkedRetryAfter(retryAfterMs: number): number {
   if (typeof retryAfterMs !== 'number' || !Number.isFinite(retryAfterMs) || retryAfterMs < 0) {
     throw new InvalidInputError(
       'retryAfterMs',
       `retryAfterMs must be a number of milliseconds >= 0, got ${typeof retryAfterMs === 'number' ? retryAfterMs : typeof retryAfterMs}`,
     );
   }
-  return Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return retryAfterSeconds(retryAfterMs);
 }
 
 function build(code: DenialCode, header: string, retryAfter: string): DenialResponse {
@@ -109,9 +107,9 @@ function withHeaders(base: DenialResponse, extra: Record<string, string>): Denia
  * const { status, headers, body } = respond(result); // result: an AuthFailure
  */
 export function createDenialResponder(options: DenialResponderOptions = {}): DenialResponder {
-  refuseRenamed(options);
+  refuseRenamed(options, RENAMED);
   const header = resolveAuthOptions({ header: options.header ?? 'x-api-key' }).header;
-  const retryAfter = String(retryAfterSeconds(options.retryAfterMs ?? 5000));
+  const retryAfter = String(checkedRetryAfter(options.retryAfterMs ?? 5000));
   const built = new Map<DenialCode, DenialResponse>();
   for (const code of Object.keys(DENIALS) as DenialCode[]) built.set(code, build(code, header, retryAfter));
   const base = (code: DenialCode) => built.get(code) ?? (built.get('key_store_unavailable') as DenialResponse);
@@ -126,8 +124,8 @@ export function createDenialResponder(options: DenialResponderOptions = {}): Den
   // A limited key's denials add its rate-limit fields (and, for 429, the seconds until its window resets).
   const limited = new Map<string, DenialResponse>();
   function withLimit(failure: Parameters<DenialResponder>[0], state: NonNullable<AuthFailure['rateLimit']>) {
-    const fields: Record<string, string> = { ...rateLimitHeaders(state, state.windowMs) };
-    if (failure.code === 'rate_limited') fields['retry-after'] = String(secondsToReset(state));
+    const fields: Record<string, string> = { ...rateLimitHeaders(state) };
+    if (failure.code === 'rate_limited') fields['retry-after'] = String(retryAfterSeconds(state.resetMs));
     const key = `${failure.code} ${fields['ratelimit-policy']} ${fields.ratelimit} ${fields['retry-after']}`;
     return memo(limited, key, () => withHeaders(base(failure.code), fields));
   }

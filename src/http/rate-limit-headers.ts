@@ -12,7 +12,7 @@ export type { RateLimitHeaderFields } from '../rate-limit/headers.js';
  * if (result.ok && result.rateLimit) res.set(rateLimitHeaderFields(result.rateLimit)); // Express
  */
 export function rateLimitHeaderFields(state: RateLimitState): RateLimitHeaderFields {
-  return rateLimitHeaders(state, state.windowMs);
+  return rateLimitHeaders(state);
 }
 
 /**

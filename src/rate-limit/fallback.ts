@@ -3,7 +3,7 @@ import { type EventHook, emitSafely } from '../events.js';
 import type { RateLimit } from '../types.js';
 import { withLimiterDeadline } from './deadline.js';
 import { MemoryRateLimiter } from './memory.js';
-import { validConsumeArgs } from './policy.js';
+import { consumeWindowMs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
 
 /**
@@ -123,7 +123,7 @@ export class FallbackRateLimiter implements RateLimiter {
    */
   async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
     // A bad argument is the caller's bug, the same for either limiter: never an outage.
-    validConsumeArgs(keyId, limit, cost);
+    consumeWindowMs(keyId, limit, cost);
     const now = this.clock();
     if (this.degraded) {
       if (now < this.nextProbeAt) return this.without(undefined, keyId, limit, cost);

@@ -1,20 +1,20 @@
 import { InvalidInputError, quote } from '../errors.js';
 import type { RateLimit } from '../types.js';
 
-/**
- * The longest rate-limit window, in milliseconds: 366 days. Longer "windows" are quotas, which want
- * billing periods rather than a window opened by a first request.
- *
- * @example
- * if (windowMs > MAX_WINDOW_MS) throw new Error('too long');
- */
-export const MAX_WINDOW_MS = 366 * 86_400_000;
+// The longest rate-limit window, in milliseconds: 366 days. Longer "windows" are quotas, which want
+// billing periods rather than a window opened by a first request.
+const MAX_WINDOW_MS = 366 * 86_400_000;
 
 const KEY_ID_MAX = 512;
 
+// The field an error names, built only when one is thrown.
+function fieldName(prefix: string | undefined, member: string): string {
+  return prefix ? `${prefix}.${member}` : member;
+}
+
 /**
  * Checks a `{ limit, windowMs }` value: `limit` a whole number >= 1 (a safe integer), `windowMs` a
- * number > 0 and at most {@link MAX_WINDOW_MS}. Errors name `<prefix>` for a value that is not an
+ * number > 0 and at most 366 days. Errors name `<prefix>` for a value that is not an
  * object, `<prefix>.limit` and `<prefix>.windowMs` for a bad member (with no prefix: `limit`,
  * `windowMs`). With `strict`, any other property is refused too (catches a misspelt `window`).
  *
@@ -22,24 +22,26 @@ const KEY_ID_MAX = 512;
  * checkRateLimit({ limit: 100, windowMs: 60_000 }, 'rateLimit', true); // the same object back
  */
 export function checkRateLimit(value: unknown, prefix?: string, strict = false): RateLimit {
-  const name = (member: string) => (prefix ? `${prefix}.${member}` : member);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidInputError(prefix ?? 'limit', `${prefix ?? 'limit'} must be an object { limit, windowMs }`);
   }
   const { limit, windowMs } = value as Partial<RateLimit>;
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
-    throw new InvalidInputError(name('limit'), `${name('limit')} must be a whole number >= 1, got ${quote(limit)}`);
+    const field = fieldName(prefix, 'limit');
+    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${quote(limit)}`);
   }
   if (typeof windowMs !== 'number' || !(windowMs > 0 && windowMs <= MAX_WINDOW_MS)) {
+    const field = fieldName(prefix, 'windowMs');
     throw new InvalidInputError(
-      name('windowMs'),
-      `${name('windowMs')} must be a number of milliseconds > 0 and at most ${MAX_WINDOW_MS} (366 days), got ${quote(windowMs)}`,
+      field,
+      `${field} must be a number of milliseconds > 0 and at most ${MAX_WINDOW_MS} (366 days), got ${quote(windowMs)}`,
     );
   }
   if (strict) {
     for (const key of Object.keys(value)) {
       if (key !== 'limit' && key !== 'windowMs') {
-        throw new InvalidInputError(name(key), `${name(key)} is not a rate-limit field; use limit and windowMs`);
+        const field = fieldName(prefix, key);
+        throw new InvalidInputError(field, `${field} is not a rate-limit field; use limit and windowMs`);
       }
     }
   }

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { InvalidInputError, KeyStoreUnavailableError } from '../errors.js';
-import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
+import { validPositiveInteger } from '../manager/validate.js';
+import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type {
   ApiKeyRecord,
   KeyChange,
@@ -62,13 +63,7 @@ export interface CachedKeyStoreOptions {
 
 // Timeouts raised by `lookup`, told apart from the store's own failures for telemetry.
 const TIMEOUTS = new WeakSet<object>();
-
-function positiveInteger(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${String(value)}`);
-  }
-  return value;
-}
+const isOwnTimeout = (err: unknown): boolean => typeof err === 'object' && err !== null && TIMEOUTS.has(err);
 
 /**
  * An in-memory, bounded cache in front of any `KeyStore`. It remembers found and unknown digests,
@@ -94,17 +89,20 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
   private readonly floor: LRUCache<string, number>;
   private readonly unsubscribe: (() => void) | undefined;
   private readonly telemetry: Telemetry | undefined;
+  // The wrapped store's name for telemetry, read once.
+  private readonly storeName: string;
 
   constructor(
     readonly store: KeyStore,
     options: CachedKeyStoreOptions = {},
   ) {
-    this.ttl = positiveInteger('ttl', options.ttl ?? 30_000);
-    const max = positiveInteger('max', options.max ?? 10_000);
-    const negativeTtl = positiveInteger('negativeTtl', options.negativeTtl ?? Math.min(5_000, this.ttl));
-    const negativeMax = positiveInteger('negativeMax', options.negativeMax ?? 10_000);
-    this.timeout = positiveInteger('timeout', options.timeout ?? 2_000);
+    this.ttl = validPositiveInteger('ttl', options.ttl ?? 30_000);
+    const max = validPositiveInteger('max', options.max ?? 10_000);
+    const negativeTtl = validPositiveInteger('negativeTtl', options.negativeTtl ?? Math.min(5_000, this.ttl));
+    const negativeMax = validPositiveInteger('negativeMax', options.negativeMax ?? 10_000);
+    this.timeout = validPositiveInteger('timeout', options.timeout ?? 2_000);
     this.telemetry = createTelemetry(options.telemetry);
+    this.storeName = store.constructor?.name ?? 'store';
     this.found = new LRUCache({ max, ttl: this.ttl, allowStale: false, updateAgeOnGet: false });
     this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtl, allowStale: false, updateAgeOnGet: false });
     this.floor = new LRUCache({ max, ttl: this.ttl });
@@ -140,14 +138,9 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
   }
 
   private async load(hash: string, entry: InFlight): Promise<ApiKeyRecord | null> {
-    const looked = this.telemetry?.lookup(this.store.constructor?.name ?? 'store');
     try {
       const record =
-        (await this.lookup(hash).catch((err) => {
-          looked?.(TIMEOUTS.has(err) ? 'timeout' : 'error');
-          throw err;
-        })) ?? null;
-      looked?.(record ? 'found' : 'not_found');
+        (await observedLookup(this.telemetry, this.storeName, () => this.lookup(hash), isOwnTimeout)) ?? null;
       // Cache only if no change arrived meanwhile (a change removes the in-flight entry) and the
       // record is not older than the newest version announced for its id.
       if (this.inflight.get(hash) === entry) {

@@ -148,6 +148,63 @@ function instrumentsOf(meter: Meter): Instruments {
   };
 }
 
+// The attributes of the small, fixed sets, built once and frozen: the request path allocates none.
+const ALLOWED: Attributes = Object.freeze({ 'keygate.auth.outcome': 'allowed' });
+const DENIED: Attributes = Object.freeze({ 'keygate.auth.outcome': 'denied' });
+const CACHE_RESULTS: Readonly<Record<'hit' | 'negative_hit' | 'miss', Attributes>> = Object.freeze({
+  hit: Object.freeze({ 'keygate.cache.result': 'hit' }),
+  negative_hit: Object.freeze({ 'keygate.cache.result': 'negative_hit' }),
+  miss: Object.freeze({ 'keygate.cache.result': 'miss' }),
+});
+const STORE_RESULTS: Readonly<Record<StoreLookupResult, Attributes>> = Object.freeze({
+  found: Object.freeze({ 'keygate.store.result': 'found' }),
+  not_found: Object.freeze({ 'keygate.store.result': 'not_found' }),
+  error: Object.freeze({ 'keygate.store.result': 'error' }),
+  timeout: Object.freeze({ 'keygate.store.result': 'timeout' }),
+});
+// Indexed by allowed * 2 + degraded.
+const RATE_LIMITS: readonly Attributes[] = [false, true].flatMap((allowed) =>
+  [false, true].map((degraded) =>
+    Object.freeze({ 'keygate.ratelimit.allowed': allowed, 'keygate.ratelimit.degraded': degraded }),
+  ),
+);
+
+// Requests' attributes without opt-in extras, one frozen object per code and mode (a few dozen at most;
+// the bound only guards against a store inventing modes).
+function memoAttributes(memo: Map<string, Attributes>, code: string, mode: string, ok: boolean): Attributes {
+  const id = `${code}|${mode}`;
+  let attributes = memo.get(id);
+  if (attributes === undefined) {
+    attributes = Object.freeze({
+      'keygate.auth.outcome': ok ? 'allowed' : 'denied',
+      'keygate.auth.code': code,
+      'keygate.key.mode': mode,
+    });
+    if (memo.size >= 256) memo.clear();
+    memo.set(id, attributes);
+  }
+  return attributes;
+}
+
+// Requests' attributes with opt-in extras: built per request, as they carry per-key or per-client values.
+function withExtras(
+  extra: NonNullable<TelemetryOptions['attributes']>,
+  result: ObservedResult,
+  address: string | null | undefined,
+  code: string,
+  mode: string,
+): Attributes {
+  const attributes: Attributes = {
+    'keygate.auth.outcome': result.ok ? 'allowed' : 'denied',
+    'keygate.auth.code': code,
+    'keygate.key.mode': mode,
+  };
+  if (extra.keyId && result.key) attributes['keygate.key.id'] = result.key.id;
+  if (extra.hint && result.key) attributes['keygate.key.hint'] = result.key.hint;
+  if (extra.address && address) attributes['client.address'] = address;
+  return attributes;
+}
+
 /**
  * Builds the instruments for `options`, or `undefined` when neither a meter nor a tracer is given.
  * Throws `InvalidInputError` (field `telemetry`, `telemetry.meter` or `telemetry.tracer`) for
@@ -165,64 +222,74 @@ export function createTelemetry(options: TelemetryOptions | undefined): Telemetr
   const m = options.meter ? instrumentsOf(options.meter) : undefined;
   const tracer = options.tracer;
   const extra = options.attributes ?? {};
+  // Decided once: without opt-in attributes, every request's attributes come from a small fixed set.
+  const extras = Boolean(extra.keyId || extra.hint || extra.address);
+  const requestAttributes = new Map<string, Attributes>();
   return {
     auth(result, seconds, address) {
       if (!m) return;
-      const outcome = result.ok ? 'allowed' : 'denied';
-      const attributes: Attributes = {
-        'keygate.auth.outcome': outcome,
-        'keygate.auth.code': result.ok ? 'ok' : (result.code ?? 'unknown'),
-        'keygate.key.mode': result.key?.mode ?? 'none',
-      };
-      if (extra.keyId && result.key) attributes['keygate.key.id'] = result.key.id;
-      if (extra.hint && result.key) attributes['keygate.key.hint'] = result.key.hint;
-      if (extra.address && address) attributes['client.address'] = address;
-      safely(() => {
+      const code = result.ok ? 'ok' : (result.code ?? 'unknown');
+      const mode = result.key?.mode ?? 'none';
+      const attributes = extras
+        ? withExtras(extra, result, address, code, mode)
+        : memoAttributes(requestAttributes, code, mode, result.ok);
+      try {
         m.requests.add(1, attributes);
-        m.duration.record(seconds, { 'keygate.auth.outcome': outcome });
-      });
+        m.duration.record(seconds, result.ok ? ALLOWED : DENIED);
+      } catch {
+        // An SDK that throws must not turn into a failed request.
+      }
     },
     cache(result) {
-      if (m) safely(() => m.cache.add(1, { 'keygate.cache.result': result }));
+      if (!m) return;
+      try {
+        m.cache.add(1, CACHE_RESULTS[result]);
+      } catch {}
     },
     lookup(store) {
       const start = performance.now();
       const span = tracer ? startSpan(tracer, store) : undefined;
       return (result) => {
         if (m) {
-          const attributes = { 'keygate.store.result': result };
-          safely(() => {
+          const attributes = STORE_RESULTS[result];
+          try {
             m.storeLookups.add(1, attributes);
             m.storeDuration.record(secondsSince(start), attributes);
-          });
+          } catch {}
         }
         if (span) endSpan(span, result);
       };
     },
     rateLimit(allowed, degraded) {
-      if (m)
-        safely(() =>
-          m.rateLimit.add(1, { 'keygate.ratelimit.allowed': allowed, 'keygate.ratelimit.degraded': degraded }),
-        );
+      if (!m) return;
+      try {
+        m.rateLimit.add(1, RATE_LIMITS[allowed ? (degraded ? 3 : 2) : degraded ? 1 : 0] as Attributes);
+      } catch {}
     },
     flush(lagSeconds, failed) {
       if (!m) return;
-      safely(() => (failed ? m.flushFailures.add(1) : m.flushLag.record(lagSeconds)));
+      try {
+        if (failed) m.flushFailures.add(1);
+        else m.flushLag.record(lagSeconds);
+      } catch {}
     },
   };
 }
 
 /**
  * Runs a store lookup, reporting it to `telemetry` (when there is one) as `found`, `not_found` or
- * `error`: what a store calls around its `findByHash`.
+ * `error` (`timeout` for an error `timedOut` recognises): what a store calls around its `findByHash`.
  *
  * @example
  * findByHash(hash) { return observedLookup(this.telemetry, 'postgres', () => this.query(hash)); }
+ * // A wrapper with a deadline of its own:
+ * observedLookup(telemetry, 'MemoryKeyStore', () => withDeadline(hash), (err) => err === DEADLINE);
  */
 export function observedLookup<T>(
   telemetry: Telemetry | undefined,
   store: string,
   run: () => Promise<T | null>,
+  timedOut?: (err: unknown) => boolean,
 ): Promise<T | null> {
   if (!telemetry) return run();
   const done = telemetry.lookup(store);
@@ -232,10 +299,19 @@ export function observedLookup<T>(
       return record;
     },
     (err: unknown) => {
-      done('error');
+      done(timedOut !== undefined && isTimeout(timedOut, err) ? 'timeout' : 'error');
       throw err;
     },
   );
+}
+
+// A predicate that throws reads as "not a timeout": telemetry never changes what the caller sees.
+function isTimeout(timedOut: (err: unknown) => boolean, err: unknown): boolean {
+  try {
+    return timedOut(err);
+  } catch {
+    return false;
+  }
 }
 
 function startSpan(tracer: Tracer, store: string): Span | undefined {
@@ -250,16 +326,10 @@ function startSpan(tracer: Tracer, store: string): Span | undefined {
 const SPAN_ERROR = 2;
 
 function endSpan(span: Span, result: StoreLookupResult): void {
-  safely(() => {
+  try {
     span.setAttribute('keygate.store.result', result);
     if (result === 'error' || result === 'timeout') span.setStatus({ code: SPAN_ERROR, message: result });
     span.end();
-  });
-}
-
-function safely(record: () => void): void {
-  try {
-    record();
   } catch {
     // An SDK that throws must not turn into a failed request.
   }

@@ -149,61 +149,18 @@ function instrumentsOf(meter: Meter): Instruments {
 }
 
 // The attributes of the small, fixed sets, built once and frozen: the request path allocates none.
-const ALLOWED: Attributes = Object.freeze({ 'keygate.auth.outcome': 'allowed' });
-const DENIED: Attributes = Object.freeze({ 'keygate.auth.outcome': 'denied' });
-const CACHE_RESULTS: Readonly<Record<'hit' | 'negative_hit' | 'miss', Attributes>> = Object.freeze({
-  hit: Object.freeze({ 'keygate.cache.result': 'hit' }),
-  negative_hit: Object.freeze({ 'keygate.cache.result': 'negative_hit' }),
-  miss: Object.freeze({ 'keygate.cache.result': 'miss' }),
-});
-const STORE_RESULTS: Readonly<Record<StoreLookupResult, Attributes>> = Object.freeze({
-  found: Object.freeze({ 'keygate.store.result': 'found' }),
-  not_found: Object.freeze({ 'keygate.store.result': 'not_found' }),
-  error: Object.freeze({ 'keygate.store.result': 'error' }),
-  timeout: Object.freeze({ 'keygate.store.result': 'timeout' }),
-});
+function frozenBy<V extends string | boolean>(name: string, values: readonly V[]): Map<V, Attributes> {
+  return new Map(values.map((value) => [value, Object.freeze({ [name]: value })]));
+}
+const OUTCOMES = frozenBy('keygate.auth.outcome', ['allowed', 'denied']);
+const CACHE_RESULTS = frozenBy('keygate.cache.result', ['hit', 'negative_hit', 'miss']);
+const STORE_RESULTS = frozenBy<StoreLookupResult>('keygate.store.result', ['found', 'not_found', 'error', 'timeout']);
 // Indexed by allowed * 2 + degraded.
 const RATE_LIMITS: readonly Attributes[] = [false, true].flatMap((allowed) =>
   [false, true].map((degraded) =>
     Object.freeze({ 'keygate.ratelimit.allowed': allowed, 'keygate.ratelimit.degraded': degraded }),
   ),
 );
-
-// Requests' attributes without opt-in extras, one frozen object per code and mode (a few dozen at most;
-// the bound only guards against a store inventing modes).
-function memoAttributes(memo: Map<string, Attributes>, code: string, mode: string, ok: boolean): Attributes {
-  const id = `${code}|${mode}`;
-  let attributes = memo.get(id);
-  if (attributes === undefined) {
-    attributes = Object.freeze({
-      'keygate.auth.outcome': ok ? 'allowed' : 'denied',
-      'keygate.auth.code': code,
-      'keygate.key.mode': mode,
-    });
-    if (memo.size >= 256) memo.clear();
-    memo.set(id, attributes);
-  }
-  return attributes;
-}
-
-// Requests' attributes with opt-in extras: built per request, as they carry per-key or per-client values.
-function withExtras(
-  extra: NonNullable<TelemetryOptions['attributes']>,
-  result: ObservedResult,
-  address: string | null | undefined,
-  code: string,
-  mode: string,
-): Attributes {
-  const attributes: Attributes = {
-    'keygate.auth.outcome': result.ok ? 'allowed' : 'denied',
-    'keygate.auth.code': code,
-    'keygate.key.mode': mode,
-  };
-  if (extra.keyId && result.key) attributes['keygate.key.id'] = result.key.id;
-  if (extra.hint && result.key) attributes['keygate.key.hint'] = result.key.hint;
-  if (extra.address && address) attributes['client.address'] = address;
-  return attributes;
-}
 
 /**
  * Builds the instruments for `options`, or `undefined` when neither a meter nor a tracer is given.
@@ -222,20 +179,21 @@ export function createTelemetry(options: TelemetryOptions | undefined): Telemetr
   const m = options.meter ? instrumentsOf(options.meter) : undefined;
   const tracer = options.tracer;
   const extra = options.attributes ?? {};
-  // Decided once: without opt-in attributes, every request's attributes come from a small fixed set.
-  const extras = Boolean(extra.keyId || extra.hint || extra.address);
-  const requestAttributes = new Map<string, Attributes>();
   return {
     auth(result, seconds, address) {
       if (!m) return;
-      const code = result.ok ? 'ok' : (result.code ?? 'unknown');
-      const mode = result.key?.mode ?? 'none';
-      const attributes = extras
-        ? withExtras(extra, result, address, code, mode)
-        : memoAttributes(requestAttributes, code, mode, result.ok);
+      // One object per request: its code and mode vary, and opt-in attributes carry per-key values.
+      const attributes: Attributes = {
+        'keygate.auth.outcome': result.ok ? 'allowed' : 'denied',
+        'keygate.auth.code': result.ok ? 'ok' : (result.code ?? 'unknown'),
+        'keygate.key.mode': result.key?.mode ?? 'none',
+      };
+      if (extra.keyId && result.key) attributes['keygate.key.id'] = result.key.id;
+      if (extra.hint && result.key) attributes['keygate.key.hint'] = result.key.hint;
+      if (extra.address && address) attributes['client.address'] = address;
       try {
         m.requests.add(1, attributes);
-        m.duration.record(seconds, result.ok ? ALLOWED : DENIED);
+        m.duration.record(seconds, OUTCOMES.get(result.ok ? 'allowed' : 'denied'));
       } catch {
         // An SDK that throws must not turn into a failed request.
       }
@@ -243,7 +201,7 @@ export function createTelemetry(options: TelemetryOptions | undefined): Telemetr
     cache(result) {
       if (!m) return;
       try {
-        m.cache.add(1, CACHE_RESULTS[result]);
+        m.cache.add(1, CACHE_RESULTS.get(result));
       } catch {}
     },
     lookup(store) {
@@ -251,7 +209,7 @@ export function createTelemetry(options: TelemetryOptions | undefined): Telemetr
       const span = tracer ? startSpan(tracer, store) : undefined;
       return (result) => {
         if (m) {
-          const attributes = STORE_RESULTS[result];
+          const attributes = STORE_RESULTS.get(result);
           try {
             m.storeLookups.add(1, attributes);
             m.storeDuration.record(secondsSince(start), attributes);

@@ -22,7 +22,7 @@ function recordingMeter() {
 const key = { id: 'key_1', hint: 'kg_live_…abcd', mode: 'live' };
 
 describe('telemetry attributes', () => {
-  it('reuses one frozen object per value for requests, durations, cache, rate-limit and store results', () => {
+  it('reuses one frozen object per value for durations, cache, rate-limit and store results; requests carry their code and mode', () => {
     const { meter, seen } = recordingMeter();
     const t = createTelemetry({ meter });
     for (let i = 0; i < 2; i++) {
@@ -33,7 +33,6 @@ describe('telemetry attributes', () => {
       t?.lookup('memory')('found');
     }
     for (const name of [
-      'keygate.auth.requests',
       'keygate.auth.duration',
       'keygate.cache.lookups',
       'keygate.ratelimit.decisions',

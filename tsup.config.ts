@@ -7,13 +7,13 @@ import { defineConfig, type Options } from 'tsup';
 export const entries = {
   index: 'src/index.ts',
   testing: 'src/testing/index.ts',
-  express: 'adapters/express/index.ts',
-  fastify: 'adapters/fastify/index.ts',
-  fetch: 'adapters/fetch/index.ts',
-  hono: 'adapters/hono/index.ts',
-  postgres: 'adapters/postgres/index.ts',
-  redis: 'adapters/redis/index.ts',
-  otel: 'adapters/otel/index.ts',
+  express: 'frameworks/express/index.ts',
+  fastify: 'frameworks/fastify/index.ts',
+  fetch: 'frameworks/fetch/index.ts',
+  hono: 'frameworks/hono/index.ts',
+  postgres: 'backends/postgres/index.ts',
+  redis: 'backends/redis/index.ts',
+  otel: 'otel/index.ts',
   'runtime/web-digest': 'src/runtime/web-digest.ts',
   'runtime/node-digest': 'src/runtime/node-digest.ts',
 };
@@ -21,8 +21,8 @@ export const entries = {
 // The kits: subpaths that export core helpers the root does not carry, so they bundle those from
 // the sources (built separately, with `errorsFromRoot`).
 export const kits = {
-  'store-kit': 'src/store-kit.ts',
-  'adapter-kit': 'src/http/index.ts',
+  'store-kit': 'src/store-kit/index.ts',
+  'adapter-kit': 'src/adapter-kit/index.ts',
   dashboard: 'dashboard/index.ts',
 };
 

@@ -1,19 +1,19 @@
 // TypeDoc plugin: names each documented module by the import a user writes (`keygate/fetch`), not
-// by its source folder (`adapters/fetch`).
+// by its source folder (`frameworks/fetch`).
 import { Converter, ReflectionKind } from 'typedoc';
 
 const NAMES = {
   src: 'keygate',
   'src/testing': 'keygate/testing',
-  'src/http': 'keygate/adapter-kit',
+  'src/adapter-kit': 'keygate/adapter-kit',
   'src/store-kit': 'keygate/store-kit',
-  'adapters/express': 'keygate/express',
-  'adapters/fastify': 'keygate/fastify',
-  'adapters/fetch': 'keygate/fetch',
-  'adapters/hono': 'keygate/hono',
-  'adapters/postgres': 'keygate/postgres',
-  'adapters/redis': 'keygate/redis',
-  'adapters/otel': 'keygate/otel',
+  'frameworks/express': 'keygate/express',
+  'frameworks/fastify': 'keygate/fastify',
+  'frameworks/fetch': 'keygate/fetch',
+  'frameworks/hono': 'keygate/hono',
+  'backends/postgres': 'keygate/postgres',
+  'backends/redis': 'keygate/redis',
+  otel: 'keygate/otel',
   dashboard: 'keygate/dashboard',
 };
 

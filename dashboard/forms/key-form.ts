@@ -3,7 +3,7 @@ import { quote } from 'keygate/store-kit';
 // Bundled from the sources (the dashboard is built as a kit): the manager's own write-time checks,
 // run field by field so that every bad field gets its message, and per-entry allow-list checks.
 import { parseAllowListEntry } from '../../src/ip/allow-list.js';
-import { validExpiry, validMode, validName, validPermissions, validRateLimit } from '../../src/manager/validate.js';
+import { validExpiry, validMode, validName, validPermissions, validRateLimit } from '../../src/validate/fields.js';
 
 /** A per-key rate limit as keys carry it (`rateLimit` on the record and on create/update inputs). */
 export interface RateLimitSetting {

@@ -1,7 +1,7 @@
 import { InvalidInputError } from 'keygate';
 import { quote } from 'keygate/store-kit';
 // The manager's own account-id check, bundled from the sources (the dashboard is built as a kit).
-import { validAccountId as managerAccountId } from '../../src/manager/validate.js';
+import { validAccountId as managerAccountId } from '../../src/validate/fields.js';
 import { normalizeBasePath, under } from '../paths.js';
 import { createSigner, openSigned, randomId, type Signer, seal, secretBytes } from './crypto.js';
 

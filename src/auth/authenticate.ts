@@ -1,14 +1,14 @@
+import { withRateLimit } from '../rate-limit/step.js';
 import { secondsSince } from '../telemetry/telemetry.js';
 import type { KeyStore } from '../types.js';
 import { decide } from './decide.js';
 import { type AuthenticateOptions, NO_OPTIONS, type ResolvedOptions, resolveAuthOptions } from './options.js';
-import { withRateLimit } from './rate-limit-step.js';
 import type { AuthRequest, AuthResult } from './result.js';
 import { throttled } from './throttled.js';
 
+export type { RateLimitOptions } from '../rate-limit/options.js';
 export type { AuthenticateOptions, ResolvedOptions } from './options.js';
 export { resolveAuthOptions } from './options.js';
-export type { RateLimitOptions } from './rate-limit-options.js';
 export type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
 
 // Whether the shared limiter is failing and this process is counting alone (see FallbackRateLimiter).
@@ -19,7 +19,7 @@ function degraded(o: ResolvedOptions): boolean {
 function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions, start: number): AuthResult {
   if (o.telemetry) {
     o.telemetry.auth(result, secondsSince(start), request.ip);
-    // Only an allow or a 429 `rate_limited` carries `rateLimit` (see rate-limit-step.ts).
+    // Only an allow or a 429 `rate_limited` carries `rateLimit` (see src/rate-limit/step.ts).
     if (result.rateLimit) o.telemetry.rateLimit(result.ok, degraded(o));
   }
   if (o.onResult) {

@@ -2,7 +2,7 @@ import { InvalidInputError } from '../errors.js';
 import { keyHint, parseKey } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
 import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
-import { validMode } from './validate.js';
+import { validMode } from '../validate/fields.js';
 
 /**
  * The digest of a key kept by another system, as `KeyManager.import` takes it.

@@ -16,8 +16,6 @@ import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, RateLimit
 import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
 import { isUsageStore, type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
-import { type ImportKeyInput, importedKey } from './import-key.js';
-import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
 import {
   validAccountId,
   validAllowList,
@@ -28,7 +26,9 @@ import {
   validName,
   validPermissions,
   validRateLimit,
-} from './validate.js';
+} from '../validate/fields.js';
+import { type ImportKeyInput, importedKey } from './import-key.js';
+import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
 
 export type { ImportFromDigest, ImportFromSecret, ImportKeyFields, ImportKeyInput, KeyDigest } from './import-key.js';
 export { DEFAULT_QUIET_FOR_MS, type RotationStatus } from './rotation-status.js';

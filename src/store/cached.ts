@@ -1,6 +1,5 @@
 import { LRUCache } from 'lru-cache';
 import { InvalidInputError, KeyStoreUnavailableError } from '../errors.js';
-import { validPositiveInteger } from '../manager/validate.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type {
   ApiKeyRecord,
@@ -12,6 +11,7 @@ import type {
   WriteCondition,
 } from '../types.js';
 import { isUsageStore, type KeyActivity, type UsageBatch, type UsageCount, type UsageStore } from '../usage/types.js';
+import { validPositiveInteger } from '../validate/fields.js';
 
 interface InFlight {
   promise: Promise<ApiKeyRecord | null>;

@@ -1,5 +1,5 @@
 import { InvalidInputError, refuseRenamed } from '../errors.js';
-import { validPositiveInteger } from '../manager/validate.js';
+import { validPositiveInteger } from '../validate/fields.js';
 import { clientBucket } from './client-bucket.js';
 import { BUSY_WAIT_MS, LocalAttempts } from './local-attempts.js';
 import type { AttemptReservation, AttemptThrottle, SharedAttemptCounter, SharedReservation } from './types.js';

@@ -12,7 +12,7 @@ import { Hono } from 'hono';
 import { type AttemptThrottle, KeyManager, MemoryKeyStore } from 'keygate';
 import { createSignInLink, type Dashboard, dashboard, toFastifyPlugin, toNodeHandler } from 'keygate/dashboard';
 import { afterAll, describe, expect, it } from 'vitest';
-import { bundleWorker, startWorker } from '../adapters/workerd.js';
+import { bundleWorker, startWorker } from '../frameworks/workerd.js';
 import { csrfOf, SECRET } from './support.js';
 
 const closers: Array<() => Promise<unknown>> = [];

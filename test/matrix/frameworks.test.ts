@@ -1,15 +1,15 @@
-// The framework half of the matrix: the shared adapter case table (test/adapters/cases.ts) on the
+// The framework half of the matrix: the shared adapter case table (test/frameworks/cases.ts) on the
 // previous major of each framework, installed under an npm alias. Express 5, Fastify 5 and Fastify 4
-// already answer it in test/adapters/cases.test.ts; this adds Express 4, so all four majors do.
+// already answer it in test/frameworks/cases.test.ts; this adds Express 4, so all four majors do.
 import type express from 'express';
 import express4 from 'express4';
 import type { KeyStore } from 'keygate';
 import { apiKeyAuth } from 'keygate/express';
 import { afterAll, describe, expect, it } from 'vitest';
-import { routeOptions } from '../adapters/apps.js';
-import { itAnswersEveryCase, sendOverHttp } from '../adapters/cases.js';
-import { seedCaseStore } from '../adapters/fixtures.js';
-import { listen } from '../adapters/servers.js';
+import { routeOptions } from '../frameworks/apps.js';
+import { itAnswersEveryCase, sendOverHttp } from '../frameworks/cases.js';
+import { seedCaseStore } from '../frameworks/fixtures.js';
+import { listen } from '../frameworks/servers.js';
 
 const fixture = await seedCaseStore();
 

@@ -2,9 +2,9 @@
 // where the adapter has a server. Each denial must be the exact problem+json every adapter sends.
 import { createDenialResponder } from 'keygate/adapter-kit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HEADERS } from '../adapters/cases.js';
-import { seedCaseStore } from '../adapters/fixtures.js';
 import { ATTACKS, type Attack } from '../fixtures/attacks.js';
+import { HEADERS } from '../frameworks/cases.js';
+import { seedCaseStore } from '../frameworks/fixtures.js';
 import { type RawRequest, startApps } from './support/apps.js';
 
 const fixture = await seedCaseStore();

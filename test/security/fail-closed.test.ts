@@ -12,7 +12,7 @@ import {
 } from 'keygate';
 import { createDenialResponder } from 'keygate/adapter-kit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HEADERS } from '../adapters/cases.js';
+import { HEADERS } from '../frameworks/cases.js';
 import { startApps } from './support/apps.js';
 
 const store = new MemoryKeyStore();

@@ -4,7 +4,7 @@ import { RedisAttemptCounter } from 'keygate/redis';
 import type { AttemptWindow, SharedAttemptCounter } from 'keygate/store-kit';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { HEADERS } from '../adapters/cases.js';
+import { HEADERS } from '../frameworks/cases.js';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { countingStore, hangingStore } from '../support/fixtures.js';
 import { startApps } from './support/apps.js';

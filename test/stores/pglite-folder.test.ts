@@ -125,7 +125,7 @@ describe('openPGliteFolder', { timeout: 120_000 }, () => {
 describe('keygate/postgres outside Node', () => {
   it('bundles for a browser or Worker with no node: module and without @electric-sql/pglite', async () => {
     const result = await build({
-      entryPoints: [join(import.meta.dirname, '../../adapters/postgres/index.ts')],
+      entryPoints: [join(import.meta.dirname, '../../backends/postgres/index.ts')],
       bundle: true,
       write: false,
       platform: 'browser',

@@ -10,8 +10,8 @@ import { apiKeyAuth as expressAuth } from 'keygate/express';
 import { apiKeyAuth as fastifyAuth } from 'keygate/fastify';
 import { withApiKeyAuth } from 'keygate/fetch';
 import { type ApiKeyEnv, apiKeyAuth as honoAuth } from 'keygate/hono';
-import { HEADERS, type Observed, observe } from '../../adapters/cases.js';
-import { listen } from '../../adapters/servers.js';
+import { HEADERS, type Observed, observe } from '../../frameworks/cases.js';
+import { listen } from '../../frameworks/servers.js';
 
 /** A request as an attacker writes it: a path with any query, and header lines in order. */
 export interface RawRequest {

@@ -1,10 +1,10 @@
-import type { MemoryRateLimiter } from '../rate-limit/memory.js';
-import type { RateLimitDecision, RateLimitState } from '../rate-limit/types.js';
+import { DENIALS } from '../auth/denials.js';
+import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
 import type { PublicKey, RateLimit } from '../types.js';
-import { DENIALS } from './denials.js';
-import { answering } from './rate-limit-fallbacks.js';
-import type { ResolvedRateLimit } from './rate-limit-options.js';
-import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
+import { answering } from './fallbacks.js';
+import type { MemoryRateLimiter } from './memory.js';
+import type { ResolvedRateLimit } from './options.js';
+import type { RateLimitDecision, RateLimitState } from './types.js';
 
 // Check row 9: a request that passed rows 1 to 8 consumes its cost from its key's limit. Synchronous
 // with a MemoryRateLimiter, so a cached key stays free of promises; a result without a limit (a

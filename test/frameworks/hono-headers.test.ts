@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { describe, expect, it, vi } from 'vitest';
-import { headersOf } from '../../adapters/hono/headers.js';
+import { headersOf } from '../../frameworks/hono/headers.js';
 
 type Step = (raw: Request) => Request;
 const read = (source: unknown): string | null => {

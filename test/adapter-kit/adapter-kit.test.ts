@@ -16,9 +16,9 @@ import {
   resolveAdapterOptions,
 } from 'keygate/adapter-kit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { routeOptions } from '../adapters/apps.js';
-import { itAnswersEveryCase, sendOverHttp } from '../adapters/cases.js';
-import { seedCaseStore } from '../adapters/fixtures.js';
+import { routeOptions } from '../frameworks/apps.js';
+import { itAnswersEveryCase, sendOverHttp } from '../frameworks/cases.js';
+import { seedCaseStore } from '../frameworks/fixtures.js';
 
 /** The adapter a user would write: about a dozen lines on top of the kit. */
 function nodeHttpAuth(options: AdapterOptions<IncomingMessage>, handler: (res: ServerResponse, keyId: string) => void) {

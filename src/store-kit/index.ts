@@ -11,21 +11,21 @@
  *
  * @packageDocumentation
  */
-export { toPublicKey } from './auth/compiled-key.js';
-export { quote } from './errors.js';
+export { toPublicKey } from '../auth/compiled-key.js';
+export { quote } from '../errors.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
-export { withLimiterDeadline } from './rate-limit/deadline.js';
-export type { ConsumeArgs } from './rate-limit/policy.js';
-export { validConsumeArgs } from './rate-limit/policy.js';
-export { applyPatch, freezeRecord } from './store/apply-patch.js';
-export { ChangeFeed, changeOf } from './store/change-feed.js';
-export { ChangeRelay, parseChange } from './store/change-relay.js';
+export { withLimiterDeadline } from '../rate-limit/deadline.js';
+export type { ConsumeArgs } from '../rate-limit/policy.js';
+export { validConsumeArgs } from '../rate-limit/policy.js';
+export { applyPatch, freezeRecord } from '../store/apply-patch.js';
+export { ChangeFeed, changeOf } from '../store/change-feed.js';
+export { ChangeRelay, parseChange } from '../store/change-relay.js';
 // For stores that answer the dashboard's per-day totals from counts read one key at a time.
-export { dailyTotals } from './store/dashboard-support.js';
+export { dailyTotals } from '../store/dashboard-support.js';
 // For stores and limiters that report to OpenTelemetry (see the `telemetry` option).
-export type { ObservedResult, StoreLookupResult, Telemetry } from './telemetry/telemetry.js';
-export { createTelemetry, METRICS, observedLookup } from './telemetry/telemetry.js';
-export type { AttemptWindow, SharedAttemptCounter, SharedReservation } from './throttle/failed-attempts.js';
+export type { ObservedResult, StoreLookupResult, Telemetry } from '../telemetry/telemetry.js';
+export { createTelemetry, METRICS, observedLookup } from '../telemetry/telemetry.js';
+export type { AttemptWindow, SharedAttemptCounter, SharedReservation } from '../throttle/failed-attempts.js';
 // The record and store contracts also live in `keygate` (applications name them); repeated here so
 // that a store needs one import.
 export type {
@@ -37,8 +37,8 @@ export type {
   KeyStore,
   WritableKeyStore,
   WriteCondition,
-} from './types.js';
-export { mergeUsage } from './usage/merge.js';
-export { summarizeUsage } from './usage/report.js';
-export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from './usage/types.js';
-export { isUsageStore, utcDay } from './usage/types.js';
+} from '../types.js';
+export { mergeUsage } from '../usage/merge.js';
+export { summarizeUsage } from '../usage/report.js';
+export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../usage/types.js';
+export { isUsageStore, utcDay } from '../usage/types.js';

@@ -1,8 +1,8 @@
 import type { EventHook } from '../events.js';
-import { FallbackRateLimiter } from '../rate-limit/fallback.js';
-import { MemoryRateLimiter } from '../rate-limit/memory.js';
-import type { RateLimiter } from '../rate-limit/types.js';
-import type { ResolvedRateLimit } from './rate-limit-options.js';
+import { FallbackRateLimiter } from './fallback.js';
+import { MemoryRateLimiter } from './memory.js';
+import type { ResolvedRateLimit } from './options.js';
+import type { RateLimiter } from './types.js';
 
 // Which limiter answers for a `rateLimit` option: a MemoryRateLimiter itself (asked synchronously; it
 // never fails for an outage), or a shared limiter behind a per-process fallback. One fallback per

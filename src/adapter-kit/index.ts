@@ -7,8 +7,10 @@ export type { AuthenticateOptions, AuthFailure, AuthRequest, AuthResult, KeyStor
 export { authenticate, authenticateEager } from 'keygate';
 export type { ResolvedOptions } from '../auth/authenticate.js';
 export { resolveAuthOptions } from '../auth/authenticate.js';
-export type { ResolvedRateLimit } from '../auth/rate-limit-options.js';
 export type { HeaderSource } from '../auth/read-header.js';
+export type { RateLimitHeaderFields } from '../rate-limit/header-fields.js';
+export { rateLimitHeaderFields, withRateLimitHeaders } from '../rate-limit/header-fields.js';
+export type { ResolvedRateLimit } from '../rate-limit/options.js';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';
 export { createFetchDenier, denialResponse } from './fetch-denial.js';
@@ -18,6 +20,4 @@ export type { AdapterOptions, AdapterRequest, ResolvedAdapterOptions } from './o
 export { resolveAdapterOptions } from './options.js';
 export type { DenialResponder, DenialResponderOptions, DenialResponse } from './problem.js';
 export { createDenialResponder } from './problem.js';
-export type { RateLimitHeaderFields } from './rate-limit-headers.js';
-export { rateLimitHeaderFields, withRateLimitHeaders } from './rate-limit-headers.js';
 export { createRouteOptions } from './route-options.js';

@@ -1,9 +1,9 @@
+import type { AuthRequest } from '../auth/result.js';
 import { InvalidInputError, quote } from '../errors.js';
 import type { EventHook } from '../events.js';
-import { checkRateLimit } from '../rate-limit/policy.js';
-import type { RateLimiter } from '../rate-limit/types.js';
 import type { RateLimit } from '../types.js';
-import type { AuthRequest } from './result.js';
+import { checkRateLimit } from './policy.js';
+import type { RateLimiter } from './types.js';
 
 /**
  * The `rateLimit` option of `authenticate` and of every adapter: per-key rate limiting (check row 9).
@@ -51,7 +51,7 @@ export interface RateLimitOptions<Request = AuthRequest> {
 /**
  * The `rateLimit` option after validation: plain settings. The limiter that answers (the memory
  * limiter itself, or a shared one behind its per-process fallback) is made on first use, by the
- * request path (`rate-limit-fallbacks.ts`), so that validating options alone (as adapters do at
+ * request path (`fallbacks.ts`), so that validating options alone (as adapters do at
  * construction, and `keygate/adapter-kit` does with its own copy of this module) builds nothing.
  *
  * @example

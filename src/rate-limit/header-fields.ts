@@ -1,7 +1,7 @@
-import type { RateLimitState } from 'keygate';
-import { type RateLimitHeaderFields, rateLimitHeaders } from '../rate-limit/headers.js';
+import { type RateLimitHeaderFields, rateLimitHeaders } from './headers.js';
+import type { RateLimitState } from './types.js';
 
-export type { RateLimitHeaderFields } from '../rate-limit/headers.js';
+export type { RateLimitHeaderFields } from './headers.js';
 
 /**
  * The `RateLimit-Policy` and `RateLimit` header fields for a limited key's result

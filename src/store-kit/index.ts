@@ -12,6 +12,8 @@
  * @packageDocumentation
  */
 export { toPublicKey } from '../auth/compiled-key.js';
+export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
+export { CAPABILITIES, capabilityOf } from '../capabilities.js';
 export { quote } from '../errors.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
 export { withLimiterDeadline } from '../rate-limit/deadline.js';

@@ -1,0 +1,77 @@
+import type { KeyChangeEvent } from './types.js';
+import type { UsageStore } from './usage/types.js';
+
+/**
+ * The one property through which a part of keygate (a store, a limiter, a wrapper) declares what it
+ * offers the others. Parts never discover each other's abilities by probing method or property
+ * names: they declare named {@link Capabilities} here, and readers ask {@link capabilityOf}. A rename
+ * is then a type error, not a silent change of behaviour.
+ *
+ * @example
+ * class MyStore implements KeyStore, Capable {
+ *   readonly [CAPABILITIES]: Capabilities = { deadline: { timeoutMs: 500 } };
+ *   async findByHash(hash: string) { ... }
+ * }
+ */
+export const CAPABILITIES: unique symbol = Symbol.for('keygate.capabilities');
+
+/** A part whose every call gives up within `timeoutMs` milliseconds (so a caller arms no shorter timer of its own). */
+export interface Deadline {
+  /** The longest a call takes before it fails, in milliseconds. */
+  readonly timeoutMs: number;
+}
+
+/** A part that wraps another (a `CachedKeyStore` wraps the store it caches), so readers may look through it. */
+export interface Wrapper {
+  /** The part this one wraps. */
+  readonly wrapped: object;
+}
+
+/** A rate limiter that may be answering from a per-process fallback while its shared limiter fails. */
+export interface Degradable {
+  /** True while the shared limiter is failing and the fallback answers. */
+  readonly degraded: boolean;
+}
+
+/** A store that announces every write, its own and other processes', to subscribers. */
+export interface ChangeSource {
+  /** Calls `listener` for every change; returns the function that stops it. */
+  subscribe(listener: (change: KeyChangeEvent) => void): () => void;
+}
+
+/**
+ * What a part may declare under {@link CAPABILITIES}; every entry is optional.
+ *
+ * @example
+ * const caps: Capabilities = { deadline: { timeoutMs: 2_000 }, changes: feed, usage: store };
+ */
+export interface Capabilities {
+  /** Each call gives up within a deadline of its own. */
+  readonly deadline?: Deadline;
+  /** This part wraps another. */
+  readonly wrapper?: Wrapper;
+  /** This limiter may degrade to a per-process fallback. */
+  readonly degradable?: Degradable;
+  /** This store announces changes. */
+  readonly changes?: ChangeSource;
+  /** This store keeps usage statistics. */
+  readonly usage?: UsageStore;
+}
+
+/** A part that declares its {@link Capabilities}. */
+export interface Capable {
+  readonly [CAPABILITIES]: Capabilities;
+}
+
+/**
+ * The capability `name` that `part` declares under {@link CAPABILITIES}, or undefined when it
+ * declares none (or `part` is not an object). The one way keygate's parts learn what another offers.
+ *
+ * @example
+ * capabilityOf(new CachedKeyStore(store), 'deadline')?.timeoutMs // 2000
+ * capabilityOf(store, 'changes')?.subscribe((change) => cache.invalidate(change));
+ */
+export function capabilityOf<K extends keyof Capabilities>(part: unknown, name: K): Capabilities[K] | undefined {
+  if (part === null || (typeof part !== 'object' && typeof part !== 'function')) return undefined;
+  return (part as Partial<Capable>)[CAPABILITIES]?.[name];
+}

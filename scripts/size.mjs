@@ -13,7 +13,7 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
 
 /**
  * Budgets in bytes, min+gzip. The core is what every user ships; keep it small. The root line grew by
- * about 2 kB in round 2 (KeyManager.import, throttle reservations, verdicts for records changed in place).
+ * about 2 kB with KeyManager.import, throttle reservations, verdicts for records changed in place).
  * Per-key rate limits (check row 9) added about 2.6 kB to `authenticate` and 1.5 kB to the root: the
  * option's validation and step, and the per-process fallback that a shared limiter gets (which needs
  * the memory limiter) cannot be shaken out of `authenticate`, since the option decides at run time.

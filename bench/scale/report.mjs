@@ -1,4 +1,4 @@
-// bench/SCALE.md from the scale run's results, with the targets of issue 17 beside the figures.
+// bench/SCALE.md from the scale run's results, with the scale targets beside the figures.
 
 const f = (x, digits = 2) => (x === null || x === undefined ? 'n/a' : Number(x).toFixed(digits));
 const n = (x) => Number(x).toLocaleString('en-US');

@@ -1,4 +1,4 @@
-// Finding 3 of issue 14: a custom store that changes a record object in place (instead of returning a
+// A custom store that changes a record object in place (instead of returning a
 // new object) must get a verdict on what the record says now, not on what it said the first time.
 import { type ApiKeyRecord, authenticate, CachedKeyStore, generateKey, hashKey, type KeyStore, keyHint } from 'keygate';
 import { describe, expect, it } from 'vitest';
@@ -87,14 +87,14 @@ describe('a record changed in place by a custom store', () => {
       401,
       'expired_api_key',
     ],
-  ])('finding 3: %s is judged on the record as it is now', async (_, change, status, code) => {
+  ])('%s is judged on the record as it is now', async (_, change, status, code) => {
     const { record, check } = await inPlaceStore();
     expect((await check()).status).toBe(200);
     change(record);
     expect(await check()).toMatchObject({ ok: false, status, code });
   });
 
-  it('finding 3: a change back is seen too, and the public view shows the current name', async () => {
+  it('a change back is seen too, and the public view shows the current name', async () => {
     const { record, check } = await inPlaceStore();
     expect((await check()).status).toBe(200);
     record.allowedIps = ['198.51.100.0/24'];
@@ -104,7 +104,7 @@ describe('a record changed in place by a custom store', () => {
     expect(await check()).toMatchObject({ ok: true, key: { name: 'renamed' } });
   });
 
-  it('finding 3: behind a CachedKeyStore, the in-place revocation still refuses the key', async () => {
+  it('behind a CachedKeyStore, the in-place revocation still refuses the key', async () => {
     const { record, store, check } = await inPlaceStore();
     const cached = new CachedKeyStore(store, { ttl: 60_000 });
     expect((await check(cached)).status).toBe(200);

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ServiceProcess, startService } from '../support/service-process.js';
 import { ensureBuilt, keygate } from './support/keygate.js';
 
-// Issue 14, finding 1: the CLI and the example service on one embedded store folder. PGlite has no
+// The CLI and the example service on one embedded store folder. PGlite has no
 // server between processes; a second process on the folder used to "succeed" and lose its writes.
 const root = mkdtempSync(join(tmpdir(), 'keygate-cli-lock-'));
 const services: ServiceProcess[] = [];
@@ -31,7 +31,7 @@ async function demoKey(service: ServiceProcess): Promise<{ secret: string; id: s
 }
 
 describe('an embedded store folder has one writer', () => {
-  it('finding 1: keys revoke against the folder a running service holds exits 1 (store_locked) and changes nothing', async () => {
+  it('keys revoke against the folder a running service holds exits 1 (store_locked) and changes nothing', async () => {
     const dir = join(root, 'held');
     const where = { store: `pglite:${dir}`, cwd: root };
     const service = await serviceOn(dir);

@@ -1,5 +1,5 @@
 // headersOf learns @hono/node-server's two symbols from the first light Request and then reads them
-// directly: every later request must still be read as it is now (finding 7), whatever path answers.
+// directly: every later request must still be read as it is now, whatever path answers.
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';

@@ -76,13 +76,13 @@ describe('Hono apiKeyAuth reads the key', () => {
   it.each([
     ['a key only in the Request is accepted', { 'x-api-key': secrets.open }, {}, 200],
     ['a key only in the Node request is not', {}, { 'x-api-key': secrets.open }, 401],
-  ])("finding 7: from the Request Hono handles, not Node's request in env: %s", async (_, request, node, status) => {
+  ])("from the Request Hono handles, not Node's request in env: %s", async (_, request, node, status) => {
     const { app } = appWith();
     const res = await app.request('/v1/me', { headers: request }, nodeRequest(node));
     expect(res.status).toBe(status);
   });
 
-  it('finding 7: on @hono/node-server, after a middleware replaced the request', async () => {
+  it('on @hono/node-server, after a middleware replaced the request', async () => {
     const app = new Hono<ApiKeyEnv>();
     // Takes the key from `Authorization: ApiKey <key>`: the request Hono handles changes, Node's does not.
     app.use('/v1/*', async (c, next) => {

@@ -147,7 +147,7 @@ describe('a custom prefix argument', () => {
   const key = generateKey({ mode: 'live' });
 
   it.each([['mké'], ['mk\u0301'], ['ＭＫ'], ['MK'], [''], ['a'.repeat(17)], ['m_k']])(
-    'finding 11: parseKey and isWellFormedKey refuse prefix %j as KeyManager and generateKey do',
+    'parseKey and isWellFormedKey refuse prefix %j as KeyManager and generateKey do',
     (prefix) => {
       const refused = expect.objectContaining({ name: 'InvalidInputError', code: 'invalid_input', field: 'prefix' });
       expect(() => parseKey(key, prefix)).toThrow(refused);
@@ -157,7 +157,7 @@ describe('a custom prefix argument', () => {
     },
   );
 
-  it('finding 11: a non-ASCII prefix never makes a key well-formed, even one built with it', () => {
+  it('a non-ASCII prefix never makes a key well-formed, even one built with it', () => {
     // The CRC-32 reads characters as bytes, so 'mké' and 'mk' + another byte used to agree on the checksum.
     expect(() => isWellFormedKey(`mké_live_${key.slice(8)}`, 'mké')).toThrow(
       expect.objectContaining({ field: 'prefix' }),

@@ -199,7 +199,7 @@ describe('rotation', () => {
 });
 
 describe('undefined means unchanged', () => {
-  it('finding 5: update(id, { expiresAt: undefined, ... }) keeps the expiry; only null clears it', async () => {
+  it('update(id, { expiresAt: undefined, ... }) keeps the expiry; only null clears it', async () => {
     const { keys } = manager();
     const { key } = await keys.create({ ...base, expiresAt: '2027-01-01T00:00:00Z' });
     const renamed = await keys.update(key.id, { name: 'renamed', expiresAt: undefined });
@@ -251,7 +251,7 @@ describe('no raw key in an error message', () => {
     expect(text).not.toContain(secret.slice(8, 20));
     expect(text).not.toContain(secret.slice(-12));
   };
-  it.each(leaks)('finding 11: a key pasted into %s is refused without echoing it', refusedWithoutEcho);
+  it.each(leaks)('a key pasted into %s is refused without echoing it', refusedWithoutEcho);
   it.each(held)('a key pasted into %s is refused without echoing it', refusedWithoutEcho);
 
   it.each([
@@ -283,7 +283,7 @@ describe('no raw key in an error message', () => {
     expect(key.permissions).toEqual(permissions);
   });
 
-  it('finding 11: the mode error says what kind of value it got (type and length)', async () => {
+  it('the mode error says what kind of value it got (type and length)', async () => {
     const { keys } = manager();
     const error = (await keys.create({ ...base, mode: secret as never }).catch((e: unknown) => e)) as Error;
     expect(error.message).toContain(`${secret.length} characters`);
@@ -306,9 +306,6 @@ describe('no raw key in an error message', () => {
     expect(error).toMatchObject({ code: 'invalid_input', field });
     expect((error as Error).message).not.toContain(secret.slice(8, 20));
   };
-  it.each(optionLeaks)(
-    'finding 11: a key given as the %s option is refused without echoing it',
-    optionRefusedWithoutEcho,
-  );
+  it.each(optionLeaks)('a key given as the %s option is refused without echoing it', optionRefusedWithoutEcho);
   it.each(optionsHeld)('a key given as the %s option is refused without echoing it', optionRefusedWithoutEcho);
 });

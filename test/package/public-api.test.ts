@@ -7,10 +7,10 @@ import * as storeKit from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { exportsOf } from './support/entry-exports.js';
 
-/** The most values the root may export (DESIGN.md: a small root). */
+/** The most values the root may export (a small root: what an application author uses). */
 const ROOT_VALUE_LIMIT = 25;
 
-/** Room kept in the root for values announced by the round-2 issues (none left: `MemoryRateLimiter` is in). */
+/** Room kept in the root for values already promised but not yet built. */
 const ROOT_SLOTS_HELD = 0;
 
 const ROOT_VALUES = [

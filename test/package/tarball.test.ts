@@ -89,7 +89,7 @@ describe('the tarball', () => {
   });
 });
 
-/** Entry point, its dist file, exports a user relies on (DESIGN.md), what its requests answered. */
+/** Entry point, its dist file, exports a user relies on, what its requests answered. */
 const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   [
     'keygate',

@@ -1,4 +1,4 @@
-// Internal until the adapters send these fields (the second half of issue 16): imported from the source.
+// The header fields' formatting, imported from the source (the adapters' responses are checked in test/frameworks).
 import { describe, expect, it } from 'vitest';
 import { rateLimitHeaders, retryAfterSeconds } from '../../src/rate-limit/headers.js';
 

@@ -249,28 +249,25 @@ describe('RedisAttemptCounter', async () => {
     expect(await counter.get('4:00000000')).toBeNull();
   });
 
-  it.runIf(up)(
-    'finding 6: two instances on Redis let at most max of 64 concurrent bad keys reach the store',
-    async () => {
-      const counter = new RedisAttemptCounter({ client: client as never, prefix: `keygate-test:${RUN_ID}:race:` });
-      const throttles = [1, 2].map(() => new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 }));
-      const counted = countingStore(new MemoryKeyStore());
-      const results = await Promise.all(
-        Array.from({ length: 64 }, (_, i) =>
-          authenticate({ headers: { 'x-api-key': generateKey({ mode: 'live' }) }, ip: '198.51.100.63' }, counted, {
-            throttle: throttles[i % 2] as FailedAttemptThrottle,
-          }),
-        ),
-      );
-      expect(counted.calls).toBeLessThanOrEqual(5);
-      // Reservations are atomic and none is given back (every key is bad): exactly max lookups, not fewer.
-      expect(counted.calls).toBe(5);
-      expect(results.filter((r) => r.status === 401)).toHaveLength(counted.calls);
-      // A third instance that never saw a failure still refuses the address: the count lives in Redis.
-      const fresh = new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 });
-      expect((await attempt(fresh, '198.51.100.63', good.secret)).status).toBe(429);
-    },
-  );
+  it.runIf(up)('two instances on Redis let at most max of 64 concurrent bad keys reach the store', async () => {
+    const counter = new RedisAttemptCounter({ client: client as never, prefix: `keygate-test:${RUN_ID}:race:` });
+    const throttles = [1, 2].map(() => new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 }));
+    const counted = countingStore(new MemoryKeyStore());
+    const results = await Promise.all(
+      Array.from({ length: 64 }, (_, i) =>
+        authenticate({ headers: { 'x-api-key': generateKey({ mode: 'live' }) }, ip: '198.51.100.63' }, counted, {
+          throttle: throttles[i % 2] as FailedAttemptThrottle,
+        }),
+      ),
+    );
+    expect(counted.calls).toBeLessThanOrEqual(5);
+    // Reservations are atomic and none is given back (every key is bad): exactly max lookups, not fewer.
+    expect(counted.calls).toBe(5);
+    expect(results.filter((r) => r.status === 401)).toHaveLength(counted.calls);
+    // A third instance that never saw a failure still refuses the address: the count lives in Redis.
+    const fresh = new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 });
+    expect((await attempt(fresh, '198.51.100.63', good.secret)).status).toBe(429);
+  });
 });
 
 describe('concurrent failures', () => {
@@ -288,7 +285,7 @@ describe('concurrent failures', () => {
     return { lookups: counted.calls, unauthorized: statuses.filter((s) => s === 401).length, statuses };
   }
 
-  it('finding 6: 64 concurrent bad keys from one address reach the store at most max times (memory)', async () => {
+  it('64 concurrent bad keys from one address reach the store at most max times (memory)', async () => {
     const throttle = new FailedAttemptThrottle({ max: 5 });
     const { lookups, unauthorized, statuses } = await flood([throttle], '198.51.100.60');
     expect(lookups).toBeLessThanOrEqual(5);
@@ -315,7 +312,7 @@ describe('concurrent failures', () => {
     expect((await send(own.secret)).status).toBe(200);
   });
 
-  it('finding 6: two instances sharing a counter let at most max of 64 concurrent bad keys through', async () => {
+  it('two instances sharing a counter let at most max of 64 concurrent bad keys through', async () => {
     const counter = memoryCounter(Date.now);
     const throttles = [1, 2].map(() => new FailedAttemptThrottle({ max: 5, shared: counter }));
     const { lookups, unauthorized } = await flood(throttles, '198.51.100.62');

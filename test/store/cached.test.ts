@@ -186,7 +186,7 @@ describe('CachedKeyStore', () => {
     expect(cached.peek(hash)).toBeUndefined();
   });
 
-  it('finding 4: a lookup that never settles fails with 503 after its timeout, and the next request asks the store again', async () => {
+  it('a lookup that never settles fails with 503 after its timeout, and the next request asks the store again', async () => {
     const memory = new MemoryKeyStore();
     const keys = new KeyManager({ store: memory });
     const { secret } = await keys.create({ accountId: 'a', name: 'k', mode: 'live' });
@@ -204,7 +204,7 @@ describe('CachedKeyStore', () => {
     expect(calls).toBe(2);
   });
 
-  it('finding 4: distinct hung keys do not pile up: each times out with key_store_unavailable and leaves no entry', async () => {
+  it('distinct hung keys do not pile up: each times out with key_store_unavailable and leaves no entry', async () => {
     const cached = new CachedKeyStore(hangingStore, { timeout: 20 });
     const hashes = await Promise.all(Array.from({ length: 200 }, () => hashKey(generateKey())));
     const outcomes = await Promise.allSettled(hashes.map((h) => cached.findByHash(h)));

@@ -8,7 +8,7 @@ import { KeyManager } from 'keygate';
 import { openPGliteFolder } from 'keygate/postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 
-// openPGliteFolder: one process per embedded store folder (issue 14, finding 1), and what counts as
+// openPGliteFolder: one process per embedded store folder, and what counts as
 // a holder that is gone.
 const root = mkdtempSync(join(tmpdir(), 'keygate-folder-'));
 let folders = 0;

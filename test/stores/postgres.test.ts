@@ -159,7 +159,7 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
     });
   });
 
-  it('finding 10: a key revoked while the LISTEN connection was down is refused once it reconnects, not at the TTL', async () => {
+  it('a key revoked while the LISTEN connection was down is refused once it reconnects, not at the TTL', async () => {
     const { proxy, schema, store, errors } = await proxiedStore();
     const peer = new PostgresKeyStore({ client: pool(PG_URL), schema });
     const { duringGap, after, ms } = await revokeDuringGap({
@@ -173,7 +173,7 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
     });
     store.close();
     console.log(
-      `finding 10 (postgres): the cache refused the key revoked during the gap ${ms.toFixed(0)} ms after the connection came back`,
+      `(postgres) the cache refused the key revoked during the gap ${ms.toFixed(0)} ms after the connection came back`,
     );
     expect(duringGap).toMatchObject({ ok: true }); // the gap is real: the cache did not hear of the revocation
     expect(after).toMatchObject({ ok: false, status: 401, code: 'revoked_api_key' });

@@ -153,7 +153,7 @@ describe.skipIf(!available).each(FLAVOURS)('RedisKeyStore on $name', (flavour) =
     },
   );
 
-  it('finding 10: a key revoked while the subscription was down is refused once it reconnects, not at the TTL', async () => {
+  it('a key revoked while the subscription was down is refused once it reconnects, not at the TTL', async () => {
     const { proxy, prefix, store, errors } = await proxiedStore();
     const peer = new RedisKeyStore({ client: await client(), prefix });
     const { duringGap, after, ms } = await revokeDuringGap({
@@ -168,7 +168,7 @@ describe.skipIf(!available).each(FLAVOURS)('RedisKeyStore on $name', (flavour) =
     store.close();
     await proxy.cut();
     console.log(
-      `finding 10 (redis, ${flavour.name}): the cache refused the key revoked during the gap ${ms.toFixed(0)} ms after the connection came back`,
+      `(redis, ${flavour.name}) the cache refused the key revoked during the gap ${ms.toFixed(0)} ms after the connection came back`,
     );
     expect(duringGap).toMatchObject({ ok: true }); // the gap is real: the cache did not hear of the revocation
     expect(after).toMatchObject({ ok: false, status: 401, code: 'revoked_api_key' });

@@ -155,7 +155,7 @@ describe('server.js main()', PGLITE, () => {
   it.each([
     ["the README's setting behind a proxy, from a client that connects directly", 403, null],
     ['a proxy on this machine (the test client plays it)', 200, { HOST: '127.0.0.1', TRUST_PROXY: 'loopback' }],
-  ])('finding 2: X-Forwarded-For with an allowed address, under %s, gets %i', async (_, status, setting) => {
+  ])('X-Forwarded-For with an allowed address, under %s, gets %i', async (_, status, setting) => {
     const env = setting ?? (await documentedProxySetting());
     expect(env.HOST).toBeDefined();
     const { dir, secret } = await withOfficeKey();
@@ -178,7 +178,7 @@ describe('server.js main()', PGLITE, () => {
     ['192.0.2.10', '1'],
     ['0.0.0.0', '0.0.0.0/0'],
     ['0.0.0.0', '10.0.0.2, ::/0'],
-  ])('finding 2: HOST=%s with TRUST_PROXY=%s (trusts whoever connects) refuses to start', async (HOST, TRUST_PROXY) => {
+  ])('HOST=%s with TRUST_PROXY=%s (trusts whoever connects) refuses to start', async (HOST, TRUST_PROXY) => {
     const dir = join(await tempDir(), 'store');
     const started = main({ argv: ['--data-dir', dir], env: { PORT: '0', HOST, TRUST_PROXY }, log: () => {} });
     await expect(started).rejects.toMatchObject({ code: 'invalid_setting', setting: 'TRUST_PROXY' });
@@ -217,7 +217,7 @@ describe('server.js main()', PGLITE, () => {
         return dir;
       },
     ],
-  ])('finding 8: on %s, the PGlite folder is 0700 and every file in it 0600 after a start', async (_, prepare) => {
+  ])('on %s, the PGlite folder is 0700 and every file in it 0600 after a start', async (_, prepare) => {
     const dir = await prepare();
     const s = await start(['--data-dir', dir]);
     try {

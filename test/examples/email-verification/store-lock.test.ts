@@ -6,7 +6,7 @@ import { ensureBuilt } from '../../cli/support/keygate.js';
 import { type ServiceProcess, startService } from '../../support/service-process.js';
 import { main } from './service.js';
 
-// Issue 14, finding 1, the service's side: it refuses to start on a PGlite folder another live
+// The service refuses to start on a PGlite folder another live
 // process holds, instead of opening a second copy of the database whose writes one of them loses.
 const root = mkdtempSync(join(tmpdir(), 'keygate-email-lock-'));
 let holder: ServiceProcess | undefined;
@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 describe('the example service on a PGlite folder', () => {
-  it('finding 1: refuses to start on a folder another live service holds (store_locked), and leaves it alone', async () => {
+  it('refuses to start on a folder another live service holds (store_locked), and leaves it alone', async () => {
     const dir = join(root, 'held');
     holder = await startService(dir);
     const secret = await holder.waitFor(/^mk_test_[0-9A-Za-z]{38}$/m);

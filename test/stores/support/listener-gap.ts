@@ -30,7 +30,7 @@ async function channelLive(store: WritableKeyStore, peer: KeyManager, patience: 
 }
 
 /**
- * Finding 10's scenario: a cache over `store` holds an allowed key; the channel is cut; `peer` revokes
+ * The reconnection-gap scenario: a cache over `store` holds an allowed key; the channel is cut; `peer` revokes
  * the key during the gap (so the cache never hears of it); the channel is restored. Returns what the
  * cache answered during the gap, its first refusal as revoked after the restore (or its last answer,
  * when `patience` ran out) and the milliseconds from the restore to that answer.

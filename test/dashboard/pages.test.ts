@@ -3,7 +3,7 @@
 import { KeyManager, KeyStoreUnavailableError, MemoryKeyStore } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
-import { BASE, Client, setup } from './support.js';
+import { BASE, Client, onceOf, setup } from './support.js';
 
 const DAY = 86_400_000;
 
@@ -182,7 +182,8 @@ describe('the key page', () => {
     expect(html).toContain(`<th scope="row">${day(3)}</th><td class="num">100</td><td class="num">5</td>`);
     expect(html).toContain('Insufficient permissions <code>insufficient_permissions</code>');
     expect(html).toContain('from <code>198.51.100.4</code>');
-    for (const name of ['Save changes', 'Rotate key', 'Revoke key']) expect(html).toContain(`>${name}</button>`);
+    for (const name of ['Save changes', 'Rotate key']) expect(html).toContain(`>${name}</button>`);
+    expect(html).toContain(`<a class="button danger" role="button" href="${BASE}/keys/${key.id}/revoke">Revoke key</a>`);
     expect(html).toMatch(/id="permission-0" name="permissions" value="email:verify" checked/);
   });
 
@@ -251,11 +252,12 @@ describe('rotation', () => {
     let html = await page();
     expect(html).toContain('<h2 id="rotation-title">Rotation</h2>');
     expect(html).toContain('<strong>New key seen:</strong> not yet');
-    expect(html).toMatch(
-      /<button type="submit" class="button danger" aria-describedby="finish-hint" disabled>Revoke old key<\/button>/,
+    expect(html).toContain(
+      '<button type="button" class="button danger" aria-describedby="finish-hint" disabled>Revoke old key</button>',
     );
     expect(html).not.toContain('>Rotate key</button>');
-    expect((await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, {})).status).toBe(409);
+    expect((await s.client.get(`${BASE}/keys/${old.id}/finish-rotation`)).status).toBe(409);
+    expect((await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, { confirm: 'api' })).status).toBe(409);
     expect((await s.keys.get(old.id))?.status).toBe('active');
 
     s.clock.advance(60_000);
@@ -269,18 +271,32 @@ describe('rotation', () => {
     s.clock.advance(15 * 60_000);
     html = await page();
     expect(html).toContain('<strong>Old key quiet:</strong> yes');
-    expect(html).toMatch(/aria-describedby="finish-hint">Revoke old key/);
-    const finished = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, {});
+    expect(html).toContain(
+      `<a class="button danger" role="button" href="${BASE}/keys/${old.id}/finish-rotation" aria-describedby="finish-hint">Revoke old key</a>`,
+    );
+    const confirm = await s.client.get(`${BASE}/keys/${old.id}/finish-rotation`);
+    expect(confirm.status).toBe(200);
+    const confirmHtml = await confirm.text();
+    expect(confirmHtml).toContain('<label for="confirm">Type the key name to confirm</label>');
+    expect(confirmHtml).toContain('>Revoke permanently</button>');
+    expect(confirmHtml).toContain(`action="${BASE}/keys/${old.id}/finish-rotation"`);
+    const wrong = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, { confirm: 'ap' });
+    expect(wrong.status).toBe(422);
+    expect((await s.keys.get(old.id))?.status).toBe('active');
+    const finished = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, { confirm: 'api' });
     expect(finished.status).toBe(303);
     expect((await s.keys.get(old.id))?.status).toBe('revoked');
     expect((await s.keys.get(next))?.status).toBe('active');
   });
 
-  it('rotating a key twice while its successor is active is 409', async () => {
+  it('rotating a key from a second open page while its successor is active is 409', async () => {
     const s = await signedIn();
     const { key } = await s.keys.create({ accountId: 'acct_1', name: 'api', mode: 'test' });
-    expect((await s.client.post(`${BASE}/keys/${key.id}/rotate`, {})).status).toBe(201);
-    expect((await s.client.post(`${BASE}/keys/${key.id}/rotate`, {})).status).toBe(409);
+    const [first, second] = await Promise.all(
+      [1, 2].map(async () => onceOf(await (await s.client.get(`${BASE}/keys/${key.id}`)).text()) as string),
+    );
+    expect((await s.client.post(`${BASE}/keys/${key.id}/rotate`, { _once: first as string })).status).toBe(201);
+    expect((await s.client.post(`${BASE}/keys/${key.id}/rotate`, { _once: second as string })).status).toBe(409);
     expect(await s.keys.list('acct_1')).toHaveLength(2);
   });
 });

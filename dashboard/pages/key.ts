@@ -11,9 +11,9 @@ import {
   validateKeyForm,
   valuesOfKey,
 } from '../forms/key-form.js';
+import { issueOnceToken } from '../forms/once-token.js';
 import { dayRange } from '../views/chart.js';
 import { badge, time } from '../views/format.js';
-import { issueOnceToken } from '../forms/once-token.js';
 import { FIELD_LABELS, keyFields } from './key-fields.js';
 import { csrfField, onceField } from './layout.js';
 import { type KeyView, ownKey } from './own-key.js';

@@ -18,8 +18,7 @@ const MODES = ['test', 'live'] as const;
 
 /** The list's filter as the query string gives it (`q`, `status`, `mode`); unknown values filter nothing. */
 function filterOf(c: Context<DashEnv>): KeyListFilter & { text: string } {
-  const pick = <T extends string>(value: string | undefined, allowed: readonly T[]) =>
-    allowed.find((a) => a === value);
+  const pick = <T extends string>(value: string | undefined, allowed: readonly T[]) => allowed.find((a) => a === value);
   return {
     text: (c.req.query('q') ?? '').trim().slice(0, 200),
     status: pick(c.req.query('status'), STATUSES),
@@ -77,7 +76,9 @@ function summaryOf(total: number, filter: KeyListFilter): string {
     filter.mode ? `mode ${filter.mode}` : '',
   ].filter(Boolean);
   const verb = total === 1 ? 'matches' : 'match';
-  return parts.length > 0 ? `${count(total)} key${plural} ${verb} ${parts.join(', ')}.` : `${count(total)} key${plural}.`;
+  return parts.length > 0
+    ? `${count(total)} key${plural} ${verb} ${parts.join(', ')}.`
+    : `${count(total)} key${plural}.`;
 }
 
 /**

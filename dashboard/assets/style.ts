@@ -48,6 +48,7 @@ form.inline { display: inline; }
 .table tbody th { font-weight: 600; }
 .table.keys { border: 1px solid var(--line); border-radius: 8px; }
 .table.keys tbody th { overflow-wrap: anywhere; min-width: 8rem; }
+.table.keys td:not(.rotation) { white-space: nowrap; }
 .table.keys .rotation { font-size: 0.9rem; }
 .pair { display: block; overflow-wrap: anywhere; }
 .table.compact th, .table.compact td { padding: 0.25rem 0.6rem; }

@@ -44,7 +44,8 @@ function facts(dash: Dash, key: KeyView, partners: Partners) {
 /**
  * "Rotate key" (a POST with a one-time token, so a reload of "Key rotated" makes no second key) and
  * "Revoke key": a link to the confirmation page, shown as a button, so the page it opens has a clean
- * URL (a GET form would add a stray `?`).
+ * URL (a GET form would add a stray `?`). `once` is the rotate form's token, null while a rotation
+ * is under way (no "Rotate key" then).
  */
 function actions(dash: Dash, key: KeyView, csrf: string, once: string | null) {
   const base = `/keys/${encodeURIComponent(key.id)}`;

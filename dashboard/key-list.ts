@@ -1,4 +1,4 @@
-import type { ApiKeyRecord, PublicKey } from 'keygate';
+import type { ApiKeyRecord, KeyMode, KeyStatus, PublicKey } from 'keygate';
 import { toPublicKey } from 'keygate/store-kit';
 import type { Dash } from './context.js';
 
@@ -16,6 +16,14 @@ export interface KeyListStore {
     accountId: string,
     page: { offset: number; limit: number; nameContains?: string },
   ): Promise<{ records: ApiKeyRecord[]; total: number }>;
+}
+
+/** What the key list is filtered by; a part left out filters nothing. */
+export interface KeyListFilter {
+  /** Found, case-insensitively, in the key's name, hint or id. */
+  readonly text?: string;
+  readonly status?: KeyStatus;
+  readonly mode?: KeyMode;
 }
 
 /** A row of the key list. */
@@ -50,22 +58,31 @@ function rotationDueOf(dash: Dash, key: PublicKey): boolean {
   return key.status === 'active' && ageDays >= dash.manager.rotationDays;
 }
 
-async function everyKey(dash: Dash, accountId: string, nameContains: string | undefined) {
+function matches(key: PublicKey, filter: KeyListFilter, needle: string): boolean {
+  if (filter.status && key.status !== filter.status) return false;
+  if (filter.mode && key.mode !== filter.mode) return false;
+  return !needle || [key.name, key.hint, key.id].some((field) => field.toLowerCase().includes(needle));
+}
+
+async function everyKey(dash: Dash, accountId: string, filter: KeyListFilter) {
   const all = (await dash.manager.list(accountId)).reverse();
-  const needle = nameContains?.toLowerCase();
-  return needle ? all.filter((k) => k.name.toLowerCase().includes(needle)) : all;
+  const needle = filter.text?.toLowerCase() ?? '';
+  return all.filter((k) => matches(k, filter, needle));
 }
 
 /**
- * Page `page` (1-based) of the account's keys, `size` a page, filtered by name: one read of that
- * page with a {@link KeyListStore}, else every key of the account read and paged here.
+ * Page `page` (1-based) of the account's keys, `size` a page: one read of that page with a
+ * {@link KeyListStore}; filtered (text in name, hint or id; status; mode), or without such a
+ * store, every key of the account read, filtered and paged here.
  */
 export async function readKeyList(
   dash: Dash,
   accountId: string,
-  request: { page: number; size: number; nameContains?: string },
+  request: { page: number; size: number } & KeyListFilter,
 ): Promise<KeyListPage> {
-  const store = dash.stores.keyList;
+  // `listKeysPage` filters by name only: a filtered list is read whole and filtered here.
+  const filtered = !!(request.text || request.status || request.mode);
+  const store = filtered ? undefined : dash.stores.keyList;
   const wanted = Math.max(1, request.page);
   let records: ListedKey[];
   let total: number;
@@ -74,7 +91,6 @@ export async function readKeyList(
       store.listKeysPage(accountId, {
         offset: (page - 1) * request.size,
         limit: request.size,
-        nameContains: request.nameContains,
       });
     let result = await read(wanted);
     const last = Math.max(1, Math.ceil(result.total / request.size));
@@ -85,7 +101,7 @@ export async function readKeyList(
     });
     total = result.total;
   } else {
-    records = await everyKey(dash, accountId, request.nameContains);
+    records = await everyKey(dash, accountId, request);
     total = records.length;
   }
   const pages = Math.max(1, Math.ceil(total / request.size));

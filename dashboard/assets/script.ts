@@ -1,8 +1,8 @@
 /**
  * The dashboard's only script, served from `<basePath>/assets/dashboard.js` (the CSP allows 'self'
  * scripts, never inline ones). Progressive enhancement: every page works without it. It shows the
- * "Copy" button next to a new key, selects the key when it gets focus, and moves focus to the error
- * summary of a refused form.
+ * "Copy" button next to a new key, selects the key when it gets focus, moves focus to the error
+ * summary of a refused form, and lets Space follow a link shown as a button, as it presses a button.
  */
 export const SCRIPT = `(() => {
   'use strict';
@@ -20,6 +20,12 @@ export const SCRIPT = `(() => {
       button.hidden = false;
       button.addEventListener('click', () => copy(input, status));
       input.addEventListener('focus', () => input.select());
+      if (document.activeElement === input) input.select();
+    }
+    for (const link of document.querySelectorAll('a[role="button"]')) {
+      link.addEventListener('keydown', (event) => {
+        if (event.key === ' ') { event.preventDefault(); link.click(); }
+      });
     }
     const summary = document.querySelector('.error-summary');
     if (summary) summary.focus();

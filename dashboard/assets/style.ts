@@ -25,7 +25,8 @@ h1 { font-size: 1.7rem; margin: 0.3rem 0 1rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.2rem; margin: 0 0 0.7rem; }
 h3 { font-size: 1rem; margin: 1rem 0 0.5rem; }
 .muted { color: var(--muted); }
-.crumbs { margin: 0; font-size: 0.95rem; }
+.crumbs { margin: 0; font-size: 0.95rem; overflow-wrap: anywhere; }
+main p, main li { overflow-wrap: anywhere; }
 .title-row { display: flex; align-items: center; justify-content: space-between; gap: 1rem; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.2rem; margin: 1rem 0; }
 .card.narrow { max-width: 38rem; }
@@ -38,6 +39,7 @@ h3 { font-size: 1rem; margin: 1rem 0 0.5rem; }
 form.inline { display: inline; }
 .row { display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem; }
 .filter { display: flex; flex-wrap: wrap; align-items: center; gap: 0.6rem; margin: 1rem 0 0.3rem; }
+.filter select { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid #8c959f; border-radius: 6px; background: #ffffff; }
 .filter input { font: inherit; padding: 0.35rem 0.5rem; border: 1px solid #8c959f; border-radius: 6px; min-width: 16rem; }
 .table-wrap { overflow-x: auto; }
 .table { width: 100%; border-collapse: collapse; background: var(--card); }
@@ -45,6 +47,10 @@ form.inline { display: inline; }
 .table thead th { background: var(--bg); font-size: 0.85rem; color: var(--muted); font-weight: 600; }
 .table tbody th { font-weight: 600; }
 .table.keys { border: 1px solid var(--line); border-radius: 8px; }
+.table.keys tbody th { overflow-wrap: anywhere; min-width: 8rem; }
+.table.keys td:not(.rotation) { white-space: nowrap; }
+.table.keys .rotation { font-size: 0.9rem; }
+.pair { display: block; overflow-wrap: anywhere; }
 .table.compact th, .table.compact td { padding: 0.25rem 0.6rem; }
 .table caption { text-align: left; font-weight: 600; padding: 0 0 0.4rem; }
 .num { text-align: right !important; font-variant-numeric: tabular-nums; }
@@ -60,6 +66,7 @@ form.inline { display: inline; }
 .form .check label, .form .row label { display: inline; font-weight: 400; margin: 0 0 0 0.3rem; }
 .form input:not([type=checkbox]), .form textarea, .form select { font: inherit; padding: 0.4rem 0.55rem; border: 1px solid #8c959f; border-radius: 6px; background: #ffffff; }
 .form input[type=text], .form input:not([type]), .form textarea { width: min(100%, 34rem); }
+.form input.short { width: 10rem; }
 .form textarea { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .checks { display: flex; flex-wrap: wrap; gap: 0.4rem 1.4rem; }
 .check { margin: 0.35rem 0; }
@@ -73,6 +80,8 @@ form.inline { display: inline; }
 .actions { display: flex; align-items: center; gap: 1rem; margin-top: 1.2rem; }
 .flash { background: var(--ok-bg); color: var(--ok); border: 1px solid #aceebb; border-radius: 6px; padding: 0.5rem 0.8rem; }
 .notice { background: var(--bad-bg); color: var(--bad); border: 1px solid #ffcecb; border-radius: 6px; padding: 0.6rem 0.9rem; }
+.notice.warn { background: var(--warn-bg); color: var(--warn); border-color: #f2d37a; }
+.no-traffic { background: var(--bg); border: 1px dashed var(--line); border-radius: 6px; padding: 1.2rem; text-align: center; color: var(--muted); }
 .new-key { border: 2px solid var(--accent); background: var(--card); border-radius: 8px; padding: 1rem 1.2rem; margin: 1rem 0; }
 .secret-row { display: flex; flex-wrap: wrap; gap: 0.6rem; align-items: center; margin: 0.6rem 0; }
 .secret { width: min(100%, 40rem); padding: 0.55rem 0.7rem; border: 1px solid #8c959f; border-radius: 6px; background: var(--bg); font-size: 1rem; }

@@ -21,19 +21,23 @@ function errorText(id: string, error: string | undefined) {
   return error ? html`<p class="error" id="${id}-error"><span class="visually-hidden">Error: </span>${error}</p>` : '';
 }
 
+// A key without permissions is allowed, and refused by every route that needs one: the form says so.
+const NONE_HINT = 'A key with none is refused by every request that needs a permission.';
+
 function permissionsField(dash: Dash, values: KeyFormValues, error: string | undefined) {
   if (!dash.catalogue) {
     return html`<div class="field${error ? ' has-error' : ''}">
       <label for="permissions">Permissions</label>
-      <p class="hint" id="permissions-hint">One permission per line, such as <code>email:verify</code>.</p>
+      <p class="hint" id="permissions-hint">One permission per line, such as <code>email:verify</code>. ${NONE_HINT}</p>
       ${errorText('permissions', error)}
       <textarea id="permissions" name="permissionsText" rows="3" spellcheck="false" autocomplete="off"${described('permissions', error, true)}>${values.permissionsText}</textarea>
     </div>`;
   }
   // Permissions the key holds that the catalogue does not list stay visible, so saving never drops them unseen.
   const names = [...dash.catalogue, ...values.permissions.filter((p) => !dash.catalogue?.includes(p))];
-  return html`<fieldset class="field${error ? ' has-error' : ''}" id="permissions"${described('permissions', error, false)}>
+  return html`<fieldset class="field${error ? ' has-error' : ''}" id="permissions"${described('permissions', error, true)}>
     <legend>Permissions</legend>
+    <p class="hint" id="permissions-hint">${NONE_HINT}</p>
     ${errorText('permissions', error)}
     <div class="checks">${names.map(
       (name, i) =>
@@ -103,9 +107,9 @@ export function keyFields(
   </div>
   <div class="field${errors.expires ? ' has-error' : ''}">
     <label for="expires">Expires</label>
-    <p class="hint" id="expires-hint">Optional. The key stops working at 00:00 UTC on this day.</p>
+    <p class="hint" id="expires-hint">Optional. A date as YYYY-MM-DD, such as 2030-01-31: the key stops working at 00:00 UTC on this day.</p>
     ${errorText('expires', errors.expires)}
-    <input id="expires" name="expires" type="date" value="${values.expires}"${described('expires', errors.expires, true)}>
+    <input id="expires" class="short" name="expires" type="text" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" maxlength="10" size="12" placeholder="YYYY-MM-DD" autocomplete="off" value="${values.expires}"${described('expires', errors.expires, true)}>
   </div>
   ${dash.rateLimits ? rateLimitField(values, errors.rateLimit) : ''}`;
 }

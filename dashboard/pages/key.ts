@@ -11,13 +11,15 @@ import {
   validateKeyForm,
   valuesOfKey,
 } from '../forms/key-form.js';
+import { issueOnceToken } from '../forms/once-token.js';
 import { dayRange } from '../views/chart.js';
 import { badge, time } from '../views/format.js';
 import { FIELD_LABELS, keyFields } from './key-fields.js';
-import { csrfField } from './layout.js';
+import { csrfField, onceField } from './layout.js';
 import { type KeyView, ownKey } from './own-key.js';
 import { errorSummary, keyNotFound, messagePage, render } from './render.js';
 import { rotationOf, rotationSection } from './rotation.js';
+import { type Partners, partnerLink, partnersOf } from './rotation-pair.js';
 import { usageSection } from './usage.js';
 
 const DONE: Record<string, string> = {
@@ -25,8 +27,7 @@ const DONE: Record<string, string> = {
   revoked: 'The key is revoked. It will never authenticate again.',
 };
 
-function facts(dash: Dash, key: KeyView) {
-  const link = (id: string) => html`<a href="${dash.path(`/keys/${encodeURIComponent(id)}`)}">${id}</a>`;
+function facts(dash: Dash, key: KeyView, partners: Partners) {
   return html`<dl class="facts">
     <div><dt>Status</dt><dd>${badge(key.status, key.status === 'active' ? 'ok' : 'bad')}${key.rotationDue && !key.rotatedTo ? html` ${badge('rotation due', 'warn')}` : ''}</dd></div>
     <div><dt>Mode</dt><dd>${badge(key.mode, key.mode === 'live' ? 'warn' : 'plain')}</dd></div>
@@ -35,22 +36,28 @@ function facts(dash: Dash, key: KeyView) {
     <div><dt>Created</dt><dd>${time(key.createdAt, true)} (${key.ageDays} days ago)</dd></div>
     <div><dt>Expires</dt><dd>${time(key.expiresAt, true, 'never')}</dd></div>
     ${key.revokedAt ? html`<div><dt>Revoked</dt><dd>${time(key.revokedAt, true)}</dd></div>` : ''}
-    ${key.rotatedFrom ? html`<div><dt>Replaces</dt><dd>${link(key.rotatedFrom)}</dd></div>` : ''}
-    ${key.rotatedTo ? html`<div><dt>Replaced by</dt><dd>${link(key.rotatedTo)}</dd></div>` : ''}
+    ${key.rotatedFrom ? html`<div><dt>Rotated from</dt><dd>${partnerLink(dash, key.rotatedFrom, partners)}</dd></div>` : ''}
+    ${key.rotatedTo ? html`<div><dt>Replaced by</dt><dd>${partnerLink(dash, key.rotatedTo, partners)}</dd></div>` : ''}
   </dl>`;
 }
 
-function actions(dash: Dash, key: KeyView, csrf: string, rotating: boolean) {
+/**
+ * "Rotate key" (a POST with a one-time token, so a reload of "Key rotated" makes no second key) and
+ * "Revoke key": a link to the confirmation page, shown as a button, so the page it opens has a clean
+ * URL (a GET form would add a stray `?`). `once` is the rotate form's token, null while a rotation
+ * is under way (no "Rotate key" then).
+ */
+function actions(dash: Dash, key: KeyView, csrf: string, once: string | null) {
   const base = `/keys/${encodeURIComponent(key.id)}`;
   return html`<section class="card" aria-labelledby="actions-title">
     <h2 id="actions-title">Rotate or revoke</h2>
     <div class="row">
       ${
-        rotating
+        once === null
           ? ''
-          : html`<form method="post" action="${dash.path(`${base}/rotate`)}">${csrfField(csrf)}<button type="submit" class="button">Rotate key</button></form>`
+          : html`<form method="post" action="${dash.path(`${base}/rotate`)}">${csrfField(csrf)}${onceField(once)}<button type="submit" class="button">Rotate key</button></form>`
       }
-      <form method="get" action="${dash.path(`${base}/revoke`)}"><button type="submit" class="button danger">Revoke key</button></form>
+      <a class="button danger" role="button" href="${dash.path(`${base}/revoke`)}">Revoke key</a>
     </div>
     <p class="hint">Rotating creates a new key with the same settings; both work until you revoke this one. Revoking is permanent.</p>
   </section>`;
@@ -64,11 +71,16 @@ async function keyPage(
 ) {
   const today = utcDay(dash.clock());
   const days = dayRange(today, 30);
-  const [report, rotation] = await Promise.all([usageOf(dash, key, days), rotationOf(dash, key)]);
+  const [report, rotation, partners] = await Promise.all([
+    usageOf(dash, key, days),
+    rotationOf(dash, key),
+    partnersOf(dash, key.accountId, [key]),
+  ]);
   const csrf = c.get('csrf');
   const done = DONE[c.req.query('done') ?? ''];
   const active = key.status === 'active';
   const rotating = rotation !== null && rotation.step !== 'revoked';
+  const once = active && !rotating ? await issueOnceToken(dash, csrf, `rotate:${key.id}`) : null;
   const errors = form?.errors ?? {};
   const settings = active
     ? html`<section class="card" aria-labelledby="settings-title">
@@ -89,11 +101,11 @@ async function keyPage(
       body: html`<p class="crumbs"><a href="${dash.path('/')}">API keys</a></p>
       <h1>${key.name}</h1>
       ${done ? html`<p class="flash" role="status">${done}</p>` : ''}
-      ${facts(dash, key)}
-      ${rotation ? rotationSection(dash, key, rotation, csrf) : ''}
+      ${facts(dash, key, partners)}
+      ${rotation ? rotationSection(dash, key, rotation) : ''}
       ${report ? usageSection(report, days) : html`<section class="card" aria-labelledby="usage-title"><h2 id="usage-title">Usage</h2><p class="muted">This key store keeps no usage statistics.</p></section>`}
       ${settings}
-      ${active ? actions(dash, key, csrf, rotating) : ''}`,
+      ${active ? actions(dash, key, csrf, once) : ''}`,
     },
     form ? 422 : 200,
   );

@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import type { Dash } from '../context.js';
+import { ONCE_FIELD } from '../forms/once-token.js';
 import { CSRF_FIELD } from '../security/csrf.js';
 
 /** HTML as the `html` template returns it. */
@@ -23,6 +24,11 @@ export function csrfField(token: string | undefined) {
   return token ? html`<input type="hidden" name="${CSRF_FIELD}" value="${token}">` : '';
 }
 
+/** The hidden one-time token of a form that makes a key (create, rotate): a reload cannot send it twice. */
+export function onceField(token: string) {
+  return html`<input type="hidden" name="${ONCE_FIELD}" value="${token}">`;
+}
+
 /** The page around a route's content: header with the account and sign out, one `main` landmark. */
 export function layout(dash: Dash, page: PageParts) {
   const header = page.account
@@ -40,6 +46,7 @@ export function layout(dash: Dash, page: PageParts) {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${page.title} · keygate</title>
+<link rel="icon" href="${dash.path('/assets/favicon.svg')}" type="image/svg+xml">
 <link rel="stylesheet" href="${dash.path('/assets/dashboard.css')}">
 <script src="${dash.path('/assets/dashboard.js')}" defer></script>
 </head>

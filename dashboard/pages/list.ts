@@ -3,27 +3,82 @@ import { html } from 'hono/html';
 import { InvalidInputError } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import type { AccountPanelEntry, Dash, DashEnv } from '../context.js';
-import { type ListedKey, readKeyList } from '../key-list.js';
+import { type KeyListFilter, type ListedKey, readKeyList } from '../key-list.js';
 import { readSummaries } from '../usage-summary.js';
 import { dayRange, sparkline } from '../views/chart.js';
 import { badge, count, time } from '../views/format.js';
 import { render } from './render.js';
+import { type Partners, partnerLink, partnersOf } from './rotation-pair.js';
 
 /** Keys per page of the list. */
 export const PAGE_SIZE = 50;
 
-function pageLink(dash: Dash, query: string, page: number): string {
+const STATUSES = ['active', 'revoked'] as const;
+const MODES = ['test', 'live'] as const;
+
+/** The list's filter as the query string gives it (`q`, `status`, `mode`); unknown values filter nothing. */
+function filterOf(c: Context<DashEnv>): KeyListFilter & { text: string } {
+  const pick = <T extends string>(value: string | undefined, allowed: readonly T[]) => allowed.find((a) => a === value);
+  return {
+    text: (c.req.query('q') ?? '').trim().slice(0, 200),
+    status: pick(c.req.query('status'), STATUSES),
+    mode: pick(c.req.query('mode'), MODES),
+  };
+}
+
+function pageLink(dash: Dash, filter: KeyListFilter, page: number): string {
   const params = new URLSearchParams();
-  if (query) params.set('q', query);
+  if (filter.text) params.set('q', filter.text);
+  if (filter.status) params.set('status', filter.status);
+  if (filter.mode) params.set('mode', filter.mode);
   if (page > 1) params.set('page', String(page));
   const search = params.toString();
   return dash.path(`/${search ? `?${search}` : ''}`);
 }
 
-function rotationCell(key: ListedKey) {
-  if (key.status !== 'active') return '';
-  if (key.rotatedTo) return badge('in progress', 'plain');
-  return key.rotationDue ? badge('due', 'warn') : '';
+/** Where the key stands in a rotation: the key it was rotated from, the key replacing it, or due. */
+function rotationCell(dash: Dash, key: ListedKey, partners: Partners) {
+  const lines = [
+    key.rotatedFrom ? html`<span class="pair">rotated from ${partnerLink(dash, key.rotatedFrom, partners)}</span>` : '',
+    key.rotatedTo ? html`<span class="pair">replaced by ${partnerLink(dash, key.rotatedTo, partners)}</span>` : '',
+    key.status === 'active' && key.rotatedTo ? badge('in progress', 'plain') : '',
+    key.status === 'active' && !key.rotatedTo && key.rotationDue ? badge('due', 'warn') : '',
+  ];
+  return lines.filter((line) => line !== '');
+}
+
+function select(id: string, label: string, value: string | undefined, options: readonly string[]) {
+  return html`<label for="${id}">${label}</label>
+      <select id="${id}" name="${id}"><option value=""${value ? '' : ' selected'}>any</option>${options.map(
+        (o) => html`<option value="${o}"${value === o ? ' selected' : ''}>${o}</option>`,
+      )}</select>`;
+}
+
+/** The filter form: a GET, so a filtered list has its own URL and needs no script. */
+function filterForm(dash: Dash, filter: KeyListFilter) {
+  const any = filter.text || filter.status || filter.mode;
+  return html`<form method="get" action="${dash.path('/')}" class="filter" role="search" aria-label="Filter keys">
+      <label for="q">Filter by name, hint or ID</label>
+      <input id="q" name="q" type="search" value="${filter.text ?? ''}" autocomplete="off">
+      ${select('status', 'Status', filter.status, STATUSES)}
+      ${select('mode', 'Mode', filter.mode, MODES)}
+      <button type="submit" class="button">Filter</button>
+      ${any ? html`<a href="${dash.path('/')}">Clear</a>` : ''}
+    </form>`;
+}
+
+/** "3 keys." or "3 keys match “ci”, status revoked, mode live." */
+function summaryOf(total: number, filter: KeyListFilter): string {
+  const plural = total === 1 ? '' : 's';
+  const parts = [
+    filter.text ? `“${filter.text}”` : '',
+    filter.status ? `status ${filter.status}` : '',
+    filter.mode ? `mode ${filter.mode}` : '',
+  ].filter(Boolean);
+  const verb = total === 1 ? 'matches' : 'match';
+  return parts.length > 0
+    ? `${count(total)} key${plural} ${verb} ${parts.join(', ')}.`
+    : `${count(total)} key${plural}.`;
 }
 
 /**
@@ -60,35 +115,40 @@ function panel(entries: readonly AccountPanelEntry[] | null) {
   </section>`;
 }
 
-function pagination(dash: Dash, query: string, page: number, pages: number) {
+function pagination(dash: Dash, filter: KeyListFilter, page: number, pages: number) {
   if (pages <= 1) return '';
   return html`<nav class="pagination" aria-label="Pagination">
-    ${page > 1 ? html`<a href="${pageLink(dash, query, page - 1)}" rel="prev">Previous</a>` : ''}
+    ${page > 1 ? html`<a href="${pageLink(dash, filter, page - 1)}" rel="prev">Previous</a>` : ''}
     <span>Page ${page} of ${pages}</span>
-    ${page < pages ? html`<a href="${pageLink(dash, query, page + 1)}" rel="next">Next</a>` : ''}
+    ${page < pages ? html`<a href="${pageLink(dash, filter, page + 1)}" rel="next">Next</a>` : ''}
   </nav>`;
 }
 
 async function listPage(c: Context<DashEnv>, dash: Dash) {
   const account = c.get('account');
-  const query = (c.req.query('q') ?? '').trim().slice(0, 200);
+  const filter = filterOf(c);
   const requested = Number.parseInt(c.req.query('page') ?? '1', 10);
   const list = await readKeyList(dash, account, {
     page: Number.isFinite(requested) ? requested : 1,
     size: PAGE_SIZE,
-    nameContains: query || undefined,
+    text: filter.text || undefined,
+    status: filter.status,
+    mode: filter.mode,
   });
   const { page, pages, total } = list;
   const shown = list.keys;
   const days = dayRange(utcDay(dash.clock()), 30);
-  const [summaries, entries] = await Promise.all([
+  const [summaries, entries, partners] = await Promise.all([
     readSummaries(
       dash.stores,
       shown.map((k) => k.id),
       days,
     ),
     panelEntries(dash, account, c.req.raw),
+    partnersOf(dash, account, shown),
   ]);
+  // One scale for every sparkline on the page, so that 3 and 11 requests do not look alike.
+  const busiestDay = Math.max(0, ...[...summaries.values()].flatMap((s) => s.daily));
   const rows = shown.map((key) => {
     const s = summaries.get(key.id);
     return html`<tr>
@@ -98,37 +158,35 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
       <td>${key.status}</td>
       <td>${time(key.createdAt)}</td>
       <td>${time(s?.lastUsedAt, true)}</td>
-      <td>${sparkline(s?.daily ?? new Array(days.length).fill(0))}</td>
-      <td>${rotationCell(key)}</td>
+      <td>${sparkline(s?.daily ?? new Array(days.length).fill(0), busiestDay)}</td>
+      <td class="rotation">${rotationCell(dash, key, partners)}</td>
     </tr>`;
   });
-  const plural = total === 1 ? '' : 's';
-  const summary = query ? `${count(total)} key${plural} match “${query}”.` : `${count(total)} key${plural}.`;
+  const filtered = !!(filter.text || filter.status || filter.mode);
   return render(c, dash, {
     title: 'API keys',
     body: html`<div class="title-row"><h1>API keys</h1><a class="button primary" href="${dash.path('/keys/new')}">Create key</a></div>
     ${panel(entries)}
-    <form method="get" action="${dash.path('/')}" class="filter" role="search">
-      <label for="q">Filter by name</label>
-      <input id="q" name="q" type="search" value="${query}" autocomplete="off">
-      <button type="submit" class="button">Filter</button>
-      ${query ? html`<a href="${dash.path('/')}">Clear</a>` : ''}
-    </form>
-    <p class="muted" role="status">${summary}</p>
+    ${filterForm(dash, filter)}
+    <p class="muted" role="status">${summaryOf(total, filter)}</p>
     ${
-      total === 0 && !query
+      total === 0 && !filtered
         ? html`<p class="empty">No keys yet. <a href="${dash.path('/keys/new')}">Create your first key</a>.</p>`
         : html`<div class="table-wrap"><table class="table keys">
       <caption class="visually-hidden">API keys</caption>
       <thead><tr><th scope="col">Name</th><th scope="col">Mode</th><th scope="col">Hint</th><th scope="col">Status</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Last 30 days</th><th scope="col">Rotation</th></tr></thead>
       <tbody>${rows}</tbody>
-    </table></div>`
+    </table></div>
+    ${busiestDay > 0 ? html`<p class="hint">The “Last 30 days” bars share one scale: a full bar is ${count(busiestDay)} request${busiestDay === 1 ? '' : 's'} in a day.</p>` : ''}`
     }
-    ${pagination(dash, query, page, pages)}`,
+    ${pagination(dash, filter, page, pages)}`,
   });
 }
 
-/** `GET /`: the account's keys, newest first, 50 a page (`?page=`), filtered by name with `?q=`. */
+/**
+ * `GET /`: the account's keys, newest first, 50 a page (`?page=`), filtered by text in the name,
+ * hint or id (`?q=`), by status (`?status=active|revoked`) and by mode (`?mode=test|live`).
+ */
 export function registerList(app: Hono<DashEnv>, dash: Dash): void {
   app.get('/', (c) => listPage(c, dash));
 }

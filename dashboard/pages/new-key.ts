@@ -4,10 +4,16 @@ import type { ManagedKey } from 'keygate';
 import type { Dash, DashEnv } from '../context.js';
 import { render } from './render.js';
 
+/** Said when a key holds no permission: every request that needs one is refused. */
+function noPermissions(keyPage: string) {
+  return html`<p class="notice warn" id="no-permissions">This key has <strong>no permissions</strong>: every request that needs one is refused with 403 <code>insufficient_permissions</code>. Add permissions on <a href="${keyPage}">the key's page</a>.</p>`;
+}
+
 /**
  * The one response that shows a raw key: after creating or rotating. Sent with `Cache-Control:
  * no-store` (as every page) and never redirected to, so the key is in no URL, no history entry
- * and no cache; reloading asks to post again instead of showing it twice.
+ * and no cache; a reload posts the form again, whose one-time token then makes nothing. Focus
+ * starts on the key (`autofocus`, no script needed).
  */
 export function newKeyPage(
   c: Context<DashEnv>,
@@ -37,7 +43,7 @@ export function newKeyPage(
         <p>This is the only time it is shown. keygate keeps only a digest: nobody can show it to you again.</p>
         <div class="secret-row">
           <label for="new-api-key" class="visually-hidden">New API key</label>
-          <input id="new-api-key" class="secret" readonly value="${secret}" autocomplete="off" spellcheck="false">
+          <input id="new-api-key" class="secret" readonly value="${secret}" autocomplete="off" spellcheck="false" autofocus>
           <button type="button" class="button" data-copy="new-api-key" hidden>Copy</button>
           <span class="copied" data-copied-for="new-api-key" role="status"></span>
         </div>
@@ -46,6 +52,7 @@ export function newKeyPage(
           <div><dt>Mode</dt><dd>${key.mode}</dd></div>
           <div><dt>Hint</dt><dd><code>${key.hint}</code></dd></div>
         </dl>
+        ${key.permissions.length === 0 ? noPermissions(keyPage) : ''}
         <p class="hint">Keep it server-side, in an environment variable or a secret manager; never in client code or a repository.</p>
       </div>
       ${next}`,

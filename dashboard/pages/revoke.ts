@@ -1,23 +1,44 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import type { ManagedKey } from 'keygate';
+import type { ManagedKey, RotationStatus } from 'keygate';
 import type { Dash, DashEnv } from '../context.js';
+import { duration } from '../views/format.js';
 import { csrfField } from './layout.js';
 import { ownKey } from './own-key.js';
 import { keyNotFound, messagePage, render } from './render.js';
 
-function confirmPage(c: Context<DashEnv>, dash: Dash, key: ManagedKey, typed = '', wrong = false) {
-  const keyPage = dash.path(`/keys/${encodeURIComponent(key.id)}`);
+/** What the confirmation shows again after a wrong name, and the rotation it finishes, if any. */
+export interface ConfirmState {
+  /** The rotation this revocation finishes ("Revoke old key"): posted to `finish-rotation`. */
+  rotation?: RotationStatus;
+  typed?: string;
+  wrong?: boolean;
+}
+
+/**
+ * The typed-name confirmation of a revocation, "Revoke key" and "Revoke old key" alike: a field
+ * "Type the key name to confirm" and a button "Revoke permanently"; 422 after a wrong name.
+ */
+export function confirmPage(c: Context<DashEnv>, dash: Dash, key: ManagedKey, state: ConfirmState = {}) {
+  const { rotation, typed = '', wrong = false } = state;
+  const base = `/keys/${encodeURIComponent(key.id)}`;
+  const keyPage = dash.path(base);
+  const heading = rotation ? 'Revoke old key' : 'Revoke key';
   return render(
     c,
     dash,
     {
-      title: wrong ? 'Error: Revoke key' : 'Revoke key',
+      title: wrong ? `Error: ${heading}` : heading,
       body: html`<p class="crumbs"><a href="${dash.path('/')}">API keys</a> / <a href="${keyPage}">${key.name}</a></p>
-      <h1>Revoke key</h1>
+      <h1>${heading}</h1>
       <div class="card danger-zone">
         <p>Revoking <strong>${key.name}</strong> (<code>${key.hint}</code>) is permanent: every request that uses it is refused from then on, and it cannot be restored.</p>
-        <form method="post" action="${dash.path(`/keys/${encodeURIComponent(key.id)}/revoke`)}" class="form" novalidate>
+        ${
+          rotation
+            ? html`<p>This finishes the rotation to <a href="${dash.path(`/keys/${encodeURIComponent(rotation.newKeyId)}`)}">the new key</a>. If this key has been used in the last ${duration(rotation.quietForMs)} when you confirm, nothing is revoked.</p>`
+            : ''
+        }
+        <form method="post" action="${dash.path(rotation ? `${base}/finish-rotation` : `${base}/revoke`)}" class="form" novalidate>
           ${csrfField(c.get('csrf'))}
           <div class="field${wrong ? ' has-error' : ''}">
             <label for="confirm">Type the key name to confirm</label>
@@ -50,7 +71,7 @@ export function registerRevoke(app: Hono<DashEnv>, dash: Dash): void {
     if (!key) return keyNotFound(c, dash);
     if (key.status === 'revoked') return messagePage(c, dash, 409, 'Key revoked', 'This key is already revoked.');
     const typed = c.get('form').get('confirm') ?? '';
-    if (typed.trim() !== key.name) return confirmPage(c, dash, key, typed, true);
+    if (typed.trim() !== key.name) return confirmPage(c, dash, key, { typed, wrong: true });
     await dash.manager.revoke(key.id);
     return c.redirect(dash.path(`/keys/${encodeURIComponent(key.id)}?done=revoked`), 303);
   });

@@ -24,6 +24,11 @@ function niceMax(max: number): number {
 
 const f = (n: number) => String(Math.round(n * 10) / 10);
 
+/** The scale's ticks: 0, the middle when it is a whole number, and the top; counts have no fractions. */
+function ticksOf(max: number): number[] {
+  return Number.isInteger(max / 2) ? [0, max / 2, max] : [0, max];
+}
+
 /**
  * The key page's usage chart: a bar per day, allowed below and denied on top, drawn on the server
  * as inline SVG (no script). `role="img"` with an `aria-label` stating the totals; the same numbers
@@ -49,7 +54,7 @@ export function usageChart(days: readonly DayTotals[]) {
     const dn = (d.denied / max) * plotH;
     return `<rect class="bar-allowed" x="${f(x)}" y="${f(top + plotH - a)}" width="${f(barW)}" height="${f(a)}"/><rect class="bar-denied" x="${f(x)}" y="${f(top + plotH - a - dn)}" width="${f(barW)}" height="${f(dn)}"/>`;
   });
-  const grid = [0, max / 2, max].map(
+  const grid = ticksOf(max).map(
     (v) =>
       `<line class="grid" x1="${left}" x2="${width - 8}" y1="${f(y(v))}" y2="${f(y(v))}"/><text class="axis" x="${left - 6}" y="${f(y(v) + 4)}" text-anchor="end">${count(v)}</text>`,
   );
@@ -63,8 +68,12 @@ export function usageChart(days: readonly DayTotals[]) {
   return html`<svg class="chart" role="img" aria-label="${label}" viewBox="0 0 ${width} ${height}" preserveAspectRatio="xMidYMid meet">${raw(grid.join('') + bars.join('') + labels.join(''))}</svg>`;
 }
 
-/** The key list's 30-day sparkline: one bar per day of all requests. */
-export function sparkline(totals: readonly number[]) {
+/**
+ * The key list's 30-day sparkline: one bar per day of all requests. `scaleMax` is the number of
+ * requests a full-height bar stands for; the list passes its busiest day of all keys, so that bars
+ * compare across rows. Default: this key's own busiest day.
+ */
+export function sparkline(totals: readonly number[], scaleMax = Math.max(...totals)) {
   const sum = totals.reduce((s, n) => s + n, 0);
   const label =
     sum === 0
@@ -72,7 +81,7 @@ export function sparkline(totals: readonly number[]) {
       : `${count(sum)} requests in the last ${totals.length} days`;
   const width = 90;
   const height = 24;
-  const max = Math.max(1, ...totals);
+  const max = Math.max(1, scaleMax, ...totals);
   const slot = width / Math.max(totals.length, 1);
   // One path of bars rather than a rect per day: a list of 50 keys stays a small page.
   const bars = totals

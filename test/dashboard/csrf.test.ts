@@ -1,7 +1,7 @@
 // Every state-changing request is a POST with the session's CSRF token, from the dashboard's own
 // origin: refused with 403, nothing changed, otherwise.
 import { describe, expect, it } from 'vitest';
-import { BASE, Client, setup } from './support.js';
+import { BASE, Client, csrfOf, onceOf, setup } from './support.js';
 
 async function withKey() {
   const s = setup();
@@ -68,10 +68,10 @@ describe('what is allowed', () => {
     const send = new Headers(headers as Record<string, string>);
     const clean: Record<string, string> = {};
     for (const [k, v] of send) if (v !== '') clean[k] = v;
-    const csrf = await s.client.csrf();
+    const form = await (await s.client.get(`${BASE}/keys/new`)).text();
     const response = await s.client.request(`${BASE}/keys`, {
       method: 'POST',
-      form: { _csrf: csrf, name: 'made', mode: 'test' },
+      form: { _csrf: csrfOf(form), _once: onceOf(form) ?? '', name: 'made', mode: 'test' },
       headers: { 'sec-fetch-site': 'same-origin', ...clean },
     });
     expect(response.status).toBe(201);

@@ -143,7 +143,10 @@ describe('finishing a rotation', () => {
       await used(old.id); // traffic on the old key between the check and the revocation
       return answer;
     };
-    const response = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, { _csrf: csrf });
+    const response = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, {
+      _csrf: csrf,
+      confirm: 'api',
+    });
     expect(response.status).toBe(409);
     expect((await s.keys.get(old.id))?.status).toBe('active');
     expect(s.events.map((e) => e.type)).not.toContain('key.revoked');

@@ -13,7 +13,7 @@ import { type AttemptThrottle, KeyManager, MemoryKeyStore } from 'keygate';
 import { createSignInLink, type Dashboard, dashboard, toFastifyPlugin, toNodeHandler } from 'keygate/dashboard';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bundleWorker, startWorker } from '../frameworks/workerd.js';
-import { csrfOf, SECRET } from './support.js';
+import { csrfOf, onceOf, SECRET } from './support.js';
 
 const closers: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -50,11 +50,17 @@ async function flow(send: Send, origin: string, basePath: string, link: string) 
   expect(list.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
   expect(await list.text()).toContain('<h1>API keys</h1>');
   const form = await go(`${origin}${basePath === '/' ? '' : basePath}/keys/new`);
-  const csrf = csrfOf(await form.text());
+  const page = await form.text();
   const created = await go(`${origin}${basePath === '/' ? '' : basePath}/keys`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
-    body: new URLSearchParams({ _csrf: csrf, name: 'mounted', mode: 'live', permissions: 'email:verify' }),
+    body: new URLSearchParams({
+      _csrf: csrfOf(page),
+      _once: onceOf(page) ?? '',
+      name: 'mounted',
+      mode: 'live',
+      permissions: 'email:verify',
+    }),
   });
   expect(created.status).toBe(201);
   expect(created.headers.get('cache-control')).toBe('no-store');

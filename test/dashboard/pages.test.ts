@@ -3,7 +3,7 @@
 import { KeyManager, KeyStoreUnavailableError, MemoryKeyStore } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
-import { BASE, Client, setup } from './support.js';
+import { BASE, Client, onceOf, setup } from './support.js';
 
 const DAY = 86_400_000;
 
@@ -130,7 +130,7 @@ describe('the key list', () => {
     const s = await signedIn({ manager, store, clock });
     let id = '';
     for (let i = 0; i < 55; i++) {
-      id = (await manager.create({ accountId: 'acct_1', name: `k${i}`, mode: 'test' })).key.id;
+      id = (await manager.create({ accountId: 'acct_1', name: `k-${i}`, mode: 'test' })).key.id;
       now += 1000;
     }
     await inner.addUsage({
@@ -140,15 +140,15 @@ describe('the key list', () => {
     const first = await (await s.client.get(`${BASE}/`)).text();
     expect(first).toContain('7 requests in the last 30 days');
     expect(rowsOf(first)).toHaveLength(50);
-    expect(rowsOf(first)[0]).toBe('k54');
-    expect(rowsOf(await (await s.client.get(`${BASE}/?page=2`)).text())).toEqual(['k4', 'k3', 'k2', 'k1', 'k0']);
-    expect(rowsOf(await (await s.client.get(`${BASE}/?q=K5`)).text())).toEqual([
-      'k54',
-      'k53',
-      'k52',
-      'k51',
-      'k50',
-      'k5',
+    expect(rowsOf(first)[0]).toBe('k-54');
+    expect(rowsOf(await (await s.client.get(`${BASE}/?page=2`)).text())).toEqual(['k-4', 'k-3', 'k-2', 'k-1', 'k-0']);
+    expect(rowsOf(await (await s.client.get(`${BASE}/?q=K-5`)).text())).toEqual([
+      'k-54',
+      'k-53',
+      'k-52',
+      'k-51',
+      'k-50',
+      'k-5',
     ]);
   });
 });
@@ -182,7 +182,10 @@ describe('the key page', () => {
     expect(html).toContain(`<th scope="row">${day(3)}</th><td class="num">100</td><td class="num">5</td>`);
     expect(html).toContain('Insufficient permissions <code>insufficient_permissions</code>');
     expect(html).toContain('from <code>198.51.100.4</code>');
-    for (const name of ['Save changes', 'Rotate key', 'Revoke key']) expect(html).toContain(`>${name}</button>`);
+    for (const name of ['Save changes', 'Rotate key']) expect(html).toContain(`>${name}</button>`);
+    expect(html).toContain(
+      `<a class="button danger" role="button" href="${BASE}/keys/${key.id}/revoke">Revoke key</a>`,
+    );
     expect(html).toMatch(/id="permission-0" name="permissions" value="email:verify" checked/);
   });
 
@@ -251,11 +254,12 @@ describe('rotation', () => {
     let html = await page();
     expect(html).toContain('<h2 id="rotation-title">Rotation</h2>');
     expect(html).toContain('<strong>New key seen:</strong> not yet');
-    expect(html).toMatch(
-      /<button type="submit" class="button danger" aria-describedby="finish-hint" disabled>Revoke old key<\/button>/,
+    expect(html).toContain(
+      '<button type="button" class="button danger" aria-describedby="finish-hint" disabled>Revoke old key</button>',
     );
     expect(html).not.toContain('>Rotate key</button>');
-    expect((await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, {})).status).toBe(409);
+    expect((await s.client.get(`${BASE}/keys/${old.id}/finish-rotation`)).status).toBe(409);
+    expect((await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, { confirm: 'api' })).status).toBe(409);
     expect((await s.keys.get(old.id))?.status).toBe('active');
 
     s.clock.advance(60_000);
@@ -269,18 +273,32 @@ describe('rotation', () => {
     s.clock.advance(15 * 60_000);
     html = await page();
     expect(html).toContain('<strong>Old key quiet:</strong> yes');
-    expect(html).toMatch(/aria-describedby="finish-hint">Revoke old key/);
-    const finished = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, {});
+    expect(html).toContain(
+      `<a class="button danger" role="button" href="${BASE}/keys/${old.id}/finish-rotation" aria-describedby="finish-hint">Revoke old key</a>`,
+    );
+    const confirm = await s.client.get(`${BASE}/keys/${old.id}/finish-rotation`);
+    expect(confirm.status).toBe(200);
+    const confirmHtml = await confirm.text();
+    expect(confirmHtml).toContain('<label for="confirm">Type the key name to confirm</label>');
+    expect(confirmHtml).toContain('>Revoke permanently</button>');
+    expect(confirmHtml).toContain(`action="${BASE}/keys/${old.id}/finish-rotation"`);
+    const wrong = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, { confirm: 'ap' });
+    expect(wrong.status).toBe(422);
+    expect((await s.keys.get(old.id))?.status).toBe('active');
+    const finished = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, { confirm: 'api' });
     expect(finished.status).toBe(303);
     expect((await s.keys.get(old.id))?.status).toBe('revoked');
     expect((await s.keys.get(next))?.status).toBe('active');
   });
 
-  it('rotating a key twice while its successor is active is 409', async () => {
+  it('rotating a key from a second open page while its successor is active is 409', async () => {
     const s = await signedIn();
     const { key } = await s.keys.create({ accountId: 'acct_1', name: 'api', mode: 'test' });
-    expect((await s.client.post(`${BASE}/keys/${key.id}/rotate`, {})).status).toBe(201);
-    expect((await s.client.post(`${BASE}/keys/${key.id}/rotate`, {})).status).toBe(409);
+    const [first, second] = await Promise.all(
+      [1, 2].map(async () => onceOf(await (await s.client.get(`${BASE}/keys/${key.id}`)).text()) as string),
+    );
+    expect((await s.client.post(`${BASE}/keys/${key.id}/rotate`, { _once: first as string })).status).toBe(201);
+    expect((await s.client.post(`${BASE}/keys/${key.id}/rotate`, { _once: second as string })).status).toBe(409);
     expect(await s.keys.list('acct_1')).toHaveLength(2);
   });
 });
@@ -297,5 +315,121 @@ describe('paths', () => {
     const signIn = await client.get(link);
     expect(signIn.headers.get('location')).toBe(basePath === '/' ? '/' : `${basePath.replace(/\/$/, '')}/`);
     expect((await client.get(path)).status).toBe(200);
+  });
+});
+
+describe('"Key created"', () => {
+  it('puts focus on the new key (autofocus, no script needed)', async () => {
+    const s = await signedIn();
+    const html = await (
+      await s.client.post(`${BASE}/keys`, { name: 'k', mode: 'test', permissions: 'email:find' })
+    ).text();
+    expect(html).toMatch(/<input id="new-api-key" class="secret" readonly value="mk_test_[^"]+"[^>]* autofocus>/);
+    expect(html).toContain('<label for="new-api-key" class="visually-hidden">New API key</label>');
+  });
+
+  it('says so when the key has no permissions, and not otherwise', async () => {
+    const s = await signedIn();
+    const none = await (await s.client.post(`${BASE}/keys`, { name: 'bare', mode: 'test' })).text();
+    expect(none).toContain('This key has <strong>no permissions</strong>');
+    expect(none).toContain('<code>insufficient_permissions</code>');
+    const some = await (
+      await s.client.post(`${BASE}/keys`, { name: 'k', mode: 'test', permissions: 'email:find' })
+    ).text();
+    expect(some).not.toContain('no permissions');
+  });
+
+  it.each([
+    ['a catalogue', {}],
+    ['a text field', { permissions: undefined }],
+  ])('the form with %s says what a key without permissions does', async (_, options) => {
+    const s = await signedIn(options);
+    const html = await (await s.client.get(`${BASE}/keys/new`)).text();
+    expect(html).toContain('A key with none is refused by every request that needs a permission.');
+    expect(html).toMatch(/id="permissions"[^>]*aria-describedby="permissions-hint"/);
+  });
+});
+
+describe('the key pages of a rotation', () => {
+  it('say "Rotated from" and "Replaced by" with the other key\'s name and hint', async () => {
+    const s = await signedIn();
+    const { key: old } = await s.keys.create({ accountId: 'acct_1', name: 'api', mode: 'live' });
+    const { key: next } = await s.keys.rotate(old.id);
+    const oldPage = await (await s.client.get(`${BASE}/keys/${old.id}`)).text();
+    const newPage = await (await s.client.get(`${BASE}/keys/${next.id}`)).text();
+    expect(oldPage).toContain(
+      `<dt>Replaced by</dt><dd><a href="${BASE}/keys/${next.id}">“api”</a> <code>${next.hint}</code></dd>`,
+    );
+    expect(newPage).toContain(
+      `<dt>Rotated from</dt><dd><a href="${BASE}/keys/${old.id}">“api”</a> <code>${old.hint}</code></dd>`,
+    );
+  });
+});
+
+describe('revoking', () => {
+  it('"Revoke key" is a link to the confirmation page, whose URL has no query', async () => {
+    const s = await signedIn();
+    const { key } = await s.keys.create({ accountId: 'acct_1', name: 'k', mode: 'test' });
+    const html = await (await s.client.get(`${BASE}/keys/${key.id}`)).text();
+    expect(html).not.toMatch(/<form method="get"[^>]*\/revoke/);
+    const href = /<a class="button danger" role="button" href="([^"]+)">Revoke key<\/a>/.exec(html)?.[1] as string;
+    expect(href).toBe(`${BASE}/keys/${key.id}/revoke`);
+    expect(await (await s.client.get(href)).text()).toContain(
+      '<label for="confirm">Type the key name to confirm</label>',
+    );
+  });
+
+  it('"Revoke old key" is refused with 409 while the old key still sees traffic, after the confirmation too', async () => {
+    const s = await signedIn();
+    const { key: old } = await s.keys.create({ accountId: 'acct_1', name: 'api', mode: 'live' });
+    const { key: next } = await s.keys.rotate(old.id);
+    const used = (keyId: string) =>
+      s.store.addUsage({
+        counts: [],
+        activity: [{ keyId, lastUsedAt: new Date(s.clock()).toISOString(), lastUsedIp: '203.0.113.1' }],
+      });
+    s.clock.advance(60_000);
+    await used(next.id);
+    s.clock.advance(16 * 60_000);
+    const confirm = await s.client.get(`${BASE}/keys/${old.id}/finish-rotation`);
+    expect(confirm.status).toBe(200);
+    expect(await confirm.text()).toContain('<h1>Revoke old key</h1>');
+    await used(old.id);
+    const refused = await s.client.post(`${BASE}/keys/${old.id}/finish-rotation`, { confirm: 'api' });
+    expect(refused.status).toBe(409);
+    expect((await s.keys.get(old.id))?.status).toBe('active');
+  });
+});
+
+describe('every page', () => {
+  it('names an icon the dashboard serves, so no browser asks for a /favicon.ico that is not there', async () => {
+    const s = await signedIn();
+    const html = await (await s.client.get(`${BASE}/`)).text();
+    expect(html).toContain(`<link rel="icon" href="${BASE}/assets/favicon.svg" type="image/svg+xml">`);
+    const icon = await new Client(s.ui).get(`${BASE}/assets/favicon.svg`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  });
+});
+
+describe('the expiry field', () => {
+  it('is an ISO date text field (YYYY-MM-DD), shown as the key holds it; the server still checks it', async () => {
+    const s = await signedIn();
+    const { key } = await s.keys.create({
+      accountId: 'acct_1',
+      name: 'k',
+      mode: 'test',
+      expiresAt: '2999-05-05T00:00:00.000Z',
+    });
+    const html = await (await s.client.get(`${BASE}/keys/${key.id}`)).text();
+    expect(html).toMatch(
+      /<input id="expires" class="short" name="expires" type="text" pattern="[^"]+"[^>]* value="2999-05-05"/,
+    );
+    expect(html).toContain('A date as YYYY-MM-DD');
+    expect(html).not.toContain('type="date"');
+    const refused = await s.client.post(`${BASE}/keys/${key.id}`, { name: 'k', allowedIps: '', expires: '05/05/2999' });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('is not a date (YYYY-MM-DD)');
   });
 });

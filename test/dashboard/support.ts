@@ -81,12 +81,19 @@ export class Client {
     return this.request(path, { headers });
   }
 
-  /** POSTs a form the way the dashboard's own page would (same origin, its CSRF token). */
+  /**
+   * POSTs a form the way the dashboard's own page would: same origin, its CSRF token, and for a
+   * form that makes a key the one-time token of a fresh render of the page that shows it (the
+   * create form for `/keys`, the key page for `/keys/:id/rotate`), unless `form` brings its own.
+   */
   async post(path: string, form: Record<string, string | string[]>, headers: HeadersInit = {}) {
-    const csrf = form._csrf ?? (await this.csrf());
+    const shownOn = formPageOf(path);
+    const page = shownOn && form._once === undefined ? await (await this.get(shownOn)).text() : '';
+    const once = onceOf(page);
+    const csrf = form._csrf ?? (page.includes('name="_csrf"') ? csrfOf(page) : await this.csrf());
     return this.request(path, {
       method: 'POST',
-      form: { _csrf: csrf, ...form },
+      form: { _csrf: csrf, ...(once ? { _once: once } : {}), ...form },
       headers: { origin: this.origin, 'sec-fetch-site': 'same-origin', ...headers },
     });
   }
@@ -103,6 +110,18 @@ export class Client {
     if (response.status !== 303) throw new Error(`sign-in failed: ${response.status}`);
     return this;
   }
+}
+
+/** The page that shows the form posted to `path` when that form makes a key, else null. */
+function formPageOf(path: string): string | null {
+  const url = new URL(path, ORIGIN).pathname;
+  if (url.endsWith('/keys')) return `${url}/new`;
+  return /\/keys\/[^/]+\/rotate$/.test(url) ? url.slice(0, -'/rotate'.length) : null;
+}
+
+/** The one-time token of the create or rotate form on a page, or undefined when it has none. */
+export function onceOf(html: string): string | undefined {
+  return /name="_once" value="([^"]+)"/.exec(html)?.[1];
 }
 
 /** The CSRF token in a page's forms. */

@@ -1,12 +1,17 @@
 // Every key flow in a real browser, with JavaScript on and off: create (with a 422 on the way),
 // the one-time key, the key page with its usage chart, settings and the "Allow any address" rule,
 // rotation with its status, and revocation with the typed-name confirmation. axe-core on each page.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPage, openContext, seedUsage, startBrowser, startServer, type TestServer } from './support.js';
 
 let browser: Browser;
 let server: TestServer;
+// Screenshots a person can look at after a run; the path is printed by the test that writes one.
+const shots = mkdtempSync(join(tmpdir(), 'keygate-dashboard-'));
 beforeAll(async () => {
   [browser, server] = await Promise.all([startBrowser(), startServer()]);
 });
@@ -61,6 +66,7 @@ describe.each([
     const secret = await page.getByLabel('New API key').inputValue();
     expect(secret).toMatch(/^mk_live_[A-Za-z0-9]{38}$/);
     expect(page.url()).not.toContain(secret);
+    expect(await page.getByLabel('New API key').evaluate((el) => el === document.activeElement)).toBe(true);
     const copy = page.getByRole('button', { name: 'Copy' });
     if (js) {
       await context.grantPermissions(['clipboard-read', 'clipboard-write']);
@@ -157,6 +163,12 @@ describe.each([
     );
     expect(await finish.isEnabled()).toBe(true);
     expect(await go(page, finish)).toBe(200);
+    await checkPage(page, js, 'Revoke old key');
+    await page.getByLabel('Type the key name to confirm').fill('api');
+    expect(await go(page, page.getByRole('button', { name: 'Revoke permanently' }))).toBe(422);
+    expect((await server.keys.get(old.id))?.status).toBe('active');
+    await page.getByLabel('Type the key name to confirm').fill('api gateway');
+    expect(await go(page, page.getByRole('button', { name: 'Revoke permanently' }))).toBe(200);
     await checkPage(page, js, 'api gateway');
     expect((await server.keys.get(old.id))?.status).toBe('revoked');
     expect((await server.keys.get(next))?.status).toBe('active');
@@ -170,6 +182,7 @@ describe.each([
     await page.goto(`${server.base}/dashboard/keys/${key.id}`);
     expect(await go(page, page.getByRole('button', { name: 'Revoke key' }))).toBe(200);
     await checkPage(page, js, 'Revoke key');
+    expect(page.url()).toBe(`${server.base}/dashboard/keys/${key.id}/revoke`);
     await page.getByLabel('Type the key name to confirm').fill('old');
     expect(await go(page, page.getByRole('button', { name: 'Revoke permanently' }))).toBe(422);
     await checkPage(page, js, 'Revoke key');
@@ -181,6 +194,61 @@ describe.each([
     expect(await page.getByRole('button', { name: 'Save changes' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Revoke key' }).count()).toBe(0);
     expect(cspErrors).toEqual([]);
+    await context.close();
+  });
+});
+
+describe.each([
+  ['JavaScript on', true],
+  ['JavaScript off', false],
+])('%s, rough edges', (_, js) => {
+  const account = `acct_edges_${js ? 'js' : 'nojs'}`;
+
+  it('a reload of "Key created" sends the form again and creates no second key', async () => {
+    const { context, page, cspErrors } = await signedIn(js, account);
+    await page.goto(`${server.base}/dashboard/keys/new`);
+    await page.getByLabel('Name').fill('reloaded');
+    expect(await go(page, page.getByRole('button', { name: 'Create key' }))).toBe(201);
+    const secret = await page.getByLabel('New API key').inputValue();
+    const [again] = await Promise.all([page.waitForNavigation(), page.reload()]);
+    expect(again?.request().method()).toBe('POST');
+    expect(again?.status()).toBe(409);
+    await checkPage(page, js, 'Key already created');
+    expect(await page.content()).not.toContain(secret);
+    expect((await server.keys.list(account)).map((k) => k.name)).toEqual(['reloaded']);
+    expect(await go(page, page.getByRole('link', { name: "Go to the key's page" }))).toBe(200);
+    await checkPage(page, js, 'reloaded');
+    expect(cspErrors).toEqual([]);
+    await context.close();
+  });
+
+  it('wraps a 200-character name: the key table stays within the 1280 px viewport', async () => {
+    const name = 'x'.repeat(200);
+    await server.keys.create({ accountId: account, name, mode: 'test' });
+    const { context, page } = await signedIn(js, account);
+    const table = page.getByRole('table', { name: 'API keys' });
+    const box = await table.boundingBox();
+    await page.screenshot({ path: join(shots, `long-name-${js ? 'js' : 'nojs'}.png`), fullPage: true });
+    expect(box?.width).toBeGreaterThan(0);
+    expect((box?.x ?? 0) + (box?.width ?? Number.POSITIVE_INFINITY)).toBeLessThanOrEqual(1280);
+    const pageWidth = await page.locator('html').evaluate((el) => el.scrollWidth);
+    expect(pageWidth).toBeLessThanOrEqual(1280);
+    expect(await table.getByRole('rowheader').filter({ hasText: name }).count()).toBe(1);
+    await context.close();
+  });
+
+  it("asks for no resource that is missing: the icon is the dashboard's own", async () => {
+    const missing: string[] = [];
+    const { context, page } = await signedIn(js, account);
+    page.on('response', (response) => {
+      if (response.status() === 404) missing.push(response.url());
+    });
+    await page.goto(`${server.base}/dashboard/`);
+    await page.goto(`${server.base}/dashboard/keys/new`);
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    expect(icon).toBe('/dashboard/assets/favicon.svg');
+    expect((await page.request.get(`${server.base}${icon}`)).status()).toBe(200);
+    expect(missing).toEqual([]);
     await context.close();
   });
 });

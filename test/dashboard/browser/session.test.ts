@@ -65,7 +65,7 @@ describe.each([
     await context.close();
   });
 
-  it('lists 50 keys a page with mode, hint, status, sparklines and rotation due; pages and filters by name', async () => {
+  it('lists 50 keys a page with mode, hint, status, sparklines and rotation due; pages and filters by name and mode', async () => {
     const { context, page, cspErrors } = await openContext(browser, js);
     await page.goto(await server.link('acct_many'));
     const table = page.getByRole('table', { name: 'API keys' });
@@ -91,6 +91,15 @@ describe.each([
     const names = await table.getByRole('rowheader').allInnerTexts();
     expect(names.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `service-1${i}`));
     expect(page.url()).toContain('q=service-1');
+    await page.getByLabel('Mode').selectOption('live');
+    expect(await go(page, page.getByRole('button', { name: 'Filter' }))).toBe(200);
+    await checkPage(page, js, 'API keys');
+    expect((await table.getByRole('rowheader').allInnerTexts()).sort()).toEqual([
+      'service-12',
+      'service-15',
+      'service-18',
+    ]);
+    expect(page.url()).toContain('mode=live');
     expect(cspErrors).toEqual([]);
     await context.close();
   });

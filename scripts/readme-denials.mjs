@@ -1,13 +1,16 @@
 #!/usr/bin/env node
-// README.md's table of denials (status, code, title, detail) is generated from `DENIALS`
-// (src/auth/denials.ts), so that a code added there cannot be missing from the README.
-//   node scripts/readme-denials.mjs           rewrites the table between the markers in README.md
-//   node scripts/readme-denials.mjs --check   exits 1 if the README's table differs from DENIALS
+// The table of denials (status, code, title, detail) in README.md and on the docs site's page of the
+// check order is generated from `DENIALS` (src/auth/denials.ts), so that a code added there cannot be
+// missing from either.
+//   node scripts/readme-denials.mjs           rewrites the table between the markers in each file
+//   node scripts/readme-denials.mjs --check   exits 1 if a file's table differs from DENIALS
 // test/package/readme-denials.test.ts runs the same comparison in `npm test`.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const README = new URL('../README.md', import.meta.url);
+/** Every file that shows the table: the README and the docs page of the check order. */
+export const FILES = [README, new URL('../docs/guide/requests.md', import.meta.url)];
 export const START =
   '<!-- denials:start (generated from DENIALS by `node scripts/readme-denials.mjs`; do not edit) -->';
 export const END = '<!-- denials:end -->';
@@ -28,11 +31,11 @@ export function denialsTable(denials) {
   return [line(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...rows.map(line)].join('\n');
 }
 
-/** `readme` with the text between the markers replaced by the table of `denials`. */
+/** `readme` (README.md or a docs page) with the text between the markers replaced by the table of `denials`. */
 export function withDenialsTable(readme, denials) {
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`README.md lacks the markers ${START} ... ${END}`);
+  if (start < 0 || end < start) throw new Error(`the file lacks the markers ${START} ... ${END}`);
   return `${readme.slice(0, start + START.length)}\n\n${denialsTable(denials)}\n\n${readme.slice(end)}`;
 }
 
@@ -51,15 +54,19 @@ export async function loadDenials() {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const readme = readFileSync(README, 'utf8');
-  const next = withDenialsTable(readme, await loadDenials());
-  if (process.argv.includes('--check')) {
-    if (next !== readme) {
-      console.error(`README.md's table of denials differs from DENIALS; run \`${COMMAND}\` to rewrite it.`);
-      process.exitCode = 1;
+  const denials = await loadDenials();
+  for (const file of FILES) {
+    const name = fileURLToPath(file).slice(fileURLToPath(new URL('..', import.meta.url)).length);
+    const text = readFileSync(file, 'utf8');
+    const next = withDenialsTable(text, denials);
+    if (process.argv.includes('--check')) {
+      if (next !== text) {
+        console.error(`${name}: the table of denials differs from DENIALS; run \`${COMMAND}\` to rewrite it.`);
+        process.exitCode = 1;
+      }
+    } else if (next !== text) {
+      writeFileSync(file, next);
+      console.log(`${name}: table of denials rewritten from DENIALS`);
     }
-  } else if (next !== readme) {
-    writeFileSync(README, next);
-    console.log('README.md: table of denials rewritten from DENIALS');
   }
 }

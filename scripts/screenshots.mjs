@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { mkdirSync } from 'node:fs';
 // `npm run screenshots`: renders the dashboard's key list, a key page with its usage chart and the
-// create result (secret blurred) into docs/*.png, for the README. Runs the built package (dist/) in
+// create result (secret blurred) into docs/guide/screenshots/*.png, for the docs site's dashboard page. Runs the built package (dist/) in
 // a local server and Debian's Chromium (CHROMIUM_PATH overrides /usr/bin/chromium).
 import http from 'node:http';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { utcDay } from 'keygate/store-kit';
 import { chromium } from 'playwright-core';
 
 const root = new URL('..', import.meta.url).pathname;
-const out = join(root, 'docs');
+const out = join(root, 'docs', 'guide', 'screenshots');
 const DAY = 86_400_000;
 const ACCOUNT = 'acct_northwind';
 

@@ -4,6 +4,10 @@
 // adapter's line counts the adapter alone: `keygate` (shared by every entry), frameworks and
 // database clients stay external. The core line bundles its own dependency (lru-cache). Exits 1 if
 // the core grows past its budget.
+//   node scripts/size.mjs --markdown <file>   also writes the table as Markdown to <file> (the docs
+//                                              site includes it, so its numbers come from this run)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
@@ -72,3 +76,27 @@ for (const [name, { min, gzip }] of rows) {
   console.log(`  ${name.padEnd(28)} ${kB(gzip)} min+gzip ${kB(min)} min${flag}`);
 }
 if (over) process.exitCode = 1;
+
+/** The rows as a Markdown table, with the budgets, for the docs site. */
+function markdownTable() {
+  const kBCell = (bytes) => `${(bytes / 1000).toFixed(2)} kB`;
+  const lines = [
+    '| import | min+gzip | min | budget (min+gzip) |',
+    '| --- | ---: | ---: | ---: |',
+    ...rows.map(([name, { min, gzip }]) => {
+      const budget = BUDGET[name];
+      const [entry, detail] = name.split(' (');
+      const label = detail ? `\`${entry}\` (${detail}` : `\`${entry}\``;
+      return `| ${label} | ${kBCell(gzip)} | ${kBCell(min)} | ${budget === undefined ? '' : kBCell(budget)} |`;
+    }),
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+const markdownAt = process.argv.indexOf('--markdown');
+if (markdownAt >= 0) {
+  const file = process.argv[markdownAt + 1];
+  if (!file) throw new Error('--markdown needs the file to write, e.g. --markdown docs/.generated/bundle-size.md');
+  mkdirSync(dirname(resolve(file)), { recursive: true });
+  writeFileSync(file, markdownTable());
+}

@@ -227,9 +227,9 @@ describe('keygate CLI without a store', () => {
     expect(JSON.parse(none.stderr).error).toMatchObject({ code: 'invalid_input', field: 'command' });
   });
 
-  it("README's exit-code table says what --help says", async () => {
+  it("the docs' exit-code table says what --help says", async () => {
     const help = (await keygate('pglite:unused', '--help')).stdout;
-    const readme = readFileSync(join(import.meta.dirname, '../../README.md'), 'utf8');
+    const readme = readFileSync(join(import.meta.dirname, '../../docs/guide/cli.md'), 'utf8');
     const lines = help.split('Exit codes:\n')[1]?.split('\n\n')[0]?.split('\n') ?? [];
     expect(lines).toHaveLength(5);
     for (const line of lines) {

@@ -1,4 +1,4 @@
-// The API reference (`npm run docs`, TypeDoc) is generated from JSDoc, so every export of every entry
+// The API reference (`npm run docs:api`, TypeDoc; part of the docs site) is generated from JSDoc, so every export of every entry
 // point in package.json `exports` must carry it: a description and an @example. Reads each entry
 // point's sources through the `source` export condition, as the docs build does.
 import { describe, expect, it } from 'vitest';

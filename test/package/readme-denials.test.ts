@@ -1,11 +1,12 @@
-// README.md's table of denials is `DENIALS` written out (scripts/readme-denials.mjs): a code added to
-// DENIALS without rewriting the README fails here, with the command that fixes it.
+// The table of denials in README.md and on the docs page of the check order is `DENIALS` written out
+// (scripts/readme-denials.mjs): a code added to DENIALS without rewriting them fails here, with the
+// command that fixes it.
 import { readFileSync } from 'node:fs';
 import { DENIALS } from 'keygate';
 import { describe, expect, it } from 'vitest';
 
 interface Generator {
-  README: URL;
+  FILES: URL[];
   COMMAND: string;
   denialsTable(denials: Record<string, { status: number; title: string; detail: string }>): string;
   withDenialsTable(readme: string, denials: typeof DENIALS): string;
@@ -15,17 +16,23 @@ interface Generator {
 const script = '../../scripts/readme-denials.mjs';
 const generator = (await import(script)) as Generator;
 
-describe('README.md, "What a request gets"', () => {
+const files = generator.FILES.map((url) => [url.pathname.replace(/^.*\/(?=README\.md$|docs\/)/, ''), url] as const);
+
+it('shows the table in README.md and on the docs page of the check order', () => {
+  expect(files.map(([name]) => name)).toEqual(['README.md', 'docs/guide/requests.md']);
+});
+
+describe.each(files)('%s, the table of denials', (name, file) => {
   it('shows exactly the rows of DENIALS, in their order', () => {
-    const readme = readFileSync(generator.README, 'utf8');
-    const expected = generator.withDenialsTable(readme, DENIALS);
-    const hint = `README.md's table of denials differs from DENIALS: run \`${generator.COMMAND}\` to rewrite it`;
-    expect(readme === expected, hint).toBe(true);
+    const text = readFileSync(file, 'utf8');
+    const expected = generator.withDenialsTable(text, DENIALS);
+    const hint = `${name}: the table of denials differs from DENIALS: run \`${generator.COMMAND}\` to rewrite it`;
+    expect(text === expected, hint).toBe(true);
   });
 
   it.each(Object.entries(DENIALS))('has the row of %s with its status and title', (code, denial) => {
-    const readme = readFileSync(generator.README, 'utf8');
-    const row = readme.split('\n').find((line) => line.includes(`| \`${code}\` `));
+    const text = readFileSync(file, 'utf8');
+    const row = text.split('\n').find((line) => line.includes(`| \`${code}\` `));
     expect(row?.split('|').map((cell) => cell.trim())).toEqual([
       '',
       String(denial.status),

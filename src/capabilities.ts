@@ -15,25 +15,47 @@ import type { UsageStore } from './usage/types.js';
  */
 export const CAPABILITIES: unique symbol = Symbol.for('keygate.capabilities');
 
-/** A part whose every call gives up within `timeoutMs` milliseconds (so a caller arms no shorter timer of its own). */
+/**
+ * A part whose every call gives up within `timeoutMs` milliseconds (so a caller arms no shorter timer
+ * of its own).
+ *
+ * @example
+ * readonly [CAPABILITIES]: Capabilities = { deadline: { timeoutMs: 250 } };
+ */
 export interface Deadline {
   /** The longest a call takes before it fails, in milliseconds. */
   readonly timeoutMs: number;
 }
 
-/** A part that wraps another (a `CachedKeyStore` wraps the store it caches), so readers may look through it. */
+/**
+ * A part that wraps another (a `CachedKeyStore` wraps the store it caches), so readers may look
+ * through it.
+ *
+ * @example
+ * capabilityOf(cached, 'wrapper')?.wrapped // the store under the cache
+ */
 export interface Wrapper {
   /** The part this one wraps. */
   readonly wrapped: object;
 }
 
-/** A rate limiter that may be answering from a per-process fallback while its shared limiter fails. */
+/**
+ * A rate limiter that may be answering from a per-process fallback while its shared limiter fails.
+ *
+ * @example
+ * if (capabilityOf(limiter, 'degradable')?.degraded) console.warn('limits are counted per process');
+ */
 export interface Degradable {
   /** True while the shared limiter is failing and the fallback answers. */
   readonly degraded: boolean;
 }
 
-/** A store that announces every write, its own and other processes', to subscribers. */
+/**
+ * A store that announces every write, its own and other processes', to subscribers.
+ *
+ * @example
+ * const stop = capabilityOf(store, 'changes')?.subscribe((change) => console.log(change.type));
+ */
 export interface ChangeSource {
   /** Calls `listener` for every change; returns the function that stops it. */
   subscribe(listener: (change: KeyChangeEvent) => void): () => void;
@@ -58,7 +80,14 @@ export interface Capabilities {
   readonly usage?: UsageStore;
 }
 
-/** A part that declares its {@link Capabilities}. */
+/**
+ * A part that declares its {@link Capabilities}.
+ *
+ * @example
+ * class MyLimiter implements RateLimiter, Capable {
+ *   readonly [CAPABILITIES]: Capabilities = { deadline: { timeoutMs: 250 } };
+ * }
+ */
 export interface Capable {
   readonly [CAPABILITIES]: Capabilities;
 }

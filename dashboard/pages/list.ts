@@ -76,14 +76,14 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
   const list = await readKeyList(dash, account, {
     page: Number.isFinite(requested) ? requested : 1,
     size: PAGE_SIZE,
-    nameContains: query || undefined,
+    search: query || undefined,
   });
   const { page, pages, total } = list;
   const shown = list.keys;
   const days = dayRange(utcDay(dash.clock()), 30);
   const [summaries, entries] = await Promise.all([
     readSummaries(
-      dash.stores,
+      dash.store,
       shown.map((k) => k.id),
       days,
     ),

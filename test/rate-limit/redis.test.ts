@@ -1,11 +1,12 @@
 import { type KeygateEvent, RateLimiterUnavailableError } from 'keygate';
 import { RedisRateLimiter } from 'keygate/redis';
 import { createClient } from 'redis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describeRateLimiterContract } from 'keygate/testing';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FallbackRateLimiter } from '../../src/rate-limit/fallback.js';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { TcpProxy } from '../stores/support/tcp-proxy.js';
-import { describeRateLimiterContract, freshKey } from './support/contract.js';
+import { freshKey } from './support/fresh-key.js';
 import { rejectedWith, settlesAt } from './support/deadline.js';
 import { pollUntil } from './support/poll.js';
 import { rejection } from './support/rejection.js';
@@ -51,7 +52,7 @@ describe.skipIf(!available)('RedisRateLimiter', () => {
   describeRateLimiterContract('RedisRateLimiter', async () => {
     shared ??= await client();
     return { limiter: new RedisRateLimiter({ client: shared, prefix: PREFIX, timeout: 10_000 }) };
-  });
+  }, { describe, it, expect, beforeEach, afterEach });
 
   it('keeps one counter per key that expires with its window', async () => {
     const redis = await client();

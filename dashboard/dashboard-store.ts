@@ -31,7 +31,9 @@ function nameOf(value: unknown): string {
  */
 export function dashboardStoreOf(given: DashboardStore | undefined, manager: KeyManager): DashboardStore {
   if (given !== undefined) {
-    const missing = METHODS.filter((m) => typeof (given as unknown as Record<string, unknown> | null)?.[m] !== 'function');
+    const missing = METHODS.filter(
+      (m) => typeof (given as unknown as Record<string, unknown> | null)?.[m] !== 'function',
+    );
     if (missing.length > 0) {
       throw new InvalidInputError(
         'store',

@@ -91,7 +91,8 @@ export interface Dashboard {
 }
 
 function checkManager(manager: unknown): KeyManager {
-  if (!(manager instanceof KeyManager)) throw new InvalidInputError('manager', "manager must be a KeyManager from 'keygate'");
+  if (!(manager instanceof KeyManager))
+    throw new InvalidInputError('manager', "manager must be a KeyManager from 'keygate'");
   return manager;
 }
 

@@ -1,7 +1,7 @@
-export type { AccountPanelEntry } from './context.js';
-export type { Dashboard, DashboardOptions } from './dashboard.js';
 // The store `dashboard()` takes, named here too so that a host needs one import.
 export type { DashboardStore, KeyPage, KeyPageQuery } from 'keygate/store-kit';
+export type { AccountPanelEntry } from './context.js';
+export type { Dashboard, DashboardOptions } from './dashboard.js';
 export { dashboard } from './dashboard.js';
 export type { RateLimitSetting } from './forms/key-form.js';
 export { MemoryDashboardStore } from './memory-store.js';

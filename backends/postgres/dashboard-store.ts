@@ -4,7 +4,12 @@ import * as queries from './dashboard-queries.js';
 import { migrateSchema } from './migrate.js';
 import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
-/** Options of {@link PostgresDashboardStore}. */
+/**
+ * Options of {@link PostgresDashboardStore}.
+ *
+ * @example
+ * const options: PostgresDashboardStoreOptions = { client: pool, schema: 'keygate' };
+ */
 export interface PostgresDashboardStoreOptions {
   /** The `pg` Pool (not a single Client) or PGlite instance of the `PostgresKeyStore` whose keys the dashboard shows. The caller owns it and ends it. */
   client: Pool | PGliteLike;

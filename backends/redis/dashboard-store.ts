@@ -15,7 +15,12 @@ import { validPrefix } from './prefix.js';
 import type { RedisCommandClient } from './throttle.js';
 import { countsOfHash, type HashReply } from './usage-hash.js';
 
-/** Options of {@link RedisDashboardStore}. */
+/**
+ * Options of {@link RedisDashboardStore}.
+ *
+ * @example
+ * const options: RedisDashboardStoreOptions = { client, prefix: '{keygate}:' };
+ */
 export interface RedisDashboardStoreOptions {
   /** A connected node-redis client. The caller owns it and closes it. */
   client: RedisCommandClient;

@@ -21,14 +21,24 @@ export interface KeyPageQuery {
   readonly mode?: KeyMode;
 }
 
-/** One page of an account's keys and how many keys match the query in all. */
+/**
+ * One page of an account's keys and how many keys match the query in all.
+ *
+ * @example
+ * const { records, total }: KeyPage = await store.listKeysPage('acct_1', { offset: 0, limit: 50 });
+ */
 export interface KeyPage {
   readonly records: ApiKeyRecord[];
   /** Keys matching the query's filters, on every page together. */
   readonly total: number;
 }
 
-/** Requests of one key on one UTC day, every outcome added up. */
+/**
+ * Requests of one key on one UTC day, every outcome added up.
+ *
+ * @example
+ * const total: DailyTotal = { keyId: 'key_1', day: '2026-11-01', total: 42 };
+ */
 export interface DailyTotal {
   readonly keyId: string;
   /** UTC day, `YYYY-MM-DD`. */

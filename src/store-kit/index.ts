@@ -23,10 +23,6 @@ export { validConsumeArgs } from '../rate-limit/policy.js';
 export { applyPatch, freezeRecord } from '../store/apply-patch.js';
 export { ChangeFeed, changeOf } from '../store/change-feed.js';
 export { ChangeRelay, parseChange } from '../store/change-relay.js';
-// The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
-export { dailyTotals } from './daily-totals.js';
-export type { DailyTotal, DashboardStore, KeyPage, KeyPageQuery } from './dashboard-store.js';
-export { pageOfKeys } from './key-page.js';
 // For stores and limiters that report to OpenTelemetry (see the `telemetry` option).
 export type { ObservedResult, StoreLookupResult, Telemetry } from '../telemetry/telemetry.js';
 export { createTelemetry, METRICS, observedLookup } from '../telemetry/telemetry.js';
@@ -47,3 +43,7 @@ export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../usage/types.js';
 export { isUsageStore, utcDay } from '../usage/types.js';
+// The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
+export { dailyTotals } from './daily-totals.js';
+export type { DailyTotal, DashboardStore, KeyPage, KeyPageQuery } from './dashboard-store.js';
+export { pageOfKeys } from './key-page.js';

@@ -93,7 +93,7 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore, Capable {
   // The wrapped store's name for telemetry, read once.
   private readonly storeName: string;
   /** It wraps `store`: readers such as the dashboard look through it (see `capabilityOf`). */
-  readonly [CAPABILITIES]: Capabilities;
+  declare readonly [CAPABILITIES]: Capabilities;
 
   constructor(
     readonly store: KeyStore,

@@ -2,7 +2,13 @@ import { authenticate, KeyManager, UsageRecorder, type WritableKeyStore } from '
 import type { DashboardStore, UsageStore } from 'keygate/store-kit';
 import type { ContractTestApi } from './contract-types.js';
 
-/** A fresh, empty backend for one test of {@link describeDashboardStoreContract}. */
+/**
+ * A fresh, empty backend for one test of {@link describeDashboardStoreContract}.
+ *
+ * @example
+ * const keys = new MemoryKeyStore();
+ * const fixture: DashboardStoreFixture = { keys, store: new MemoryDashboardStore(keys) };
+ */
 export interface DashboardStoreFixture {
   /** The key store whose records and usage `store` reads. */
   keys: WritableKeyStore & UsageStore;
@@ -14,7 +20,12 @@ export interface DashboardStoreFixture {
   close?(): Promise<void>;
 }
 
-/** Options of {@link describeDashboardStoreContract}. */
+/**
+ * Options of {@link describeDashboardStoreContract}.
+ *
+ * @example
+ * describeDashboardStoreContract('MyDashboardStore', factory, t, { patience: 30_000 });
+ */
 export interface DashboardStoreContractOptions {
   /** How long to wait for a token's expiry to show, in milliseconds. Default `10_000`. */
   patience?: number;
@@ -49,7 +60,10 @@ async function pagesNewestFirst({ fx, expect }: Context): Promise<void> {
   // Keys created in the same millisecond: the greater id first.
   const twins = [await keys.create({ accountId: 'acct_twins', name: 'a', mode: 'test' })];
   twins.push(await keys.create({ accountId: 'acct_twins', name: 'b', mode: 'test' }));
-  const ids = twins.map((t) => t.key.id).sort().reverse();
+  const ids = twins
+    .map((t) => t.key.id)
+    .sort()
+    .reverse();
   const listed = await fx.store.listKeysPage('acct_twins', { offset: 0, limit: 5 });
   expect(listed.records.map((r) => r.id)).toEqual(ids);
   expect(listed.records[0]).toMatchObject({ accountId: 'acct_twins', mode: 'test', status: 'active', version: 1 });
@@ -107,7 +121,12 @@ async function lastAllowedUse({ fx, expect }: Context): Promise<void> {
   const send = (secret: string, ip: string) =>
     authenticate({ headers: { 'x-api-key': secret }, ip }, fx.keys, { onResult: recorder.record });
   const used = await keys.create({ accountId: ACCOUNT, name: 'used', mode: 'test' });
-  const refusedOnly = await keys.create({ accountId: ACCOUNT, name: 'fenced', mode: 'test', allowedIps: ['203.0.113.0/24'] });
+  const refusedOnly = await keys.create({
+    accountId: ACCOUNT,
+    name: 'fenced',
+    mode: 'test',
+    allowedIps: ['203.0.113.0/24'],
+  });
   expect(await send(used.secret, '203.0.113.9')).toMatchObject({ status: 200 });
   const allowedAt = new Date(now).toISOString();
   await recorder.flush();
@@ -190,7 +209,10 @@ export function describeDashboardStoreContract(
     ["pages an account's keys newest first (ties by id), with how many there are", pagesNewestFirst],
     ['filters by text in the name, hint or id (any case), by status and by mode', filters],
     ['adds up the requests of many keys per day, every outcome together', addsUpDays],
-    ['reports the last allowed use only: a later refusal does not move it, a key only refused has none', lastAllowedUse],
+    [
+      'reports the last allowed use only: a later refusal does not move it, a key only refused has none',
+      lastAllowedUse,
+    ],
     ['records a token once: true for the first call only, seen by another instance', tokenOnce],
     ['of 20 concurrent calls through two instances, exactly one records a token', tokenRace],
     ['forgets a token once it has expired, and may record it again', tokenExpiry],

@@ -1,7 +1,13 @@
 import type { RateLimitDecision, RateLimiter } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
 
-/** A fresh limiter for one test of {@link describeRateLimiterContract}, and how to move its time on. */
+/**
+ * A fresh limiter for one test of {@link describeRateLimiterContract}, and how to move its time on.
+ *
+ * @example
+ * let now = 0;
+ * const fixture: LimiterFixture = { limiter: new MemoryRateLimiter({ clock: () => now }), advance: (ms) => { now += ms; } };
+ */
 export interface LimiterFixture {
   limiter: RateLimiter;
   /** Moves the limiter's clock on by `ms` (limiters with an injected clock); without it, real time passes. */
@@ -143,31 +149,37 @@ async function opensFreshWindow(open: Open, expect: Expect, patience: number): P
 }
 
 /** Bad arguments: the field the `invalid_input` error names, what the case is, and the arguments. */
-const BAD_ARGUMENTS: ReadonlyArray<readonly [field: string, title: string, keyId: unknown, limit: unknown, cost: unknown]> =
-  [
-    ['keyId', 'an empty key id', '', { limit: 1, windowMs: 1000 }, 1],
-    ['keyId', 'a number as key id', 42, { limit: 1, windowMs: 1000 }, 1],
-    ['keyId', 'a key id of 513 characters', 'k'.repeat(513), { limit: 1, windowMs: 1000 }, 1],
-    ['limit', 'a null limit', 'key', null, 1],
-    ['limit', 'a bare number as limit', 'key', 100, 1],
-    ['limit', 'a limit of 0', 'key', { limit: 0, windowMs: 1000 }, 1],
-    ['limit', 'a fractional limit', 'key', { limit: 1.5, windowMs: 1000 }, 1],
-    ['limit', 'a limit as text', 'key', { limit: '10', windowMs: 1000 }, 1],
-    ['limit', 'an infinite limit', 'key', { limit: Number.POSITIVE_INFINITY, windowMs: 1000 }, 1],
-    ['windowMs', 'a window of 0', 'key', { limit: 1, windowMs: 0 }, 1],
-    ['windowMs', 'a negative window', 'key', { limit: 1, windowMs: -5 }, 1],
-    ['windowMs', 'a NaN window', 'key', { limit: 1, windowMs: Number.NaN }, 1],
-    ['windowMs', 'an infinite window', 'key', { limit: 1, windowMs: Number.POSITIVE_INFINITY }, 1],
-    ['windowMs', 'a window of 367 days', 'key', { limit: 1, windowMs: 367 * 86_400_000 }, 1],
-    ['windowMs', 'a missing window', 'key', { limit: 1 }, 1],
-    ['cost', 'a negative cost', 'key', { limit: 1, windowMs: 1000 }, -1],
-    ['cost', 'a fractional cost', 'key', { limit: 1, windowMs: 1000 }, 0.5],
-    ['cost', 'a NaN cost', 'key', { limit: 1, windowMs: 1000 }, Number.NaN],
-    ['cost', 'a cost as text', 'key', { limit: 1, windowMs: 1000 }, '1'],
-    ['cost', 'a missing cost', 'key', { limit: 1, windowMs: 1000 }, undefined],
-  ];
+const BAD_ARGUMENTS: ReadonlyArray<
+  readonly [field: string, title: string, keyId: unknown, limit: unknown, cost: unknown]
+> = [
+  ['keyId', 'an empty key id', '', { limit: 1, windowMs: 1000 }, 1],
+  ['keyId', 'a number as key id', 42, { limit: 1, windowMs: 1000 }, 1],
+  ['keyId', 'a key id of 513 characters', 'k'.repeat(513), { limit: 1, windowMs: 1000 }, 1],
+  ['limit', 'a null limit', 'key', null, 1],
+  ['limit', 'a bare number as limit', 'key', 100, 1],
+  ['limit', 'a limit of 0', 'key', { limit: 0, windowMs: 1000 }, 1],
+  ['limit', 'a fractional limit', 'key', { limit: 1.5, windowMs: 1000 }, 1],
+  ['limit', 'a limit as text', 'key', { limit: '10', windowMs: 1000 }, 1],
+  ['limit', 'an infinite limit', 'key', { limit: Number.POSITIVE_INFINITY, windowMs: 1000 }, 1],
+  ['windowMs', 'a window of 0', 'key', { limit: 1, windowMs: 0 }, 1],
+  ['windowMs', 'a negative window', 'key', { limit: 1, windowMs: -5 }, 1],
+  ['windowMs', 'a NaN window', 'key', { limit: 1, windowMs: Number.NaN }, 1],
+  ['windowMs', 'an infinite window', 'key', { limit: 1, windowMs: Number.POSITIVE_INFINITY }, 1],
+  ['windowMs', 'a window of 367 days', 'key', { limit: 1, windowMs: 367 * 86_400_000 }, 1],
+  ['windowMs', 'a missing window', 'key', { limit: 1 }, 1],
+  ['cost', 'a negative cost', 'key', { limit: 1, windowMs: 1000 }, -1],
+  ['cost', 'a fractional cost', 'key', { limit: 1, windowMs: 1000 }, 0.5],
+  ['cost', 'a NaN cost', 'key', { limit: 1, windowMs: 1000 }, Number.NaN],
+  ['cost', 'a cost as text', 'key', { limit: 1, windowMs: 1000 }, '1'],
+  ['cost', 'a missing cost', 'key', { limit: 1, windowMs: 1000 }, undefined],
+];
 
-/** Options of {@link describeRateLimiterContract}. */
+/**
+ * Options of {@link describeRateLimiterContract}.
+ *
+ * @example
+ * describeRateLimiterContract('MyLimiter', factory, t, { patience: 30_000 });
+ */
 export interface RateLimiterContractOptions {
   /** How long to wait for a window to end in real time (fixtures without `advance`), in milliseconds. Default `10_000`. */
   patience?: number;
@@ -212,7 +224,10 @@ export function describeRateLimiterContract(
       it(`names ${field} in the invalid_input error for ${title}`, async () => {
         const { limiter } = await factory();
         const consume = limiter.consume as (keyId: unknown, limit: unknown, cost: unknown) => Promise<unknown>;
-        expect(await rejection(consume.call(limiter, keyId, limit, cost))).toMatchObject({ code: 'invalid_input', field });
+        expect(await rejection(consume.call(limiter, keyId, limit, cost))).toMatchObject({
+          code: 'invalid_input',
+          field,
+        });
       });
     }
   });

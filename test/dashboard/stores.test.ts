@@ -215,7 +215,9 @@ describe.each(BACKENDS)('the dashboard over %s', (_, available, open) => {
       expect(rowOf(list, 'fenced')).toContain('<span class="muted">never</span>');
       expect(list).not.toContain(refusedAt);
       const page = await (await client.get(`${BASE}/keys/${used.key.id}`)).text();
-      expect(page).toMatch(new RegExp(`Last used: <time datetime="${allowedAt}">[^<]*</time> from <code>203.0.113.9</code>`));
+      expect(page).toMatch(
+        new RegExp(`Last used: <time datetime="${allowedAt}">[^<]*</time> from <code>203.0.113.9</code>`),
+      );
       expect(page).not.toContain('198.51.100.1');
       const fencedPage = await (await client.get(`${BASE}/keys/${fenced.key.id}`)).text();
       expect(fencedPage).toContain('Last used: <span class="muted">never</span>');

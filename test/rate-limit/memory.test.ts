@@ -12,10 +12,14 @@ function manual(start = 1_000_000) {
   };
 }
 
-describeRateLimiterContract('MemoryRateLimiter', async () => {
-  const time = manual();
-  return { limiter: new MemoryRateLimiter({ clock: time.clock }), advance: time.advance };
-}, { describe, it, expect, beforeEach, afterEach });
+describeRateLimiterContract(
+  'MemoryRateLimiter',
+  async () => {
+    const time = manual();
+    return { limiter: new MemoryRateLimiter({ clock: time.clock }), advance: time.advance };
+  },
+  { describe, it, expect, beforeEach, afterEach },
+);
 
 describe('MemoryRateLimiter', () => {
   it('anchors the window at the first request: refused until windowMs after it, then a fresh window', () => {

@@ -1,13 +1,13 @@
 import { PGlite } from '@electric-sql/pglite';
 import { RateLimiterUnavailableError } from 'keygate';
 import { PostgresRateLimiter } from 'keygate/postgres';
-import pg from 'pg';
 import { describeRateLimiterContract } from 'keygate/testing';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PG_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { TcpProxy } from '../stores/support/tcp-proxy.js';
-import { freshKey } from './support/fresh-key.js';
 import { rejectedWith, settlesAt } from './support/deadline.js';
+import { freshKey } from './support/fresh-key.js';
 import { pollUntil } from './support/poll.js';
 import { rejection } from './support/rejection.js';
 

@@ -1,9 +1,7 @@
 import type { AttemptThrottle, KeyManager } from 'keygate';
-import type { KeyListStore } from './key-list.js';
+import type { DashboardStore } from 'keygate/store-kit';
 import type { Signer } from './security/crypto.js';
 import type { Session, SessionTimes } from './security/session.js';
-import type { UsedTokenStore } from './security/used-tokens.js';
-import type { SummarySources } from './usage-summary.js';
 
 /** One line of the account panel: a label and its value, both shown as text (escaped). */
 export interface AccountPanelEntry {
@@ -11,24 +9,17 @@ export interface AccountPanelEntry {
   readonly value: string | number;
 }
 
-/** The stores under the manager's that the pages read from, resolved once by `dashboard()`. */
-export interface DashStores extends SummarySources {
-  /** A store that reads one page of the key list, if any store down the chain has `listKeysPage`. */
-  readonly keyList: KeyListStore | undefined;
-}
-
 /** The dashboard's settled options, shared by every route. */
 export interface Dash {
   readonly manager: KeyManager;
   readonly basePath: string;
   readonly signer: Signer;
-  readonly ledger: UsedTokenStore;
+  /** The dashboard's own store: pages of the key list, usage of many keys, used tokens. */
+  readonly store: DashboardStore;
   readonly times: SessionTimes;
   /** The permission catalogue, or undefined for a free text field. */
   readonly catalogue: readonly string[] | undefined;
   readonly rateLimits: boolean;
-  /** The stores the pages read from, found once when the dashboard is set up. */
-  readonly stores: DashStores;
   readonly accountPanel:
     | ((accountId: string, request: Request) => readonly AccountPanelEntry[] | Promise<readonly AccountPanelEntry[]>)
     | undefined;

@@ -1,8 +1,9 @@
-import { type AttemptThrottle, FailedAttemptThrottle, InvalidInputError, type KeyManager } from 'keygate';
+import { type AttemptThrottle, FailedAttemptThrottle, InvalidInputError, KeyManager } from 'keygate';
 import { readAddress } from 'keygate/adapter-kit';
+import type { DashboardStore } from 'keygate/store-kit';
 import { createApp } from './app.js';
-import type { AccountPanelEntry, Dash, DashStores } from './context.js';
-import { isKeyListStore } from './key-list.js';
+import type { AccountPanelEntry, Dash } from './context.js';
+import { dashboardStoreOf } from './dashboard-store.js';
 import { nodeClientAddress } from './node-address.js';
 import { normalizeBasePath, under } from './paths.js';
 import { createSigner, secretBytes } from './security/crypto.js';
@@ -14,14 +15,23 @@ import {
   signSignInToken,
   validAccountId,
 } from './security/sign-in-token.js';
-import { findUsedTokenStore, type UsedTokenStore } from './security/used-tokens.js';
-import { findStore, usageStoreOf } from './stores.js';
-import { isUsageSummaryStore } from './usage-summary.js';
 
 /** Options of {@link dashboard}. */
 export interface DashboardOptions {
   /** The `KeyManager` whose keys the dashboard shows and changes. Its `onEvent` receives every `key.*` event. */
   manager: KeyManager;
+  /**
+   * The dashboard's own store, beside the manager's key store: pages of the key list, usage of many
+   * keys, and the used sign-in links and ended sessions (so a link works once in every process).
+   * `MemoryDashboardStore` (this module), `PostgresDashboardStore` (`keygate/postgres`, same client
+   * and schema as the key store), `RedisDashboardStore` (`keygate/redis`, same client and prefix).
+   * Default: a `MemoryDashboardStore` when the manager's store is a `MemoryKeyStore` (also under a
+   * `CachedKeyStore`); with any other key store, leaving it out throws `InvalidInputError` naming `store`.
+   *
+   * @example
+   * store: new PostgresDashboardStore({ client: pool, schema: 'keygate' }),
+   */
+  store?: DashboardStore;
   /** At least 32 bytes (e.g. 32 random bytes as hex). Signs sessions, CSRF tokens and sign-in links. */
   secret: string | Uint8Array;
   /** Where the dashboard is mounted, as the browser sees it. Default `'/'`. */
@@ -61,8 +71,6 @@ export interface DashboardOptions {
   sessionAbsoluteMs?: number;
   /** Throttles failed sign-in links per client address. Default: 20 failures per address per 15 minutes, in this process. */
   signInThrottle?: AttemptThrottle;
-  /** Where used sign-in links and ended sessions are recorded. Default: the manager's store. */
-  usedTokens?: UsedTokenStore;
   /** Current time in epoch milliseconds. Default `Date.now`. */
   clock?: () => number;
   /** Told about unexpected errors (answered with a plain 500 page). Default: `console.error`. */
@@ -82,14 +90,10 @@ export interface Dashboard {
   readonly basePath: string;
 }
 
-const MANAGER_METHODS = ['create', 'get', 'list', 'update', 'rotate', 'revoke', 'usage', 'rotationStatus'] as const;
-
 function checkManager(manager: unknown): KeyManager {
-  const m = manager as Record<string, unknown> | null | undefined;
-  if (!m || MANAGER_METHODS.some((name) => typeof m[name] !== 'function')) {
-    throw new InvalidInputError('manager', 'manager must be a KeyManager');
-  }
-  return manager as KeyManager;
+  if (!(manager instanceof KeyManager))
+    throw new InvalidInputError('manager', "manager must be a KeyManager from 'keygate'");
+  return manager;
 }
 
 function optionalFunction<T>(field: string, value: T | undefined): T | undefined {
@@ -106,15 +110,6 @@ function catalogueOf(value: unknown): readonly string[] | undefined {
   return Object.freeze([...new Set(value as string[])]);
 }
 
-/** The stores the pages read from, found once under the manager's (a `CachedKeyStore` wraps one). */
-function storesOf(store: unknown): DashStores {
-  return {
-    keyList: findStore(store, isKeyListStore),
-    summaries: findStore(store, isUsageSummaryStore),
-    usage: usageStoreOf(store),
-  };
-}
-
 /** The settled options every route shares. */
 function settle(options: DashboardOptions): Dash {
   const manager = checkManager(options?.manager);
@@ -126,11 +121,10 @@ function settle(options: DashboardOptions): Dash {
     manager,
     basePath,
     signer: createSigner(secretBytes(options.secret)),
-    ledger: findUsedTokenStore(options.usedTokens, manager.store),
+    store: dashboardStoreOf(options.store, manager),
     times: { idleMs, absoluteMs },
     catalogue: catalogueOf(options.permissions),
     rateLimits: options.rateLimits === true,
-    stores: storesOf(manager.store),
     accountPanel: optionalFunction('accountPanel', options.accountPanel),
     resolveAccount: optionalFunction('resolveAccount', options.resolveAccount),
     clientIp: async (request, rest) =>

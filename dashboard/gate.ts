@@ -36,7 +36,7 @@ export async function writeSession(c: Context<DashEnv>, dash: Dash, session: Ses
 export async function currentSession(c: Context<DashEnv>, dash: Dash): Promise<Session | null> {
   const session = await openSession(dash.signer, getCookie(c, SESSION_COOKIE), dash.clock(), dash.times);
   if (!session) return null;
-  return (await dash.ledger.isTokenUsed(endedSessionId(session))) ? null : session;
+  return (await dash.store.isTokenUsed(endedSessionId(session))) ? null : session;
 }
 
 /** The account the host's login names, checked like any account id; null when it names none. */

@@ -1,8 +1,10 @@
+// The store `dashboard()` takes, named here too so that a host needs one import.
+export type { DashboardStore, KeyPage, KeyPageQuery } from 'keygate/store-kit';
 export type { AccountPanelEntry } from './context.js';
 export type { Dashboard, DashboardOptions } from './dashboard.js';
 export { dashboard } from './dashboard.js';
 export type { RateLimitSetting } from './forms/key-form.js';
-export type { KeyListStore } from './key-list.js';
+export { MemoryDashboardStore } from './memory-store.js';
 export type {
   FastifyLike,
   FastifyReplyLike,
@@ -16,6 +18,3 @@ export { toFastifyPlugin, toFetchRequest, toNodeHandler, writeFetchResponse } fr
 export { SECURITY_HEADERS } from './security/headers.js';
 export type { SignInLinkOptions } from './security/sign-in-token.js';
 export { createSignInLink, SIGN_IN_LINK_TTL_MS } from './security/sign-in-token.js';
-export type { UsedTokenStore } from './security/used-tokens.js';
-export { isUsedTokenStore } from './security/used-tokens.js';
-export type { UsageSummaryStore } from './usage-summary.js';

@@ -1,7 +1,9 @@
-import type { ApiKeyRecord } from 'keygate';
-import type { KeyActivity } from 'keygate/store-kit';
+import type { DailyTotal, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
 import { COLUMNS, type KeyRow, recordOf } from './rows.js';
 import type { Query } from './sql-client.js';
+
+// What PostgresDashboardStore asks of the database: used tokens, pages of the key list, and the usage
+// of many keys, each in one statement.
 
 /**
  * Migration 4: the record of single-use tokens (the dashboard's redeemed sign-in links and ended
@@ -54,7 +56,7 @@ export async function dailyTotalsOfKeys(
   keyIds: readonly string[],
   from: string,
   to: string,
-): Promise<Array<{ keyId: string; day: string; total: number }>> {
+): Promise<DailyTotal[]> {
   if (keyIds.length === 0) return [];
   const { rows } = await query<{ key_id: string; offsets: number[]; totals: number[] }>(
     `SELECT key_id, array_agg(day - $2::date) AS offsets, array_agg(total) AS totals FROM (
@@ -73,7 +75,7 @@ export async function dailyTotalsOfKeys(
   );
 }
 
-/** Activity of many keys: one query on the activity table's primary key. */
+/** The last allowed use of many keys: one query on the activity table's primary key. */
 export async function activityOfKeys(query: Query, schema: string, keyIds: readonly string[]): Promise<KeyActivity[]> {
   if (keyIds.length === 0) return [];
   const { rows } = await query<{ key_id: string; last_used_at: Date | string; last_used_ip: string | null }>(
@@ -88,21 +90,19 @@ export async function activityOfKeys(query: Query, schema: string, keyIds: reado
 }
 
 /**
- * One page of an account's keys, newest first, and how many match: one query on the account index
- * (a window count), so a page of 50 never reads the other 950 records.
+ * One page of an account's keys matching `query`, newest first, and how many match: one query on the
+ * account index (a window count), so a page of 50 never reads the other 950 records. The search
+ * text is matched with `strpos` on lower-cased name, hint and id, so `%` and `_` are plain characters.
  */
-export async function keysPage(
-  query: Query,
-  schema: string,
-  accountId: string,
-  page: { offset: number; limit: number; nameContains?: string },
-): Promise<{ records: ApiKeyRecord[]; total: number }> {
-  const needle = page.nameContains ? page.nameContains.toLowerCase() : null;
+export async function keysPage(query: Query, schema: string, accountId: string, page: KeyPageQuery): Promise<KeyPage> {
+  const needle = page.search ? page.search.toLowerCase() : null;
   const { rows } = await query<KeyRow & { total: string | number }>(
     `SELECT ${COLUMNS}, count(*) OVER () AS total FROM "${schema}".keygate_keys
-      WHERE account_id = $1 AND ($2::text IS NULL OR strpos(lower(name), $2) > 0)
-      ORDER BY created_at DESC, id DESC LIMIT $3 OFFSET $4`,
-    [accountId, needle, page.limit, page.offset],
+      WHERE account_id = $1
+        AND ($2::text IS NULL OR strpos(lower(name), $2) > 0 OR strpos(lower(hint), $2) > 0 OR strpos(lower(id), $2) > 0)
+        AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR mode = $4)
+      ORDER BY created_at DESC, id DESC LIMIT $5 OFFSET $6`,
+    [accountId, needle, page.status ?? null, page.mode ?? null, page.limit, page.offset],
   );
   if (rows.length === 0 && page.offset > 0) {
     // Past the end: the window count needs a row; ask for the first page to learn the total.

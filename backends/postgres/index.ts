@@ -1,3 +1,4 @@
+export { PostgresDashboardStore, type PostgresDashboardStoreOptions } from './dashboard-store.js';
 export type { PGliteFolder } from './pglite-folder.js';
 export { openPGliteFolder } from './pglite-folder.js';
 export { PostgresRateLimiter, type PostgresRateLimiterOptions } from './rate-limiter.js';

@@ -22,9 +22,8 @@ import {
   type WriteCondition,
 } from 'keygate/store-kit';
 import type { Pool } from 'pg';
-import * as dashboardQueries from './dashboard-queries.js';
 import { sqlState, unavailable } from './errors.js';
-import { MIGRATIONS } from './migrations.js';
+import { migrateSchema } from './migrate.js';
 import { COLUMNS, type KeyRow, recordOf, recordParams } from './rows.js';
 import { type PGliteLike, type Query, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
@@ -50,9 +49,6 @@ export interface PostgresKeyStoreOptions {
   telemetry?: TelemetryOptions;
 }
 
-// Any fixed pair of numbers will do as long as it is ours; the schema goes into the second half.
-const LOCK_CLASS = 0x6b67;
-
 /**
  * A key store in PostgreSQL, through a `pg` Pool or embedded PGlite (PostgreSQL in WASM, persisted
  * in a folder). Lookups by digest use a unique index; every write is one transaction that locks
@@ -66,6 +62,7 @@ const LOCK_CLASS = 0x6b67;
  * await store.migrate();
  * const keys = new KeyManager({ store });
  * const cached = new CachedKeyStore(store, { ttl: 30_000 });
+ * // The dashboard reads the same tables through its own store: new PostgresDashboardStore({ client: pool }).
  */
 export class PostgresKeyStore implements WritableKeyStore, UsageStore {
   readonly schema: string;
@@ -101,26 +98,8 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
    * @example
    * await store.migrate(); // at start-up, before the first request; a second call does nothing
    */
-  async migrate(): Promise<{ applied: number[] }> {
-    const s = `"${this.schema}"`;
-    return this.sql.transaction(async (q) => {
-      await q('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, this.schema]);
-      if (this.schema !== 'public') await q(`CREATE SCHEMA IF NOT EXISTS ${s}`);
-      await q(
-        `CREATE TABLE IF NOT EXISTS ${s}.keygate_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
-      const { rows } = await q<{ version: number | null }>(
-        `SELECT max(version) AS version FROM ${s}.keygate_migrations`,
-      );
-      const current = Number(rows[0]?.version ?? 0);
-      const applied: number[] = [];
-      for (let v = current + 1; v <= MIGRATIONS.length; v++) {
-        for (const statement of MIGRATIONS[v - 1] ?? []) await q(statement.replaceAll('T.', `${s}.`));
-        await q(`INSERT INTO ${s}.keygate_migrations (version) VALUES ($1)`, [v]);
-        applied.push(v);
-      }
-      return { applied };
-    });
+  migrate(): Promise<{ applied: number[] }> {
+    return migrateSchema(this.sql, this.schema);
   }
 
   findByHash(hash: string): Promise<ApiKeyRecord | null> {
@@ -254,38 +233,6 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     const row = rows[0];
     if (!row) return null;
     return { keyId, lastUsedAt: new Date(row.last_used_at).toISOString(), lastUsedIp: row.last_used_ip };
-  }
-
-  /** One page of an account's keys, newest first, and how many match (the dashboard's key list): one query. */
-  listKeysPage(
-    accountId: string,
-    page: { offset: number; limit: number; nameContains?: string },
-  ): Promise<{ records: ApiKeyRecord[]; total: number }> {
-    return dashboardQueries.keysPage(this.sql.query, this.schema, accountId, page);
-  }
-
-  /** Requests per day of many keys, every outcome added up (the dashboard's key list): one query. */
-  getDailyTotalsOfKeys(
-    keyIds: readonly string[],
-    from: string,
-    to: string,
-  ): Promise<Array<{ keyId: string; day: string; total: number }>> {
-    return dashboardQueries.dailyTotalsOfKeys(this.sql.query, this.schema, keyIds, from, to);
-  }
-
-  /** Activity of those `keyIds` that have been used: one query. */
-  getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
-    return dashboardQueries.activityOfKeys(this.sql.query, this.schema, keyIds);
-  }
-
-  /** Records a single-use token (a dashboard sign-in link) until `expiresAt`: true the first time only, across processes. */
-  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
-    return dashboardQueries.markTokenUsed(this.sql.query, this.schema, tokenId, expiresAt);
-  }
-
-  /** True when `tokenId` was recorded by `markTokenUsed` and has not expired. */
-  isTokenUsed(tokenId: string): Promise<boolean> {
-    return dashboardQueries.isTokenUsed(this.sql.query, this.schema, tokenId);
   }
 
   /**

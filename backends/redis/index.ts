@@ -1,3 +1,4 @@
+export { RedisDashboardStore, type RedisDashboardStoreOptions } from './dashboard-store.js';
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './rate-limiter.js';
 export type { RedisClientLike, RedisKeyStoreOptions, RedisSubscriberLike } from './store.js';
 export { RedisKeyStore } from './store.js';

@@ -23,14 +23,14 @@ import {
   type Telemetry,
   type UsageBatch,
   type UsageCount,
-  type UsageOutcome,
   type UsageStore,
   type WritableKeyStore,
   type WriteCondition,
 } from 'keygate/store-kit';
-import { dailyTotals, isTokenUsed, markTokenUsed } from './dashboard-commands.js';
 import { unavailable } from './errors.js';
+import { validPrefix } from './prefix.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, ScriptRunner, UPDATE } from './scripts.js';
+import { countsOfHash, type HashReply } from './usage-hash.js';
 
 /** The connection that receives the change channel: what `client.duplicate()` returns. */
 export interface RedisSubscriberLike {
@@ -90,6 +90,7 @@ const MAX_ATTEMPTS = 100;
  * const store = new RedisKeyStore({ client });
  * const keys = new KeyManager({ store });
  * const cached = new CachedKeyStore(store, { ttl: 30_000 });
+ * // The dashboard reads the same keys through its own store: new RedisDashboardStore({ client }).
  */
 export class RedisKeyStore implements WritableKeyStore, UsageStore {
   readonly prefix: string;
@@ -107,13 +108,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     if (!client || typeof client.sendCommand !== 'function' || typeof client.duplicate !== 'function') {
       throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
     }
-    const prefix = options.prefix ?? 'keygate:';
-    if (typeof prefix !== 'string' || prefix.length > 100 || /\s/.test(prefix)) {
-      throw new InvalidInputError(
-        'prefix',
-        `prefix must be a string of at most 100 non-space characters, got ${quote(prefix)}`,
-      );
-    }
+    const prefix = validPrefix(options.prefix);
     this.client = options.client;
     this.scripts = new ScriptRunner((args) => this.client.sendCommand(args));
     this.prefix = prefix;
@@ -213,20 +208,8 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
   }
 
   async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
-    const flat = (await this.command(['HGETALL', `${this.prefix}usage:${keyId}`])) as string[] | Record<string, string>;
-    const entries = Array.isArray(flat)
-      ? Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i] as string, flat[2 * i + 1] as string] as const)
-      : Object.entries(flat);
-    const accountId = entries.find(([field]) => field === '_account')?.[1] ?? '';
-    const out: UsageCount[] = [];
-    for (const [field, value] of entries) {
-      const bar = field.indexOf('|');
-      if (bar < 0) continue;
-      const day = field.slice(0, bar);
-      if (day < from || day > to) continue;
-      out.push({ keyId, accountId, day, outcome: field.slice(bar + 1) as UsageOutcome, count: Number(value) });
-    }
-    return out.sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : a.outcome < b.outcome ? -1 : 1));
+    const reply = (await this.command(['HGETALL', `${this.prefix}usage:${keyId}`])) as HashReply;
+    return countsOfHash(keyId, reply, from, to);
   }
 
   async getActivity(keyId: string): Promise<KeyActivity | null> {
@@ -236,30 +219,6 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     ];
     if (!at) return null;
     return { keyId, lastUsedAt: at, lastUsedIp: ip ? ip : null };
-  }
-
-  /** Requests per day of many keys, every outcome added up (the dashboard's key list); node-redis pipelines the reads. */
-  async getDailyTotalsOfKeys(
-    keyIds: readonly string[],
-    from: string,
-    to: string,
-  ): Promise<Array<{ keyId: string; day: string; total: number }>> {
-    return dailyTotals((await Promise.all(keyIds.map((id) => this.getUsage(id, from, to)))).flat());
-  }
-
-  /** Activity of those `keyIds` that have been used. */
-  async getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
-    return (await Promise.all(keyIds.map((id) => this.getActivity(id)))).filter((a) => a !== null);
-  }
-
-  /** Records a single-use token (a dashboard sign-in link) until `expiresAt`: true the first time only, across processes. */
-  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
-    return markTokenUsed(this.client, this.prefix, tokenId, expiresAt);
-  }
-
-  /** True when `tokenId` was recorded by `markTokenUsed` and has not expired. */
-  isTokenUsed(tokenId: string): Promise<boolean> {
-    return isTokenUsed(this.client, this.prefix, tokenId);
   }
 
   /**

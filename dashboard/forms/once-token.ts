@@ -61,11 +61,11 @@ export async function openOnceToken(
 
 /**
  * Records `token` as used: true for the first call only, across every process that shares the
- * dashboard's ledger (atomic there). The one place form tokens reach the ledger.
+ * dashboard's store (atomic there). The one place form tokens reach the store.
  *
  * @example
  * if (!(await spendOnceToken(dash, once))) return alreadyCreatedPage(c, dash, once);
  */
 export function spendOnceToken(dash: Dash, token: OnceToken): Promise<boolean> {
-  return dash.ledger.markTokenUsed(`form:${token.nonce}`, new Date(token.expiresAt).toISOString());
+  return dash.store.markTokenUsed(`form:${token.nonce}`, new Date(token.expiresAt).toISOString());
 }

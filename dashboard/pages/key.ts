@@ -111,10 +111,14 @@ async function keyPage(
   );
 }
 
-/** The key's usage over `days`, or null when the store keeps no usage statistics (decided at setup). */
+/** The key's usage over `days`, or null when the manager's store keeps no usage statistics (it refuses, naming `store`). */
 async function usageOf(dash: Dash, key: KeyView, days: readonly string[]): Promise<UsageReport | null> {
-  if (!dash.stores.usage) return null;
-  return dash.manager.usage(key.id, { from: days[0], to: days.at(-1) });
+  try {
+    return await dash.manager.usage(key.id, { from: days[0], to: days.at(-1) });
+  } catch (err) {
+    if (err instanceof InvalidInputError && err.field === 'store') return null;
+    throw err;
+  }
 }
 
 /** The changes a valid settings form asks for: only fields that differ from what the form showed. */

@@ -1,9 +1,10 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
+import type { KeyMode, KeyStatus } from 'keygate';
 import { InvalidInputError } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import type { AccountPanelEntry, Dash, DashEnv } from '../context.js';
-import { type KeyListFilter, type ListedKey, readKeyList } from '../key-list.js';
+import { type ListedKey, readKeyList } from '../key-list.js';
 import { readSummaries } from '../usage-summary.js';
 import { dayRange, sparkline } from '../views/chart.js';
 import { badge, count, time } from '../views/format.js';
@@ -17,6 +18,14 @@ const STATUSES = ['active', 'revoked'] as const;
 const MODES = ['test', 'live'] as const;
 
 /** The list's filter as the query string gives it (`q`, `status`, `mode`); unknown values filter nothing. */
+/** What the key list is filtered by; a part left out filters nothing. */
+interface KeyListFilter {
+  /** Found, case-insensitively, in the key's name, hint or id. */
+  readonly text?: string;
+  readonly status?: KeyStatus;
+  readonly mode?: KeyMode;
+}
+
 function filterOf(c: Context<DashEnv>): KeyListFilter & { text: string } {
   const pick = <T extends string>(value: string | undefined, allowed: readonly T[]) => allowed.find((a) => a === value);
   return {
@@ -131,7 +140,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
   const list = await readKeyList(dash, account, {
     page: Number.isFinite(requested) ? requested : 1,
     size: PAGE_SIZE,
-    text: filter.text || undefined,
+    search: filter.text || undefined,
     status: filter.status,
     mode: filter.mode,
   });
@@ -140,7 +149,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
   const days = dayRange(utcDay(dash.clock()), 30);
   const [summaries, entries, partners] = await Promise.all([
     readSummaries(
-      dash.stores,
+      dash.store,
       shown.map((k) => k.id),
       days,
     ),

@@ -39,9 +39,9 @@ async function redeem(c: Context<DashEnv>, dash: Dash, token: string) {
   }
   const now = dash.clock();
   const claims = await openSignInToken(dash.signer, token, now);
-  // Recorded where the keys live, so that the link works once across every process sharing the store.
+  // Recorded in the dashboard's store, so that the link works once across every process sharing it.
   const first = claims
-    ? await dash.ledger.markTokenUsed(`sign-in:${claims.nonce}`, new Date(claims.expiresAt).toISOString())
+    ? await dash.store.markTokenUsed(`sign-in:${claims.nonce}`, new Date(claims.expiresAt).toISOString())
     : false;
   if (!claims || !first) {
     await dash.throttle.fail(bucketAddress);
@@ -73,7 +73,7 @@ export function registerSignOut(app: Hono<DashEnv>, dash: Dash): void {
   app.post('/sign-out', async (c) => {
     const session = c.get('session');
     if (session) {
-      await dash.ledger.markTokenUsed(
+      await dash.store.markTokenUsed(
         endedSessionId(session),
         new Date(session.issuedAt + dash.times.absoluteMs).toISOString(),
       );

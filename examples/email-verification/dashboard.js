@@ -107,17 +107,19 @@ export function accountPanel(ledger, clock = Date.now) {
  *
  * @param {object} options
  * @param {import('keygate').WritableKeyStore} options.store the service's key store
+ * @param {import('keygate/dashboard').DashboardStore} options.dashboardStore the dashboard's own store over the same data
  * @param {import('./ledger.js').Ledger} options.ledger
  * @param {string} options.secret from {@link loadDashboardSecret}
  * @param {readonly string[]} options.permissions the permissions the service's routes check
  * @param {import('keygate').UsageRecorder} [options.usage] flushed before usage is shown, so the latest requests count
  * @returns {import('keygate/dashboard').Dashboard}
  * @example
- * const ui = createDashboard({ store, ledger, secret, permissions: ['email:verify'] });
+ * const ui = createDashboard({ store, dashboardStore, ledger, secret, permissions: ['email:verify'] });
  */
-export function createDashboard({ store, ledger, secret, permissions, usage }) {
+export function createDashboard({ store, dashboardStore, ledger, secret, permissions, usage }) {
   return dashboard({
     manager: new KeyManager({ store, ...(usage ? { usage } : {}) }),
+    store: dashboardStore,
     basePath: DASHBOARD_PATH,
     secret,
     permissions,

@@ -77,6 +77,7 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
     const secret = await loadDashboardSecret({ given: givenSecret, dataDir, database });
     const ui = createDashboard({
       store: stores.store,
+      dashboardStore: stores.dashboardStore,
       ledger: stores.ledger,
       secret: secret.secret,
       permissions: PERMISSIONS,

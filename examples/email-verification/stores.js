@@ -1,12 +1,14 @@
 // Where keys and balances live: both in one database (PGlite or PostgreSQL), or both in memory; and
 // where rate limits are counted: in PostgreSQL when several instances may share it, else in memory.
 import { MemoryKeyStore, MemoryRateLimiter } from 'keygate';
+import { MemoryDashboardStore } from 'keygate/dashboard';
 import { MemoryLedger, SqlLedger } from './ledger.js';
 import { createPrivateFolder, restrictFolder } from './private-folder.js';
 
 /**
  * @typedef {object} Stores
  * @property {import('keygate').WritableKeyStore} store keygate's keys
+ * @property {import('keygate/dashboard').DashboardStore} dashboardStore what the dashboard reads and keeps, beside the keys
  * @property {import('./ledger.js').Ledger} ledger balances and charges, beside the keys
  * @property {import('keygate').RateLimiter} limiter counts each key's rate limit: exact across every instance that shares it
  * @property {string} describe where they live, for the start-up message
@@ -24,12 +26,14 @@ import { createPrivateFolder, restrictFolder } from './private-folder.js';
  * @param {{ memory?: boolean, databaseUrl?: string, dataDir: string }} where
  * @returns {Promise<Stores>}
  * @example
- * const { store, ledger, close } = await openStores({ dataDir: './.keygate' });
+ * const { store, dashboardStore, ledger, close } = await openStores({ dataDir: './.keygate' });
  */
 export async function openStores({ memory, databaseUrl, dataDir }) {
   if (memory) {
+    const store = new MemoryKeyStore();
     return {
-      store: new MemoryKeyStore(),
+      store,
+      dashboardStore: new MemoryDashboardStore(store),
       ledger: new MemoryLedger(),
       limiter: new MemoryRateLimiter(),
       describe: 'in memory, lost at exit',
@@ -37,7 +41,9 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
       close: async () => {},
     };
   }
-  const { PostgresKeyStore, PostgresRateLimiter, openPGliteFolder } = await import('keygate/postgres');
+  const { PostgresDashboardStore, PostgresKeyStore, PostgresRateLimiter, openPGliteFolder } = await import(
+    'keygate/postgres'
+  );
   /** @type {import('pg').Pool | import('@electric-sql/pglite').PGlite} */
   let client;
   let describe;
@@ -71,8 +77,10 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
     closeStore = folder.close;
   }
   const ledger = new SqlLedger({ client });
+  const dashboardStore = new PostgresDashboardStore({ client });
   try {
     await store.migrate();
+    await dashboardStore.migrate();
     await ledger.migrate();
     if (limiter instanceof PostgresRateLimiter) await limiter.migrate();
     if (!databaseUrl) await restrictFolder(dataDir); // PGlite unpacks its first files as 0666
@@ -82,6 +90,7 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
   }
   return {
     store,
+    dashboardStore,
     ledger,
     limiter,
     describe,

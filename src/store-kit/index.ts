@@ -1,8 +1,9 @@
 /**
- * `keygate/store-kit`: what an author of a key store needs and an application does not. A store
+ * `keygate/store-kit`: what an author of a backend needs and an application does not. A key store
  * implements `WritableKeyStore` (and `UsageStore` to keep usage), applies every patch with
  * {@link applyPatch}, announces its writes with {@link ChangeFeed} or {@link ChangeRelay} and
- * {@link changeOf}, and proves itself with `describeKeyStoreContract` from `keygate/testing`. The
+ * {@link changeOf}, and proves itself with `describeKeyStoreContract` from `keygate/testing`; beside it,
+ * a `DashboardStore` serves the dashboard and proves itself with `describeDashboardStoreContract`. The
  * error classes a store throws (`KeyConflictError`, `KeyNotFoundError`, `KeyStoreUnavailableError`,
  * ...) come from `keygate` itself, so an application's `instanceof` checks hold for them.
  *
@@ -22,8 +23,6 @@ export { validConsumeArgs } from '../rate-limit/policy.js';
 export { applyPatch, freezeRecord } from '../store/apply-patch.js';
 export { ChangeFeed, changeOf } from '../store/change-feed.js';
 export { ChangeRelay, parseChange } from '../store/change-relay.js';
-// For stores that answer the dashboard's per-day totals from counts read one key at a time.
-export { dailyTotals } from '../store/dashboard-support.js';
 // For stores and limiters that report to OpenTelemetry (see the `telemetry` option).
 export type { ObservedResult, StoreLookupResult, Telemetry } from '../telemetry/telemetry.js';
 export { createTelemetry, METRICS, observedLookup } from '../telemetry/telemetry.js';
@@ -44,3 +43,7 @@ export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../usage/types.js';
 export { isUsageStore, utcDay } from '../usage/types.js';
+// The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
+export { dailyTotals } from './daily-totals.js';
+export type { DailyTotal, DashboardStore, KeyPage, KeyPageQuery } from './dashboard-store.js';
+export { pageOfKeys } from './key-page.js';

@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import { InvalidInputError, KeyStoreUnavailableError } from '../errors.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type {
@@ -78,7 +79,7 @@ const isOwnTimeout = (err: unknown): boolean => typeof err === 'object' && err !
  * const cached = new CachedKeyStore(new MemoryKeyStore(), { ttl: 30_000, max: 100_000 });
  * const keys = new KeyManager({ store: cached }); // changes through keys evict from the cache
  */
-export class CachedKeyStore implements WritableKeyStore, UsageStore {
+export class CachedKeyStore implements WritableKeyStore, UsageStore, Capable {
   readonly ttl: number;
   /** How long one lookup in the wrapped store may take, in milliseconds. */
   readonly timeout: number;
@@ -91,6 +92,8 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
   private readonly telemetry: Telemetry | undefined;
   // The wrapped store's name for telemetry, read once.
   private readonly storeName: string;
+  /** It wraps `store`: readers such as the dashboard look through it (see `capabilityOf`). */
+  declare readonly [CAPABILITIES]: Capabilities;
 
   constructor(
     readonly store: KeyStore,
@@ -103,6 +106,7 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore {
     this.timeout = validPositiveInteger('timeout', options.timeout ?? 2_000);
     this.telemetry = createTelemetry(options.telemetry);
     this.storeName = store.constructor?.name ?? 'store';
+    this[CAPABILITIES] = { wrapper: { wrapped: store } };
     this.found = new LRUCache({ max, ttl: this.ttl, allowStale: false, updateAgeOnGet: false });
     this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtl, allowStale: false, updateAgeOnGet: false });
     this.floor = new LRUCache({ max, ttl: this.ttl });

@@ -3,12 +3,12 @@ import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCon
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
 import { ChangeFeed, changeOf } from './change-feed.js';
-import { dailyTotals, pageOfKeys, TokenLedger } from './dashboard-support.js';
 
 /**
  * The embedded key store: everything in this process's memory, nothing persisted. Right for tests,
  * demos and single-process services that create their keys at start-up; use `keygate/postgres` or
- * `keygate/redis` to share keys between processes or keep them across restarts.
+ * `keygate/redis` to share keys between processes or keep them across restarts. The dashboard reads it
+ * through `MemoryDashboardStore` (`keygate/dashboard`).
  *
  * @example
  * const store = new MemoryKeyStore();
@@ -19,10 +19,9 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore {
   private readonly byId = new Map<string, ApiKeyRecord>();
   private readonly byAccount = new Map<string, Set<string>>();
   private readonly feed = new ChangeFeed();
-  // Usage: keyId -> "day|outcome" -> count, and the newest activity per key.
+  // Usage: keyId -> "day|outcome" -> count, and the newest allowed use per key.
   private readonly usage = new Map<string, Map<string, UsageCount>>();
   private readonly activity = new Map<string, KeyActivity>();
-  private readonly tokens = new TokenLedger();
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
     return this.byHash.get(hash) ?? null;
@@ -88,38 +87,6 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore {
 
   async getActivity(keyId: string): Promise<KeyActivity | null> {
     return this.activity.get(keyId) ?? null;
-  }
-
-  /** One page of an account's keys, newest first, and how many match (the dashboard's key list). */
-  async listKeysPage(
-    accountId: string,
-    page: { offset: number; limit: number; nameContains?: string },
-  ): Promise<{ records: ApiKeyRecord[]; total: number }> {
-    return pageOfKeys(await this.listByAccount(accountId), page);
-  }
-
-  /** Requests per day of many keys, every outcome added up (the dashboard's key list). */
-  async getDailyTotalsOfKeys(
-    keyIds: readonly string[],
-    from: string,
-    to: string,
-  ): Promise<Array<{ keyId: string; day: string; total: number }>> {
-    return dailyTotals((await Promise.all(keyIds.map((id) => this.getUsage(id, from, to)))).flat());
-  }
-
-  /** Activity of those `keyIds` that have been used. */
-  async getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
-    return keyIds.flatMap((id) => this.activity.get(id) ?? []);
-  }
-
-  /** Records a single-use token (a dashboard sign-in link) until `expiresAt`: true the first time only. */
-  async markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
-    return this.tokens.mark(tokenId, expiresAt);
-  }
-
-  /** True when `tokenId` was recorded by `markTokenUsed` and has not expired. */
-  async isTokenUsed(tokenId: string): Promise<boolean> {
-    return this.tokens.has(tokenId);
   }
 
   private put(record: ApiKeyRecord): void {

@@ -69,7 +69,8 @@ async function keepsUsage({ fx, expect, create }: ContractContext): Promise<void
   expect(counts.every((c) => c.accountId === ACCOUNT && c.day === day)).toBe(true);
   expect(await store.getUsage(key.id, '2000-01-01', '2000-12-31')).toEqual([]);
   const activity = await store.getActivity(key.id);
-  expect(activity).toMatchObject({ keyId: key.id, lastUsedIp: '198.51.100.1' });
+  // The last ALLOWED use: every round ended with a refusal from 198.51.100.1, which does not count.
+  expect(activity).toMatchObject({ keyId: key.id, lastUsedIp: '203.0.113.9' });
   // An older activity never replaces a newer one.
   const older = { keyId: key.id, lastUsedAt: '2001-01-01T00:00:00.000Z', lastUsedIp: '192.0.2.1' };
   await store.addUsage({ counts: [], activity: [older] });

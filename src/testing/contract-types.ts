@@ -7,6 +7,8 @@ export interface ContractAssertion {
   toMatchObject(expected: object): void;
   toBeInstanceOf(expected: unknown): void;
   toHaveLength(length: number): void;
+  toBeGreaterThan(expected: number): void;
+  toBeLessThanOrEqual(expected: number): void;
   readonly not: ContractAssertion;
 }
 

@@ -1,4 +1,11 @@
 export type {
+  DashboardStoreContractOptions,
+  DashboardStoreFixture,
+} from './dashboard-contract.js';
+export { describeDashboardStoreContract } from './dashboard-contract.js';
+export type { LimiterFixture, RateLimiterContractOptions } from './limiter-contract.js';
+export { describeRateLimiterContract } from './limiter-contract.js';
+export type {
   ContractAssertion,
   ContractOptions,
   ContractTestApi,

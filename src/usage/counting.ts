@@ -5,7 +5,7 @@ import { utcDay } from './types.js';
 
 const DAY = 86_400_000;
 
-/** One key's counts in this process since the last flush, and its latest activity. */
+/** One key's counts in this process since the last flush, and its latest allowed use. */
 export interface KeyTally {
   readonly keyId: string;
   readonly accountId: string;
@@ -15,7 +15,9 @@ export interface KeyTally {
   /** The UTC day (days since the epoch) `counts` belong to. */
   day: number;
   counts: Map<UsageOutcome, number>;
+  /** Epoch milliseconds of the latest allowed request, 0 before the first. */
   lastUsedMs: number;
+  /** The client address of that request. */
   lastIp: string | null;
   /** The newest `lastUsedMs` a flush has delivered. */
   flushedUsedMs: number;
@@ -56,8 +58,11 @@ export class UsageCounts {
       this.closeDay(t, day);
     }
     t.counts.set(outcome, (t.counts.get(outcome) ?? 0) + 1);
-    t.lastUsedMs = now;
-    t.lastIp = ip;
+    // A refused request (401, 403, 429) is counted but is no use of the key: "last used" stays put.
+    if (outcome === 'allowed') {
+      t.lastUsedMs = now;
+      t.lastIp = ip;
+    }
     return t;
   }
 

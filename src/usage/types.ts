@@ -13,7 +13,10 @@ export interface UsageCount {
   readonly count: number;
 }
 
-/** When and from where a key was last presented (allowed or not). */
+/**
+ * When and from where a key was last used: its latest ALLOWED request. A refused request (a revoked
+ * key's 401, an allow list's 403, a rate limit's 429) is counted under its outcome but never moves this.
+ */
 export interface KeyActivity {
   readonly keyId: string;
   /** ISO-8601. */
@@ -29,7 +32,8 @@ export interface UsageBatch {
 
 /**
  * The part of a store that keeps usage statistics. Counts are added, never overwritten, so several
- * processes flushing to one store add up exactly; activity keeps the newest `lastUsedAt`.
+ * processes flushing to one store add up exactly; activity keeps the newest `lastUsedAt` it is given
+ * (the `UsageRecorder` sends allowed requests only).
  */
 export interface UsageStore {
   addUsage(batch: UsageBatch): Promise<void>;
@@ -54,7 +58,9 @@ export interface UsageReport {
     readonly denied: number;
     readonly deniedBy: Readonly<Partial<Record<DenialCode, number>>>;
   }>;
+  /** The latest allowed request (ISO-8601), or null when the key was never allowed through. */
   readonly lastUsedAt: string | null;
+  /** The client address of that request, or null. */
   readonly lastUsedIp: string | null;
 }
 

@@ -89,7 +89,7 @@ describe('a rule only the manager knows', () => {
     manager.create = async () => {
       throw new InvalidInputError('rateLimit', 'rateLimit.limit must be at most 1000000');
     };
-    const s = await signedIn({ manager, store, rateLimits: true });
+    const s = await signedIn({ manager, keyStore: store, rateLimits: true });
     const response = await s.client.post(`${BASE}/keys`, { name: 'k', mode: 'test', rateLimit: '9999999' });
     expect(response.status).toBe(422);
     const html = await response.text();
@@ -113,7 +113,7 @@ describe('the rate limit field', () => {
       inputs.push((input as { rateLimit?: unknown }).rateLimit);
       return create(input);
     };
-    const s = await signedIn({ manager, store, rateLimits: true });
+    const s = await signedIn({ manager, keyStore: store, rateLimits: true });
     const form = await (await s.client.get(`${BASE}/keys/new`)).text();
     expect(form).toContain('<label for="rateLimit">Rate limit</label>');
     expect(

@@ -1,9 +1,10 @@
 // The dashboard follows the manager instead of keeping rules of its own: rotation due from the
 // manager's rotationDays, write-time validation (a key pasted as a permission), whether usage is
-// kept (decided once, CachedKeyStore included), and the quiet window when a rotation is finished.
+// kept (the manager's answer, CachedKeyStore included), and the quiet window when a rotation is finished.
 import { CachedKeyStore, generateKey, InvalidInputError, KeyManager, MemoryKeyStore } from 'keygate';
+import { MemoryDashboardStore } from 'keygate/dashboard';
 import { describe, expect, it } from 'vitest';
-import { BASE, Client, csrfOf, fakeClock, setup } from './support.js';
+import { BASE, Client, csrfOf, fakeClock, keyStoreWithoutUsage, setup } from './support.js';
 
 const DAY = 86_400_000;
 
@@ -16,17 +17,11 @@ const rowOf = (html: string, name: string) =>
   html.slice(html.indexOf(`>${name}</a>`), html.indexOf('</tr>', html.indexOf(`>${name}</a>`)));
 
 describe('rotation due', () => {
-  it.each([
-    ['a store that pages the list', () => new MemoryKeyStore()],
-    [
-      'a store that does not (paged in memory)',
-      () => Object.assign(Object.create(new MemoryKeyStore()), { listKeysPage: undefined }),
-    ],
-  ])("follows the manager's rotationDays, with %s", async (_, makeStore) => {
-    const store = makeStore();
+  it("follows the manager's rotationDays", async () => {
+    const store = new MemoryKeyStore();
     const clock = fakeClock();
     const manager = new KeyManager({ store, clock, rotationDays: 30 });
-    const s = await signedIn({ manager, store, clock });
+    const s = await signedIn({ manager, keyStore: store, clock });
     const { key: old } = await manager.create({ accountId: 'acct_1', name: 'old', mode: 'live' });
     clock.advance(31 * DAY);
     await s.client.signIn(); // the first session ended long ago
@@ -90,7 +85,7 @@ describe("a manager's refusal of a rate-limit member", () => {
     manager.create = async () => {
       throw new InvalidInputError('rateLimit.limit', 'rateLimit.limit must be at most 1000');
     };
-    const s = await signedIn({ manager, store, rateLimits: true });
+    const s = await signedIn({ manager, keyStore: store, rateLimits: true });
     const response = await s.client.post(`${BASE}/keys`, { name: 'k', mode: 'test', rateLimit: '5000' });
     expect(response.status).toBe(422);
     const html = await response.text();
@@ -102,16 +97,9 @@ describe("a manager's refusal of a rate-limit member", () => {
 
 describe('a CachedKeyStore over a store that keeps no usage', () => {
   it('shows no usage on the key page and the list, instead of failing', async () => {
-    const inner = Object.assign(Object.create(new MemoryKeyStore()), {
-      addUsage: undefined,
-      getUsage: undefined,
-      getActivity: undefined,
-      getDailyTotalsOfKeys: undefined,
-      getActivityOfKeys: undefined,
-    });
-    const store = new CachedKeyStore(inner);
-    const manager = new KeyManager({ store });
-    const s = await signedIn({ manager, store });
+    const memory = new MemoryKeyStore();
+    const manager = new KeyManager({ store: new CachedKeyStore(keyStoreWithoutUsage(memory)) });
+    const s = await signedIn({ manager, store: new MemoryDashboardStore(memory) });
     const { key } = await manager.create({ accountId: 'acct_1', name: 'k', mode: 'test' });
     const page = await s.client.get(`${BASE}/keys/${key.id}`);
     expect(page.status).toBe(200);

@@ -1,9 +1,10 @@
 // The pages and their flows, without a browser: list (pagination, filter, sparklines, rotation
 // due), key page (usage chart and table, denials, last use), rotation status, errors.
 import { KeyManager, KeyStoreUnavailableError, MemoryKeyStore } from 'keygate';
+import { MemoryDashboardStore } from 'keygate/dashboard';
 import { utcDay } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
-import { BASE, Client, onceOf, setup } from './support.js';
+import { BASE, Client, keyStoreWithoutUsage, onceOf, setup } from './support.js';
 
 const DAY = 86_400_000;
 
@@ -117,23 +118,17 @@ describe('the key list', () => {
     expect(html).not.toContain('account-title');
   });
 
-  it("works with a store that has none of the dashboard's read methods (per-key reads, paging in memory)", async () => {
-    const inner = new MemoryKeyStore();
-    const store = Object.assign(Object.create(inner), {
-      getDailyTotalsOfKeys: undefined,
-      getActivityOfKeys: undefined,
-      listKeysPage: undefined,
-    });
-    const clock = () => Date.now();
+  it('pages the list 50 keys at a time, newest first, and filters it by name', async () => {
+    const store = new MemoryKeyStore();
     let now = Date.now() - 1000_000;
     const manager = new KeyManager({ store, clock: () => now });
-    const s = await signedIn({ manager, store, clock });
+    const s = await signedIn({ manager, keyStore: store, clock: () => Date.now() });
     let id = '';
     for (let i = 0; i < 55; i++) {
       id = (await manager.create({ accountId: 'acct_1', name: `k-${i}`, mode: 'test' })).key.id;
       now += 1000;
     }
-    await inner.addUsage({
+    await store.addUsage({
       counts: [{ keyId: id, accountId: 'acct_1', day: utcDay(Date.now()), outcome: 'allowed', count: 7 }],
       activity: [],
     });
@@ -189,17 +184,10 @@ describe('the key page', () => {
     expect(html).toMatch(/id="permission-0" name="permissions" value="email:verify" checked/);
   });
 
-  it('says so when the store keeps no usage statistics', async () => {
-    const inner = new MemoryKeyStore();
-    const store = Object.assign(Object.create(inner), {
-      addUsage: undefined,
-      getUsage: undefined,
-      getActivity: undefined,
-      getDailyTotalsOfKeys: undefined,
-      getActivityOfKeys: undefined,
-    });
-    const manager = new KeyManager({ store });
-    const s = await signedIn({ manager, store });
+  it('says so when the key store keeps no usage statistics', async () => {
+    const memory = new MemoryKeyStore();
+    const manager = new KeyManager({ store: keyStoreWithoutUsage(memory) });
+    const s = await signedIn({ manager, store: new MemoryDashboardStore(memory) });
     const { key } = await manager.create({ accountId: 'acct_1', name: 'k', mode: 'test' });
     const response = await s.client.get(`${BASE}/keys/${key.id}`);
     expect(response.status).toBe(200);
@@ -209,7 +197,7 @@ describe('the key page', () => {
 
   it('a store outage is 503 with Retry-After, not a stack trace', async () => {
     const store = new MemoryKeyStore();
-    const s = await signedIn({ store });
+    const s = await signedIn({ keyStore: store });
     const { key } = await s.keys.create({ accountId: 'acct_1', name: 'k', mode: 'test' });
     store.findById = async () => {
       throw new KeyStoreUnavailableError('down', new Error('ECONNREFUSED'));
@@ -223,7 +211,7 @@ describe('the key page', () => {
   it('an unexpected error is a plain 500 page, reported to onError', async () => {
     const errors: unknown[] = [];
     const store = new MemoryKeyStore();
-    const s = await signedIn({ store, onError: (err) => errors.push(err) });
+    const s = await signedIn({ keyStore: store, onError: (err) => errors.push(err) });
     store.listByAccount = async () => {
       throw new Error('secret internals');
     };

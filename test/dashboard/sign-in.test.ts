@@ -1,7 +1,7 @@
 // One-time sign-in links and sessions, without a browser: the link is signed with the secret,
 // valid 15 minutes, usable once; sessions end when idle, when old, and when signed out.
 import { InvalidInputError, KeyManager, MemoryKeyStore } from 'keygate';
-import { createSignInLink, dashboard } from 'keygate/dashboard';
+import { createSignInLink, dashboard, MemoryDashboardStore } from 'keygate/dashboard';
 import { describe, expect, it } from 'vitest';
 import { BASE, Client, ORIGIN, SECRET, setup } from './support.js';
 
@@ -81,10 +81,20 @@ describe('a sign-in link', () => {
     expect((await new Client(ui).get(link)).status).toBe(401);
   });
 
-  it('is single use across dashboards sharing a store (the record lives where the keys live)', async () => {
-    const store = new MemoryKeyStore();
-    const a = setup({ store });
-    const b = setup({ store });
+  it('is single use across dashboards sharing a dashboard store', async () => {
+    const keyStore = new MemoryKeyStore();
+    const store = new MemoryDashboardStore(keyStore);
+    const a = setup({ keyStore, store });
+    const b = setup({ keyStore, store });
+    const link = await a.ui.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
+    expect((await new Client(b.ui).get(link)).status).toBe(303);
+    expect((await new Client(a.ui).get(link)).status).toBe(401);
+  });
+
+  it('is single use across dashboards over one MemoryKeyStore left to their default store', async () => {
+    const keyStore = new MemoryKeyStore();
+    const a = setup({ keyStore });
+    const b = setup({ keyStore });
     const link = await a.ui.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
     expect((await new Client(b.ui).get(link)).status).toBe(303);
     expect((await new Client(a.ui).get(link)).status).toBe(401);

@@ -1,17 +1,25 @@
-// The store extensions the dashboard uses, on every store that ships them: the used-token record
-// (single use across processes, atomic, expiring) and the batch usage reads of the key list.
+// The dashboard's own store: which one it uses when none is given (a MemoryDashboardStore over a
+// MemoryKeyStore, also under a CachedKeyStore), the refusals when it cannot tell, and the dashboard at
+// work on every backend through its store, "Last used" showing the last allowed request only.
 import { PGlite } from '@electric-sql/pglite';
-import { KeyManager, MemoryKeyStore, type WritableKeyStore } from 'keygate';
-import type { KeyListStore, UsageSummaryStore, UsedTokenStore } from 'keygate/dashboard';
-import { PostgresKeyStore } from 'keygate/postgres';
-import { RedisKeyStore } from 'keygate/redis';
-import { type UsageStore, utcDay } from 'keygate/store-kit';
+import {
+  authenticate,
+  CachedKeyStore,
+  InvalidInputError,
+  KeyManager,
+  MemoryKeyStore,
+  UsageRecorder,
+  type WritableKeyStore,
+} from 'keygate';
+import { type DashboardStore, dashboard, MemoryDashboardStore } from 'keygate/dashboard';
+import { PostgresDashboardStore, PostgresKeyStore } from 'keygate/postgres';
+import { RedisDashboardStore, RedisKeyStore } from 'keygate/redis';
+import type { UsageStore } from 'keygate/store-kit';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
-
-type Store = UsedTokenStore & UsageSummaryStore & UsageStore & WritableKeyStore & Partial<KeyListStore>;
+import { BASE, Client, keyStoreWithoutUsage, ORIGIN, SECRET } from './support.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -20,152 +28,199 @@ afterAll(async () => {
 
 const hasPg = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const hasRedis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
-let n = 0;
-// PGlite takes a while to start: one database for the file, a fresh schema per test.
-let pglite: Promise<PGlite> | undefined;
-const sharedPGlite = () => {
-  pglite ??= PGlite.create().then((db) => {
-    cleanups.push(() => db.close());
-    return db;
-  });
-  return pglite;
+
+const make = (manager: KeyManager, store?: DashboardStore) => () =>
+  dashboard({ manager, secret: SECRET, basePath: BASE, ...(store ? { store } : {}) });
+
+// Clients that are never called: a key store needs no connection until it is used.
+const idleRedis = { sendCommand: async () => null, duplicate: () => ({}) as never };
+const idlePGlite = {
+  query: async () => ({ rows: [] }),
+  transaction: async () => undefined as never,
+  listen: async () => async () => {},
 };
 
-/** Two handles on one store: what two processes sharing it would hold. */
-const STORES: Array<[string, boolean, () => Promise<[Store, Store]>]> = [
+describe('without a store option', () => {
+  it('uses a MemoryDashboardStore over a MemoryKeyStore, also under a CachedKeyStore', async () => {
+    for (const wrap of [(s: MemoryKeyStore) => s, (s: MemoryKeyStore) => new CachedKeyStore(s)]) {
+      const memory = new MemoryKeyStore();
+      const manager = new KeyManager({ store: wrap(memory) });
+      await manager.create({ accountId: 'acct_1', name: 'listed', mode: 'test' });
+      const client = await new Client(make(manager)()).signIn();
+      expect(await (await client.get(`${BASE}/`)).text()).toContain('>listed</a>');
+    }
+  });
+
+  it('shares used sign-in links between a dashboard over a MemoryKeyStore and one over a cache of it', async () => {
+    const memory = new MemoryKeyStore();
+    const bare = make(new KeyManager({ store: memory }))();
+    const cached = make(new KeyManager({ store: new CachedKeyStore(memory) }))();
+    const link = await bare.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
+    expect((await new Client(cached).get(link)).status).toBe(303);
+    expect((await new Client(bare).get(link)).status).toBe(401);
+  });
+
+  it.each([
+    ['a PostgresKeyStore', () => new PostgresKeyStore({ client: idlePGlite }), 'PostgresDashboardStore'],
+    [
+      'a CachedKeyStore over a PostgresKeyStore',
+      () => new CachedKeyStore(new PostgresKeyStore({ client: idlePGlite })),
+      'PostgresDashboardStore',
+    ],
+    ['a RedisKeyStore', () => new RedisKeyStore({ client: idleRedis }), 'RedisDashboardStore'],
+    ['a key store of its own', () => keyStoreWithoutUsage(new MemoryKeyStore()), 'DashboardStore of your backend'],
+  ])('is refused over %s (InvalidInputError naming store and what to pass)', (_, open, named) => {
+    const manager = new KeyManager({ store: open() as WritableKeyStore });
+    expect(make(manager)).toThrow(expect.objectContaining({ code: 'invalid_input', field: 'store' }));
+    expect(make(manager)).toThrow(named);
+  });
+});
+
+describe('the store option', () => {
+  it('is refused when it is not a DashboardStore, such as the key store itself', () => {
+    const keyStore = new MemoryKeyStore();
+    const manager = new KeyManager({ store: keyStore });
+    const wrong = make(manager, keyStore as unknown as DashboardStore);
+    expect(wrong).toThrow(InvalidInputError);
+    expect(wrong).toThrow(expect.objectContaining({ field: 'store' }));
+    expect(wrong).toThrow('a MemoryKeyStore has no listKeysPage, getDailyTotalsOfKeys, getActivityOfKeys');
+  });
+
+  it('is the one the dashboard reads: a page of keys comes from it', async () => {
+    const memory = new MemoryKeyStore();
+    const manager = new KeyManager({ store: memory });
+    await manager.create({ accountId: 'acct_1', name: 'in the key store', mode: 'test' });
+    const store = new MemoryDashboardStore(memory);
+    const pages: unknown[] = [];
+    const listKeysPage = store.listKeysPage.bind(store);
+    store.listKeysPage = (accountId, query) => {
+      pages.push(query);
+      return listKeysPage(accountId, query);
+    };
+    const client = await new Client(make(manager, store)()).signIn();
+    expect(await (await client.get(`${BASE}/?q=store`)).text()).toContain('>in the key store</a>');
+    expect(pages).toEqual([{ offset: 0, limit: 50, search: 'store', status: undefined, mode: undefined }]);
+  });
+});
+
+describe('the manager option', () => {
+  it('is refused unless it is a KeyManager, even with every method a manager has', () => {
+    const real = new KeyManager({ store: new MemoryKeyStore() });
+    const lookalike = Object.fromEntries(
+      ['create', 'get', 'list', 'update', 'rotate', 'revoke', 'usage', 'rotationStatus'].map((m) => [m, () => {}]),
+    );
+    const build = () => dashboard({ manager: { ...lookalike, store: real.store } as never, secret: SECRET });
+    expect(build).toThrow(expect.objectContaining({ code: 'invalid_input', field: 'manager' }));
+  });
+});
+
+type Backend = [
+  name: string,
+  available: boolean,
+  open: () => Promise<{ keys: WritableKeyStore & UsageStore; store: DashboardStore }>,
+];
+
+let n = 0;
+let pglite: Promise<PGlite> | undefined;
+const BACKENDS: Backend[] = [
   [
-    'MemoryKeyStore',
+    'memory',
     true,
     async () => {
-      const store = new MemoryKeyStore();
-      return [store, store];
+      const keys = new MemoryKeyStore();
+      return { keys, store: new MemoryDashboardStore(keys) };
     },
   ],
   [
-    'PostgresKeyStore (PGlite)',
+    'PGlite',
     true,
     async () => {
-      const db = await sharedPGlite();
-      const schema = `dash${++n}`;
-      const a = new PostgresKeyStore({ client: db, schema });
-      await a.migrate();
-      return [a, new PostgresKeyStore({ client: db, schema })];
+      pglite ??= PGlite.create().then((db) => {
+        cleanups.push(() => db.close());
+        return db;
+      });
+      const client = await pglite;
+      const schema = `dash_ui${++n}`;
+      const store = new PostgresDashboardStore({ client, schema });
+      await store.migrate();
+      return { keys: new PostgresKeyStore({ client, schema }), store };
     },
   ],
   [
-    'PostgresKeyStore (pg)',
+    'PostgreSQL',
     hasPg,
     async () => {
-      const schema = `keygate_d${RUN_ID}_${++n}`;
-      const pool = new pg.Pool({ connectionString: PG_URL, max: 4 });
-      const other = new pg.Pool({ connectionString: PG_URL, max: 4 });
+      const client = new pg.Pool({ connectionString: PG_URL, max: 2 });
+      const schema = `keygate_dui${RUN_ID}_${++n}`;
       cleanups.push(async () => {
-        await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        await pool.end();
-        await other.end();
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        await client.end();
       });
-      const a = new PostgresKeyStore({ client: pool, schema });
-      await a.migrate();
-      return [a, new PostgresKeyStore({ client: other, schema })];
+      const store = new PostgresDashboardStore({ client, schema });
+      await store.migrate();
+      return { keys: new PostgresKeyStore({ client, schema }), store };
     },
   ],
   [
-    'RedisKeyStore',
+    'Redis',
     hasRedis,
     async () => {
-      const prefix = `keygate:test:${RUN_ID}:dash${++n}:`;
-      const c1 = await createClient({ url: REDIS_URL }).connect();
-      const c2 = await createClient({ url: REDIS_URL }).connect();
+      const client = await createClient({ url: REDIS_URL }).connect();
+      const prefix = `keygate:test:${RUN_ID}:dash-ui${++n}:`;
       cleanups.push(async () => {
-        for await (const keys of c1.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
-          if (keys.length > 0) await c1.del(keys);
+        for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) {
+          if (keys.length > 0) await client.del(keys);
         }
-        c1.destroy();
-        c2.destroy();
+        client.destroy();
       });
-      return [new RedisKeyStore({ client: c1, prefix }), new RedisKeyStore({ client: c2, prefix })];
+      return { keys: new RedisKeyStore({ client, prefix }), store: new RedisDashboardStore({ client, prefix }) };
     },
   ],
 ];
 
-const later = (ms: number) => new Date(Date.now() + ms).toISOString();
+const rowOf = (html: string, name: string) => {
+  const start = html.indexOf(`>${name}</a>`);
+  return html.slice(start, html.indexOf('</tr>', start));
+};
 
-describe.each(STORES)('%s', (_, available, open) => {
-  it.skipIf(!available)('records a token once: true for the first caller only, seen by the other handle', async () => {
-    const [a, b] = await open();
-    expect(await a.isTokenUsed('sign-in:t1')).toBe(false);
-    expect(await a.markTokenUsed('sign-in:t1', later(60_000))).toBe(true);
-    expect(await b.markTokenUsed('sign-in:t1', later(60_000))).toBe(false);
-    expect(await b.isTokenUsed('sign-in:t1')).toBe(true);
-    expect(await b.isTokenUsed('sign-in:t2')).toBe(false);
-  });
-
-  it.skipIf(!available)('of concurrent callers, exactly one records a token', async () => {
-    const [a, b] = await open();
-    const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).markTokenUsed('sign-in:race', later(60_000))),
-    );
-    expect(results.filter(Boolean)).toHaveLength(1);
-  });
-
-  it.skipIf(!available)('forgets a token once it has expired', async () => {
-    const [a] = await open();
-    expect(await a.markTokenUsed('session:short', later(30))).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(await a.isTokenUsed('session:short')).toBe(false);
-  });
-
-  it.skipIf(!available)('reads the usage and activity of many keys at once', async () => {
-    const [a] = await open();
-    const today = utcDay(Date.now());
-    const yesterday = utcDay(Date.now() - 86_400_000);
-    await a.addUsage({
-      counts: [
-        { keyId: 'k1', accountId: 'acct', day: today, outcome: 'allowed', count: 3 },
-        { keyId: 'k1', accountId: 'acct', day: yesterday, outcome: 'ip_not_allowed', count: 2 },
-        { keyId: 'k1', accountId: 'acct', day: today, outcome: 'expired_api_key', count: 4 },
-        { keyId: 'k2', accountId: 'acct', day: '2000-01-01', outcome: 'allowed', count: 9 },
-        { keyId: 'k3', accountId: 'acct', day: today, outcome: 'allowed', count: 1 },
-      ],
-      activity: [{ keyId: 'k1', lastUsedAt: '2026-01-01T00:00:00.000Z', lastUsedIp: '203.0.113.1' }],
-    });
-    const totals = await a.getDailyTotalsOfKeys(['k1', 'k2', 'kx'], yesterday, today);
-    expect(totals.map((t) => [t.keyId, t.day, t.total]).sort()).toEqual(
-      [
-        ['k1', today, 7],
-        ['k1', yesterday, 2],
-      ].sort(),
-    );
-    expect(await a.getActivityOfKeys(['k1', 'k2'])).toEqual([
-      { keyId: 'k1', lastUsedAt: '2026-01-01T00:00:00.000Z', lastUsedIp: '203.0.113.1' },
-    ]);
-    expect(await a.getDailyTotalsOfKeys([], yesterday, today)).toEqual([]);
-  });
-});
-
-describe.each(STORES.filter(([name]) => name !== 'RedisKeyStore'))('%s', (_, available, open) => {
+describe.each(BACKENDS)('the dashboard over %s', (_, available, open) => {
   it.skipIf(!available)(
-    "reads one page of an account's keys, newest first, filtered by name, with the total",
+    'shows the last allowed use as "Last used": a later 401 does not move it, a key only refused shows none',
     async () => {
-      const [store] = await open();
-      let now = Date.parse('2026-01-01T00:00:00Z');
-      const keys = new KeyManager({ store, clock: () => now });
-      for (let i = 0; i < 12; i++) {
-        await keys.create({ accountId: 'acct_p', name: `${i % 3 ? 'Web' : 'batch'}-${i}`, mode: 'test' });
-        now += 1000;
-      }
-      await keys.create({ accountId: 'acct_other', name: 'Web-x', mode: 'test' });
-      const page = (offset: number, limit: number, nameContains?: string) =>
-        (store.listKeysPage as KeyListStore['listKeysPage'])('acct_p', { offset, limit, nameContains });
-      const first = await page(0, 5);
-      expect(first.total).toBe(12);
-      expect(first.records.map((r) => r.name)).toEqual(['Web-11', 'Web-10', 'batch-9', 'Web-8', 'Web-7']);
-      const filtered = await page(2, 3, 'wEB');
-      expect(filtered.total).toBe(8);
-      expect(filtered.records.map((r) => r.name)).toEqual(['Web-8', 'Web-7', 'Web-5']);
-      expect(await page(100, 5)).toEqual({ records: [], total: 12 });
-      expect(await page(0, 5, 'nothing')).toEqual({ records: [], total: 0 });
-      expect(await page(0, 5, '%')).toEqual({ records: [], total: 0 });
+      const { keys, store } = await open();
+      let now = Date.now() - 10 * 60_000;
+      const manager = new KeyManager({ store: keys, clock: () => now });
+      const recorder = new UsageRecorder({ store: keys, interval: 0, clock: () => now, spike: false });
+      const send = (secret: string, ip: string) =>
+        authenticate({ headers: { 'x-api-key': secret }, ip }, keys, { onResult: recorder.record });
+      const used = await manager.create({ accountId: 'acct_1', name: 'used', mode: 'live' });
+      const fenced = await manager.create({
+        accountId: 'acct_1',
+        name: 'fenced',
+        mode: 'live',
+        allowedIps: ['203.0.113.0/24'],
+      });
+      expect(await send(used.secret, '203.0.113.9')).toMatchObject({ status: 200 });
+      const allowedAt = new Date(now).toISOString();
+      now += 5 * 60_000;
+      await manager.revoke(used.key.id);
+      expect(await send(used.secret, '198.51.100.1')).toMatchObject({ status: 401 });
+      expect(await send(fenced.secret, '198.51.100.1')).toMatchObject({ status: 403 });
+      await recorder.flush();
+      const refusedAt = new Date(now).toISOString();
+
+      const client = await new Client(dashboard({ manager, store, secret: SECRET, basePath: BASE })).signIn();
+      const list = await (await client.get(`${BASE}/`)).text();
+      expect(rowOf(list, 'used')).toContain(`<time datetime="${allowedAt}">`);
+      expect(rowOf(list, 'fenced')).toContain('<span class="muted">never</span>');
+      expect(list).not.toContain(refusedAt);
+      const page = await (await client.get(`${BASE}/keys/${used.key.id}`)).text();
+      expect(page).toMatch(
+        new RegExp(`Last used: <time datetime="${allowedAt}">[^<]*</time> from <code>203.0.113.9</code>`),
+      );
+      expect(page).not.toContain('198.51.100.1');
+      const fencedPage = await (await client.get(`${BASE}/keys/${fenced.key.id}`)).text();
+      expect(fencedPage).toContain('Last used: <span class="muted">never</span>');
     },
   );
 });

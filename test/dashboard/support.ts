@@ -24,10 +24,14 @@ export interface Setup {
   clock: ReturnType<typeof fakeClock>;
 }
 
-/** A dashboard at `/dashboard` over a fresh MemoryKeyStore, with events recorded. */
-export function setup(options: Partial<DashboardOptions> & { store?: WritableKeyStore } = {}): Setup {
+/**
+ * A dashboard at `/dashboard` over a fresh MemoryKeyStore (or `keyStore`), with events recorded. The
+ * dashboard's `store` is its default (a MemoryDashboardStore over the key store) unless given.
+ */
+export function setup(options: Partial<DashboardOptions> & { keyStore?: WritableKeyStore } = {}): Setup {
+  const { keyStore, ...dashboardOptions } = options;
   const clock = fakeClock();
-  const store = (options.store as MemoryKeyStore | undefined) ?? new MemoryKeyStore();
+  const store = (keyStore as MemoryKeyStore | undefined) ?? new MemoryKeyStore();
   const events: KeygateEvent[] = [];
   const keys = options.manager ?? new KeyManager({ store, clock, onEvent: (e) => void events.push(e) });
   const ui = dashboard({
@@ -35,7 +39,7 @@ export function setup(options: Partial<DashboardOptions> & { store?: WritableKey
     basePath: BASE,
     clock,
     permissions: ['email:verify', 'email:find'],
-    ...options,
+    ...dashboardOptions,
     manager: keys,
   });
   return { ui, keys, store, events, clock };
@@ -129,4 +133,19 @@ export function csrfOf(html: string): string {
   const match = /name="_csrf" value="([^"]+)"/.exec(html);
   if (!match) throw new Error('no CSRF token on the page');
   return match[1] as string;
+}
+
+/**
+ * A key store that keeps no usage statistics, over the records of `memory` (so that a
+ * `MemoryDashboardStore(memory)` lists the same keys): what a custom backend without usage looks like.
+ */
+export function keyStoreWithoutUsage(memory: MemoryKeyStore): WritableKeyStore {
+  return {
+    findByHash: (hash) => memory.findByHash(hash),
+    findById: (id) => memory.findById(id),
+    listByAccount: (accountId) => memory.listByAccount(accountId),
+    insert: (record) => memory.insert(record),
+    update: (id, patch, condition) => memory.update(id, patch, condition),
+    subscribe: (listener) => memory.subscribe(listener),
+  };
 }

@@ -39,6 +39,7 @@ describe('rotation walks the four steps of the specification, confirmed by real 
     now += MINUTE;
     expect((await send(next.secret)).ok).toBe(true);
     expect((await send(old.secret)).ok).toBe(true); // a straggler instance still on the old key
+    const stragglerAt = new Date(now).toISOString();
     status = await keys.rotationStatus(old.key.id);
     expect(status).toMatchObject({ step: 'switched', newKeyUsed: true, oldKeyQuietForMs: 0, safeToRevoke: false });
 
@@ -61,6 +62,8 @@ describe('rotation walks the four steps of the specification, confirmed by real 
     const oldUsage = await keys.usage(old.key.id, { from: '2026-11-22', to: '2026-11-22' });
     const newUsage = await keys.usage(next.key.id, { from: '2026-11-22', to: '2026-11-22' });
     expect(oldUsage).toMatchObject({ allowed: 2, denied: 1, deniedBy: { revoked_api_key: 1 } });
+    // Last used: the straggler's allowed request, not the refusal after the revocation.
+    expect(oldUsage.lastUsedAt).toBe(stragglerAt);
     expect(newUsage).toMatchObject({ allowed: 17, denied: 0 });
     expect((await keys.get(next.key.id))?.rotatedFrom).toBe(old.key.id);
   });

@@ -1,6 +1,6 @@
 import { MemoryRateLimiter } from 'keygate';
-import { describe, expect, it } from 'vitest';
-import { describeRateLimiterContract } from './support/contract.js';
+import { describeRateLimiterContract } from 'keygate/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 function manual(start = 1_000_000) {
   let now = start;
@@ -12,10 +12,14 @@ function manual(start = 1_000_000) {
   };
 }
 
-describeRateLimiterContract('MemoryRateLimiter', async () => {
-  const time = manual();
-  return { limiter: new MemoryRateLimiter({ clock: time.clock }), advance: time.advance };
-});
+describeRateLimiterContract(
+  'MemoryRateLimiter',
+  async () => {
+    const time = manual();
+    return { limiter: new MemoryRateLimiter({ clock: time.clock }), advance: time.advance };
+  },
+  { describe, it, expect, beforeEach, afterEach },
+);
 
 describe('MemoryRateLimiter', () => {
   it('anchors the window at the first request: refused until windowMs after it, then a fresh window', () => {

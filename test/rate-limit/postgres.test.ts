@@ -1,12 +1,13 @@
 import { PGlite } from '@electric-sql/pglite';
 import { RateLimiterUnavailableError } from 'keygate';
 import { PostgresRateLimiter } from 'keygate/postgres';
+import { describeRateLimiterContract } from 'keygate/testing';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PG_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { TcpProxy } from '../stores/support/tcp-proxy.js';
-import { describeRateLimiterContract, freshKey } from './support/contract.js';
 import { rejectedWith, settlesAt } from './support/deadline.js';
+import { freshKey } from './support/fresh-key.js';
 import { pollUntil } from './support/poll.js';
 import { rejection } from './support/rejection.js';
 
@@ -45,9 +46,13 @@ afterAll(async () => {
   await Promise.all(pools.filter((p) => !p.ended).map((p) => p.end()));
 });
 
-describeRateLimiterContract('PostgresRateLimiter over PGlite', async () => ({
-  limiter: new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits', timeout: 10_000 }),
-}));
+describeRateLimiterContract(
+  'PostgresRateLimiter over PGlite',
+  async () => ({
+    limiter: new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits', timeout: 10_000 }),
+  }),
+  { describe, it, expect, beforeEach, afterEach },
+);
 
 describe('PostgresRateLimiter over PGlite', () => {
   it('rejects at its timeout when the database never answers, and absorbs the late failure', async () => {
@@ -86,9 +91,13 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
     shared = pool();
     await new PostgresRateLimiter({ client: shared, schema: SCHEMA }).migrate();
   });
-  describeRateLimiterContract('PostgresRateLimiter over a pg Pool', async () => ({
-    limiter: new PostgresRateLimiter({ client: shared as pg.Pool, schema: SCHEMA, timeout: 10_000 }),
-  }));
+  describeRateLimiterContract(
+    'PostgresRateLimiter over a pg Pool',
+    async () => ({
+      limiter: new PostgresRateLimiter({ client: shared as pg.Pool, schema: SCHEMA, timeout: 10_000 }),
+    }),
+    { describe, it, expect, beforeEach, afterEach },
+  );
 
   it('migrates idempotently, also when several instances migrate at once', async () => {
     const schema = `${SCHEMA}_m`;

@@ -1,12 +1,13 @@
 import { type KeygateEvent, RateLimiterUnavailableError } from 'keygate';
 import { RedisRateLimiter } from 'keygate/redis';
+import { describeRateLimiterContract } from 'keygate/testing';
 import { createClient } from 'redis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FallbackRateLimiter } from '../../src/rate-limit/fallback.js';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { TcpProxy } from '../stores/support/tcp-proxy.js';
-import { describeRateLimiterContract, freshKey } from './support/contract.js';
 import { rejectedWith, settlesAt } from './support/deadline.js';
+import { freshKey } from './support/fresh-key.js';
 import { pollUntil } from './support/poll.js';
 import { rejection } from './support/rejection.js';
 
@@ -48,10 +49,14 @@ afterAll(async () => {
 describe.skipIf(!available)('RedisRateLimiter', () => {
   // One connection for the contract's tests (each limiter is cheap; connections are shared with other runs).
   let shared: Awaited<ReturnType<typeof client>> | undefined;
-  describeRateLimiterContract('RedisRateLimiter', async () => {
-    shared ??= await client();
-    return { limiter: new RedisRateLimiter({ client: shared, prefix: PREFIX, timeout: 10_000 }) };
-  });
+  describeRateLimiterContract(
+    'RedisRateLimiter',
+    async () => {
+      shared ??= await client();
+      return { limiter: new RedisRateLimiter({ client: shared, prefix: PREFIX, timeout: 10_000 }) };
+    },
+    { describe, it, expect, beforeEach, afterEach },
+  );
 
   it('keeps one counter per key that expires with its window', async () => {
     const redis = await client();

@@ -48,6 +48,33 @@ describe('UsageRecorder', () => {
     ]);
   });
 
+  it("reports the last allowed use as last used: a later refusal, even a revoked key's 401, is counted but does not move it", async () => {
+    const s = await setup();
+    await s.send('203.0.113.1');
+    s.advance(60_000);
+    await s.send('198.51.100.1'); // outside the allow list: 403
+    await s.keys.revoke(s.key.id);
+    s.advance(60_000);
+    await s.send('203.0.113.2'); // revoked: 401
+    const report = await s.keys.usage(s.key.id, { from: '2026-11-22', to: '2026-11-23' });
+    expect(report).toMatchObject({
+      allowed: 1,
+      denied: 2,
+      deniedBy: { ip_not_allowed: 1, revoked_api_key: 1 },
+      lastUsedAt: new Date(T0).toISOString(),
+      lastUsedIp: '203.0.113.1',
+    });
+  });
+
+  it('reports no last use for a key that was only ever refused, and sends no activity for it', async () => {
+    const s = await setup();
+    await s.send('198.51.100.1');
+    await s.send('203.0.113.1', ['contacts:find']);
+    expect(s.usage.pending().activity).toEqual([]);
+    const report = await s.keys.usage(s.key.id, { from: '2026-11-22', to: '2026-11-22' });
+    expect(report).toMatchObject({ allowed: 0, denied: 2, lastUsedAt: null, lastUsedIp: null });
+  });
+
   it('loses nothing when the store fails a flush: the counts go with the next one', async () => {
     const s = await setup();
     let fail = true;

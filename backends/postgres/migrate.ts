@@ -1,0 +1,34 @@
+import { MIGRATIONS } from './migrations.js';
+import type { SqlClient } from './sql-client.js';
+
+// Any fixed pair of numbers will do as long as it is ours; the schema goes into the second half.
+const LOCK_CLASS = 0x6b67;
+
+/**
+ * Creates or upgrades keygate's tables in `schema` (see {@link MIGRATIONS}): the versions not yet
+ * recorded in `keygate_migrations` run in order, in one transaction, under an advisory lock that
+ * serialises concurrent callers. Idempotent. `PostgresKeyStore.migrate` and
+ * `PostgresDashboardStore.migrate` both run it: the dashboard's tables sit beside the keys it reads.
+ *
+ * @example
+ * await migrateSchema(sqlClient(pool), 'public'); // { applied: [1, 2, 3, 4] }, then { applied: [] }
+ */
+export function migrateSchema(sql: SqlClient, schema: string): Promise<{ applied: number[] }> {
+  const s = `"${schema}"`;
+  return sql.transaction(async (q) => {
+    await q('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, schema]);
+    if (schema !== 'public') await q(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await q(
+      `CREATE TABLE IF NOT EXISTS ${s}.keygate_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await q<{ version: number | null }>(`SELECT max(version) AS version FROM ${s}.keygate_migrations`);
+    const current = Number(rows[0]?.version ?? 0);
+    const applied: number[] = [];
+    for (let v = current + 1; v <= MIGRATIONS.length; v++) {
+      for (const statement of MIGRATIONS[v - 1] ?? []) await q(statement.replaceAll('T.', `${s}.`));
+      await q(`INSERT INTO ${s}.keygate_migrations (version) VALUES ($1)`, [v]);
+      applied.push(v);
+    }
+    return { applied };
+  });
+}

@@ -1,6 +1,5 @@
 // The key list: the filter (text in the name, hint or id; status; mode) in one GET form, a rotation's
 // two keys marked as a pair, and sparklines on one shared scale.
-import { KeyManager, MemoryKeyStore } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { BASE, Client, setup } from './support.js';
@@ -23,16 +22,7 @@ async function listed(options: Parameters<typeof setup>[0] = {}) {
   return { ...s, client, list, ci, web, old, api, next };
 }
 
-const withoutListPage = () => {
-  const inner = new MemoryKeyStore();
-  const store = Object.assign(Object.create(inner), { listKeysPage: undefined });
-  return { manager: new KeyManager({ store }), store };
-};
-
-describe.each([
-  ['a store that reads pages', () => ({})],
-  ['a store without listKeysPage (filtered in memory)', withoutListPage],
-])('the filter, with %s', (_, options) => {
+describe.each([['a memory dashboard store', () => ({})]])('the filter, with %s', (_, options) => {
   it('matches text in the name, the hint or the id, case-insensitively', async () => {
     const s = await listed(options());
     expect(rowsOf(await s.list('?q=I%20RUN'))).toEqual(['ci runner']);

@@ -14,7 +14,6 @@
 export { toPublicKey } from '../auth/compiled-key.js';
 export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';
-export { quote } from '../errors.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
 export { withLimiterDeadline } from '../rate-limit/deadline.js';
 export type { ConsumeArgs } from '../rate-limit/policy.js';
@@ -44,3 +43,4 @@ export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../usage/types.js';
 export { isUsageStore, utcDay } from '../usage/types.js';
+export { quote } from '../validate/describe.js';

@@ -43,9 +43,9 @@ function redacted<T extends string | undefined>(text: T): T {
 }
 
 /**
- * Base class of every error keygate throws. No string it carries (the message, `field`, `keyId`,
- * `state`, a subclass's own) holds a raw key: each is passed through `redactKeys` here, so
- * `util.inspect`, `JSON.stringify` and a logged stack print none. What a caller needs to act on
+ * Base class of every error keygate throws. No string it carries holds a raw key: the message,
+ * `field`, `keyId` and `state` pass through `redactKeys` here (a subclass passes its own strings,
+ * such as `path`, through it too), so `util.inspect`, `JSON.stringify` and a logged stack print none. What a caller needs to act on
  * (`field`, `keyId`, `state`) is a property.
  *
  * @example

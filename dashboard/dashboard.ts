@@ -69,7 +69,12 @@ export interface DashboardOptions {
   sessionIdleMs?: number;
   /** A session ends this long after sign-in whatever happens, in milliseconds. Default `43_200_000` (12 hours). */
   sessionAbsoluteMs?: number;
-  /** Throttles failed sign-in links per client address. Default: 20 failures per address per 15 minutes, in this process. */
+  /**
+   * Throttles failed sign-in links per client address: once an address is over the limit, its bad
+   * links get 429 with `Retry-After` (seconds), while a valid, unused link still signs in, so one
+   * person behind a shared proxy cannot lock out the others. Default: 20 failures per address per
+   * 15 minutes, in this process, on `clock`.
+   */
   signInThrottle?: AttemptThrottle;
   /** Current time in epoch milliseconds. Default `Date.now`. */
   clock?: () => number;
@@ -117,6 +122,7 @@ function settle(options: DashboardOptions): Dash {
   const clientIp = optionalFunction('clientIp', options.clientIp);
   const idleMs = positiveMs('sessionIdleMs', options.sessionIdleMs, 3_600_000);
   const absoluteMs = positiveMs('sessionAbsoluteMs', options.sessionAbsoluteMs, 43_200_000);
+  const clock = optionalFunction('clock', options.clock) ?? Date.now;
   return {
     manager,
     basePath,
@@ -129,8 +135,8 @@ function settle(options: DashboardOptions): Dash {
     resolveAccount: optionalFunction('resolveAccount', options.resolveAccount),
     clientIp: async (request, rest) =>
       (clientIp ? await readAddress(clientIp, request, ...rest) : nodeClientAddress(request)) ?? undefined,
-    throttle: options.signInThrottle ?? new FailedAttemptThrottle({ max: 20, windowMs: SIGN_IN_LINK_TTL_MS }),
-    clock: optionalFunction('clock', options.clock) ?? Date.now,
+    throttle: options.signInThrottle ?? new FailedAttemptThrottle({ max: 20, windowMs: SIGN_IN_LINK_TTL_MS, clock }),
+    clock,
     onError: optionalFunction('onError', options.onError) ?? ((err) => console.error('keygate dashboard:', err)),
     path: (inner) => under(basePath, inner),
   };

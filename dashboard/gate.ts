@@ -39,6 +39,20 @@ export async function currentSession(c: Context<DashEnv>, dash: Dash): Promise<S
   return (await dash.store.isTokenUsed(endedSessionId(session))) ? null : session;
 }
 
+/**
+ * The random id of this browser in the CSRF cookie, which binds CSRF tokens where there is no link
+ * session (the host's login, the sign-in confirmation). A page (`create`) sets one when there is none;
+ * a form post (`create` false) without one gets null.
+ */
+export function browserId(c: Context<DashEnv>, dash: Dash, create: boolean): string | null {
+  const id = getCookie(c, CSRF_COOKIE);
+  if (id && /^[A-Za-z0-9_-]{16,64}$/.test(id)) return id;
+  if (!create) return null;
+  const fresh = randomId(18);
+  setCookie(c, CSRF_COOKIE, fresh, cookieOptions(c, dash, dash.times.absoluteMs));
+  return fresh;
+}
+
 /** The account the host's login names, checked like any account id; null when it names none. */
 async function hostAccount(c: Context<DashEnv>, dash: Dash): Promise<string | null> {
   if (!dash.resolveAccount) return null;
@@ -59,13 +73,9 @@ export function gate(dash: Dash): MiddlewareHandler<DashEnv> {
     let binding: string;
     if (account !== null) {
       // The host's login: CSRF tokens are bound to a random cookie of this browser and the account.
-      let id = getCookie(c, CSRF_COOKIE);
-      if (!id || !/^[A-Za-z0-9_-]{16,64}$/.test(id)) {
-        if (!reading)
-          return messagePage(c, dash, 403, 'Request refused', 'This form has expired. Reload the page and try again.');
-        id = randomId(18);
-        setCookie(c, CSRF_COOKIE, id, cookieOptions(c, dash, dash.times.absoluteMs));
-      }
+      const id = browserId(c, dash, reading);
+      if (id === null)
+        return messagePage(c, dash, 403, 'Request refused', 'This form has expired. Reload the page and try again.');
       binding = `host\n${id}\n${account}`;
       c.set('account', account);
       c.set('session', null);

@@ -1,3 +1,6 @@
+import { redactKeys } from './key/redact.js';
+import { quote } from './validate/describe.js';
+
 /**
  * Every error keygate throws carries one of these codes; `switch (err.code)` narrows them.
  *
@@ -9,7 +12,7 @@
  * - `key_store_unavailable`: the store (or its client) failed or timed out; the client's error is `cause`.
  * - `rate_limiter_unavailable`: a shared rate limiter failed or timed out; the client's error is `cause`.
  * - `store_locked`: an embedded store folder is held by another live process (`holderPid`).
- * - `unsupported`: the store lacks a capability the call needs (writes, usage statistics); `field` names it.
+ * - `unsupported`: the store lacks a capability the call needs (writes, usage statistics); `field` is `store`.
  */
 export type KeygateErrorCode =
   | 'invalid_input'
@@ -34,9 +37,16 @@ export interface KeygateErrorDetails {
   cause?: unknown;
 }
 
+/** `text` with anything shaped like a key cut out (see `redactKeys`); undefined stays undefined. */
+function redacted<T extends string | undefined>(text: T): T {
+  return (text === undefined ? text : redactKeys(text)) as T;
+}
+
 /**
- * Base class of every error keygate throws. Messages never contain a raw key; what a caller needs to
- * act on (`field`, `keyId`, `state`) is a property.
+ * Base class of every error keygate throws. No string it carries holds a raw key: the message,
+ * `field`, `keyId` and `state` pass through `redactKeys` here (a subclass passes its own strings,
+ * such as `path`, through it too), so `util.inspect`, `JSON.stringify` and a logged stack print none. What a caller needs to act on
+ * (`field`, `keyId`, `state`) is a property.
  *
  * @example
  * try { await keys.update(id, { allowedIps: ['10/8'] }); }
@@ -52,12 +62,12 @@ export class KeygateError extends Error {
   readonly state: string | undefined;
 
   constructor(code: KeygateErrorCode, message: string, details: KeygateErrorDetails = {}) {
-    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    super(redactKeys(message), details.cause === undefined ? undefined : { cause: details.cause });
     this.name = new.target.name;
     this.code = code;
-    this.field = details.field;
-    this.keyId = details.keyId;
-    this.state = details.state;
+    this.field = redacted(details.field);
+    this.keyId = redacted(details.keyId);
+    this.state = redacted(details.state);
   }
 }
 
@@ -134,7 +144,7 @@ export class KeyInUseError extends KeygateError {
       keyId: id,
       state: 'active',
     });
-    this.lastUsedAt = lastUsedAt;
+    this.lastUsedAt = redactKeys(lastUsedAt);
   }
 }
 
@@ -175,86 +185,24 @@ export class StoreLockedError extends KeygateError {
   readonly holderPid: number;
   constructor(path: string, holderPid: number, message?: string) {
     super('store_locked', message ?? `${path} is held by process ${holderPid}`, { field: 'store' });
-    this.path = path;
+    this.path = redactKeys(path);
     this.holderPid = holderPid;
   }
 }
 
 /**
- * The store lacks a capability the call needs (writes, usage statistics, a change channel).
+ * The store lacks a capability the call needs: `KeyManager.usage` on a store that keeps no usage
+ * statistics, or a write or usage call through a `CachedKeyStore` whose wrapped store cannot do it.
+ * Nothing was written; `field` is `'store'`. A store refused when it is given to a constructor is an
+ * `InvalidInputError` instead.
  *
  * @example
- * await new KeyManager({ store: readOnlyStore }).usage(id); // throws UnsupportedError, field 'store'
+ * await new KeyManager({ store: storeWithoutUsage }).usage(id); // throws UnsupportedError, field 'store'
  */
 export class UnsupportedError extends KeygateError {
   constructor(field: string, message: string) {
     super('unsupported', message, { field });
   }
-}
-
-// The one place that knows what a key looks like in free text: a prefix and mode (`mk_live_`)
-// followed by key characters, or a long run of key characters on its own (a key pasted without its
-// prefix). A key id (`key_` and 20 characters) is neither.
-const PREFIX_MODE = '[a-z][a-z0-9]{0,15}_(?:live|test)_';
-const KEY_SHAPED = new RegExp(`(${PREFIX_MODE})[0-9A-Za-z]{4,}`, 'g');
-const KEY_RUN = /[0-9A-Za-z]{24,}/g;
-// Refusing a value as a pasted key asks for more than cutting does (a full random part: 24 or more
-// characters after the prefix and mode, or 32 on their own), so that a long but ordinary name passes.
-const SECRET_SHAPED = new RegExp(`(?:^|[^a-z0-9])${PREFIX_MODE}[0-9A-Za-z]{24,}|[0-9A-Za-z]{32,}`);
-
-/**
- * Text with anything shaped like an API key cut down to its prefix and mode, and any run of 24 or
- * more letters and digits (a key's random part on its own) cut out: for messages that may carry
- * something a user or a driver echoed back. Key ids (`key_` and 20 characters) are kept.
- *
- * @example
- * redactKeys('bad value mk_live_4f9Qx...') // 'bad value mk_live_…'
- * redactKeys('no key with id key_0123456789abcdefghij') // unchanged
- */
-export function redactKeys(text: string): string {
-  return text.replace(KEY_SHAPED, '$1…').replace(KEY_RUN, '…');
-}
-
-/**
- * Whether a value looks like an API key pasted where something else belongs (a permission name):
- * its prefix and mode followed by at least 24 key characters, or 32 key characters on their own.
- *
- * @example
- * looksLikeKey('email:verify') // false
- * looksLikeKey(generateKey())  // true
- */
-export function looksLikeKey(text: string): boolean {
-  return SECRET_SHAPED.test(text);
-}
-
-/**
- * A user-supplied value quoted for an error message: JSON-quoted, at most 80 characters, and with
- * anything shaped like an API key reduced to its prefix (and any run of 24 or more letters and digits
- * cut out), so a key pasted into the wrong field is never echoed back.
- *
- * @example
- * quote('mk_live_abcd...') // '"mk_live_…"'
- */
-export function quote(value: unknown): string {
-  let text = typeof value === 'string' ? value : String(value);
-  text = redactKeys(text);
-  if (text.length > 80) text = `${text.slice(0, 77)}...`;
-  return JSON.stringify(text);
-}
-
-/**
- * What kind of value a refused input was, without its content: for messages about a value that may
- * be a secret pasted into the wrong place (a mode, an option).
- *
- * @example
- * describeValue('mk_live_…') // 'a string of 46 characters'
- * describeValue([1, 2])      // 'an array of 2 items'
- * describeValue(-1)          // '-1'
- */
-export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return `a string of ${value.length} characters`;
-  if (Array.isArray(value)) return `an array of ${value.length} items`;
-  return value === null ? 'null' : typeof value === 'number' ? String(value) : `a value of type ${typeof value}`;
 }
 
 /**

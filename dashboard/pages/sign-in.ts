@@ -2,10 +2,11 @@ import type { Context, Hono } from 'hono';
 import { deleteCookie } from 'hono/cookie';
 import { html } from 'hono/html';
 import type { Dash, DashEnv } from '../context.js';
-import { cookieOptions, currentSession, writeSession } from '../gate.js';
-import { endedSessionId, newSession, SESSION_COOKIE } from '../security/session.js';
-import { openSignInToken } from '../security/sign-in-token.js';
-import { messagePage, render } from './render.js';
+import { cookieOptions, currentSession } from '../gate.js';
+import { fromAnotherSite } from '../security/csrf.js';
+import { endedSessionId, SESSION_COOKIE } from '../security/session.js';
+import { render } from './render.js';
+import { confirmLink, redeem, redeemConfirmed } from './sign-in-link.js';
 
 function signInPage(c: Context<DashEnv>, dash: Dash) {
   const signedOut = c.req.query('done') === 'signed-out';
@@ -21,51 +22,24 @@ function signInPage(c: Context<DashEnv>, dash: Dash) {
   });
 }
 
-async function redeem(c: Context<DashEnv>, dash: Dash, token: string) {
-  const address = await dash.clientIp(c.req.raw, c.env?.rest ?? []);
-  // An address the host cannot tell shares one bucket with every other such request: fail closed.
-  const bucketAddress = address ?? 'unknown';
-  const wait = await dash.throttle.check(bucketAddress);
-  if (wait > 0) {
-    c.header('Retry-After', String(wait));
-    return messagePage(
-      c,
-      dash,
-      429,
-      'Too many attempts',
-      'Too many sign-in links failed from your address. Try again later.',
-      '',
-    );
-  }
-  const now = dash.clock();
-  const claims = await openSignInToken(dash.signer, token, now);
-  // Recorded in the dashboard's store, so that the link works once across every process sharing it.
-  const first = claims
-    ? await dash.store.markTokenUsed(`sign-in:${claims.nonce}`, new Date(claims.expiresAt).toISOString())
-    : false;
-  if (!claims || !first) {
-    await dash.throttle.fail(bucketAddress);
-    return messagePage(
-      c,
-      dash,
-      401,
-      'Sign-in link not valid',
-      'This sign-in link is not valid: it may have expired (links last 15 minutes) or been used already. Ask for a new one.',
-      '',
-    );
-  }
-  await writeSession(c, dash, newSession(claims.accountId, now));
-  return c.redirect(dash.path('/'), 303);
-}
-
-/** `GET /sign-in`: redeems `?token=` (a one-time link), or explains how to get one. */
+/**
+ * `GET /sign-in`: redeems `?token=` (a one-time link), or explains how to get one; `POST /sign-in`:
+ * redeems a link from its confirmation page. A link is redeemed at once only when it can replace
+ * nothing and was opened by this browser itself (typed, pasted or opened from another program:
+ * `Sec-Fetch-Site: none`, `same-origin` or absent). Followed from another site, over an existing
+ * session, or asked for with HEAD, it is shown for confirmation first and consumed only by the POST.
+ */
 export function registerSignIn(app: Hono<DashEnv>, dash: Dash): void {
   app.get('/sign-in', async (c) => {
     const token = c.req.query('token');
-    if (token !== undefined) return redeem(c, dash, token);
-    if (await currentSession(c, dash)) return c.redirect(dash.path('/'), 303);
-    return signInPage(c, dash);
+    const current = await currentSession(c, dash);
+    if (token === undefined) return current ? c.redirect(dash.path('/'), 303) : signInPage(c, dash);
+    if (current || c.req.method === 'HEAD' || fromAnotherSite(c.req.raw.headers)) {
+      return confirmLink(c, dash, token, current);
+    }
+    return redeem(c, dash, token);
   });
+  app.post('/sign-in', (c) => redeemConfirmed(c, dash));
 }
 
 /** `POST /sign-out`: ends the session everywhere (recorded in the store), then clears the cookie. */

@@ -29,11 +29,16 @@ export function toBase64url(bytes: Uint8Array): string {
 
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
-/** The bytes of base64url text, or null when it is not base64url. */
+/**
+ * The bytes of base64url text, or null when it is not canonical base64url: the last character of a
+ * value whose length is not a multiple of 4 carries unused bits, and text with any of them set decodes
+ * to the same bytes as the canonical text. Refused, so that one value has exactly one spelling.
+ */
 export function fromBase64url(text: string): Uint8Array | null {
   if (!BASE64URL.test(text) || text.length % 4 === 1) return null;
   const binary = atob(text.replaceAll('-', '+').replaceAll('_', '/'));
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  return toBase64url(bytes) === text ? bytes : null;
 }
 
 /** Random bytes as base64url: `n` bytes of the platform CSPRNG. */
@@ -48,7 +53,10 @@ export function randomId(n = 18): string {
 export interface Signer {
   /** The base64url MAC of `data` for `purpose`. */
   sign(purpose: string, data: string): Promise<string>;
-  /** Whether `mac` is the MAC of `data` for `purpose`; compared in constant time by Web Crypto. */
+  /**
+   * Whether `mac` is the MAC of `data` for `purpose`: its decoded bytes (canonical base64url only)
+   * compared in constant time by Web Crypto.
+   */
   verify(purpose: string, data: string, mac: string): Promise<boolean>;
 }
 

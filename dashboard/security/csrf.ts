@@ -34,3 +34,13 @@ export function crossOriginReason(headers: Headers, ownOrigin: string): string |
   if (origin !== null && origin !== 'null' && origin !== ownOrigin) return 'Origin names another site';
   return null;
 }
+
+/**
+ * Whether a navigation came from another site (`Sec-Fetch-Site: cross-site` or `same-site`). A
+ * sign-in link followed from one is shown for confirmation instead of being redeemed at once, so that
+ * a link someone else made cannot sign a browser in to their account unnoticed.
+ */
+export function fromAnotherSite(headers: Headers): boolean {
+  const site = headers.get('sec-fetch-site');
+  return site === 'cross-site' || site === 'same-site';
+}

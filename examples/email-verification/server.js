@@ -32,7 +32,8 @@ export const USAGE = `Usage: node examples/email-verification/server.js [--memor
   --new-keys      create and print a new pair of demo keys even though some exist
 Environment: PORT (default 3000), HOST (default 127.0.0.1), DATABASE_URL (PostgreSQL instead of PGlite),
   TRUST_PROXY (the proxy in front, whose X-Forwarded-For counts: its addresses or CIDRs, comma-separated, or
-    loopback; default none. A hop count or true only with a loopback HOST), DNS_TIMEOUT_MS (default 3000),
+    loopback; default none. A hop count or true only with a loopback HOST; ranges at most a /8 of public
+    addresses), DNS_TIMEOUT_MS (default 3000),
   KEYGATE_DASHBOARD_SECRET (32+ bytes; default: generated once and kept in DIR/dashboard-secret)`;
 
 /**

@@ -1,6 +1,7 @@
 // Start-up settings from the environment. A setting that would make the service unsafe or unusable
 // stops it before anything opens, with a message that says why and what to set instead.
 import { BlockList, isIP } from 'node:net';
+import { MAX_TRUSTED_SHARE, NAMED_RANGES, trustedShare } from './trust-coverage.js';
 
 /**
  * A setting the service refuses to start with; `setting` names it (`PORT`, `TRUST_PROXY`).
@@ -54,36 +55,54 @@ export function isLoopbackHost(host) {
   return family !== 0 && LOOPBACK.check(host, family === 4 ? 'ipv4' : 'ipv6');
 }
 
-// Express's names for address ranges (proxy-addr); anything else must be an address or CIDR.
-const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
-
 /**
  * `TRUST_PROXY`: which proxy may tell the service the client's address in `X-Forwarded-For`. It must
- * name the proxy (addresses or CIDRs, comma-separated, or `loopback`, `linklocal`, `uniquelocal`). A
- * hop count, `true` or a `/0` range trusts whoever connects, so they are refused unless `host` is a
- * loopback address: on a port others can reach, a client could connect directly, send
- * `X-Forwarded-For` with an address on a key's allow list, and pass it.
+ * name the proxy (addresses or CIDRs, comma-separated, or `loopback`, `linklocal`, `uniquelocal`).
+ *
+ * - A hop count or `true` trusts whoever connects, so it is refused unless `host` is a loopback
+ *   address: on a port others can reach, a client could connect directly, send `X-Forwarded-For`
+ *   with an address on a key's allow list, and pass it.
+ * - A list is refused, whatever `host` is, when it trusts more than 1/256 of the public IPv4 space
+ *   (a /8's worth of addresses in total; IPv4-mapped IPv6 ranges such as `::ffff:0:0/96` count as
+ *   IPv4) or more than 1/256 of the public IPv6 space. Private, shared (`100.64.0.0/10`), loopback,
+ *   link-local, multicast and reserved addresses are not counted, so `10.0.0.0/8` and Express's
+ *   named ranges pass. No proxy fleet is that large, and a range that wide would also trust the
+ *   `X-Forwarded-For` entries a client sends through the proxy.
  *
  * @param {string | undefined} value
  * @param {string} host the `HOST` the service listens on
  * @returns {boolean | number | string} Express's `trust proxy` value; default `false` (no proxy trusted)
  * @example
- * trustProxyOf('10.0.0.2', '0.0.0.0'); // '10.0.0.2'
- * trustProxyOf('1', '0.0.0.0');        // throws SettingError (setting 'TRUST_PROXY')
+ * trustProxyOf('10.0.0.2', '0.0.0.0');              // '10.0.0.2'
+ * trustProxyOf('1', '0.0.0.0');                     // throws SettingError (setting 'TRUST_PROXY')
+ * trustProxyOf('0.0.0.0/1,128.0.0.0/1', '0.0.0.0'); // throws SettingError: covers all of IPv4
  */
 export function trustProxyOf(value, host) {
   if (value === undefined || value === '' || value === 'false') return false;
-  const entries = value.split(',').map((entry) => entry.trim());
   // A hop count or `true` names no proxy: Express then trusts whatever address connects.
   const bare = value === 'true' ? true : /^\d+$/.test(value) ? Number(value) : undefined;
-  const trustsAnyone = bare !== undefined || entries.some((entry) => /\/0+$/.test(entry));
-  if (trustsAnyone && !isLoopbackHost(host)) throw new SettingError('TRUST_PROXY', unsafeTrust(value, host));
-  if (bare !== undefined) return bare;
-  const bad = entries.find((entry) => !NAMED_RANGES.has(entry) && !isAddressOrCidr(entry));
+  if (bare !== undefined) {
+    if (!isLoopbackHost(host)) throw new SettingError('TRUST_PROXY', unsafeTrust(value, host));
+    return bare;
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  const bad = entries.find((entry) => !Object.hasOwn(NAMED_RANGES, entry) && !isAddressOrCidr(entry));
   if (bad !== undefined) {
     throw new SettingError(
       'TRUST_PROXY',
       `TRUST_PROXY entry "${bad}" is not an address, a CIDR or one of loopback, linklocal, uniquelocal.`,
+    );
+  }
+  const share = trustedShare(entries);
+  const family = share.ipv4 > MAX_TRUSTED_SHARE ? 'IPv4' : share.ipv6 > MAX_TRUSTED_SHARE ? 'IPv6' : undefined;
+  if (family !== undefined) {
+    const percent = ((family === 'IPv4' ? share.ipv4 : share.ipv6) * 100).toFixed(1);
+    throw new SettingError(
+      'TRUST_PROXY',
+      `TRUST_PROXY=${value} trusts X-Forwarded-For from ${percent}% of the ${family} address space in public ` +
+        "addresses (at most 1/256, a /8, is allowed): any client there could claim an address on a key's " +
+        'allow list and pass it. Name the proxy instead: TRUST_PROXY=10.0.0.2 (its addresses or CIDRs, ' +
+        'comma-separated), or loopback, linklocal, uniquelocal.',
     );
   }
   return entries.join(',');

@@ -10,6 +10,8 @@ export { resolveAuthOptions } from '../auth/authenticate.js';
 export type { HeaderSource } from '../auth/read-header.js';
 export type { RateLimitHeaderFields } from '../rate-limit/header-fields.js';
 export { rateLimitHeaderFields, withRateLimitHeaders } from '../rate-limit/header-fields.js';
+// The one rule for every Retry-After (whole seconds, rounded up); the dashboard's sign-in throttle uses it too.
+export { retryAfterSeconds } from '../rate-limit/headers.js';
 export type { ResolvedRateLimit } from '../rate-limit/options.js';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';

@@ -1,8 +1,9 @@
-import { InvalidInputError, quote, refuseRenamed } from '../errors.js';
+import { InvalidInputError, refuseRenamed } from '../errors.js';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from '../rate-limit/options.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { AttemptThrottle } from '../throttle/types.js';
+import { quote } from '../validate/describe.js';
 import type { AuthRequest, AuthResult } from './result.js';
 
 /** Options of `authenticate`. Build them once (per middleware or route), not per request. */

@@ -1,4 +1,5 @@
-import { InvalidInputError, quote } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
+import { quote } from '../validate/describe.js';
 import { formatIPv4, formatIPv6, parseAddress } from './parse.js';
 
 // Allow lists are compiled once into sorted, merged numeric ranges; a request does one strict parse

@@ -5,8 +5,8 @@ import {
   KeyInUseError,
   KeyNotFoundError,
   KeyRevokedError,
-  quote,
   refuseRenamed,
+  UnsupportedError,
 } from '../errors.js';
 import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
 import { randomBase62 } from '../key/base62.js';
@@ -16,6 +16,7 @@ import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, RateLimit
 import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
 import { isUsageStore, type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
+import { quote } from '../validate/describe.js';
 import {
   validAccountId,
   validAllowList,
@@ -165,7 +166,7 @@ export class KeyManager {
   }
 
   private usageStore(): UsageStore {
-    if (!isUsageStore(this.store)) throw new InvalidInputError('store', 'this store does not keep usage statistics');
+    if (!isUsageStore(this.store)) throw new UnsupportedError('store', 'this store does not keep usage statistics');
     return this.store;
   }
 
@@ -298,7 +299,8 @@ export class KeyManager {
 
   /**
    * Requests of a key per UTC day and outcome over `from`..`to` (inclusive; default the last 30 days),
-   * with its last use. Revoked and rotated keys keep their history.
+   * with its last use. Revoked and rotated keys keep their history. Throws `UnsupportedError`
+   * (field `store`) when the store keeps no usage statistics.
    *
    * @example
    * const report = await keys.usage(key.id, { from: '2026-11-01', to: '2026-11-30' });

@@ -1,7 +1,8 @@
 import type { AuthRequest } from '../auth/result.js';
-import { InvalidInputError, quote } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 import type { EventHook } from '../events.js';
 import type { RateLimit } from '../types.js';
+import { quote } from '../validate/describe.js';
 import { checkRateLimit } from './policy.js';
 import type { RateLimiter } from './types.js';
 

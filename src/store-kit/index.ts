@@ -15,7 +15,6 @@
 export { toPublicKey } from '../auth/compiled-key.js';
 export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';
-export { quote } from '../errors.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
 export { withLimiterDeadline } from '../rate-limit/deadline.js';
 export type { ConsumeArgs } from '../rate-limit/policy.js';
@@ -43,6 +42,7 @@ export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../usage/types.js';
 export { isUsageStore, utcDay } from '../usage/types.js';
+export { quote } from '../validate/describe.js';
 // The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
 export { dailyTotals } from './daily-totals.js';
 export type { DailyTotal, DashboardStore, KeyPage, KeyPageQuery } from './dashboard-store.js';

@@ -1,5 +1,6 @@
-import { InvalidInputError, KeyConflictError, KeyRevokedError, quote } from '../errors.js';
+import { InvalidInputError, KeyConflictError, KeyRevokedError } from '../errors.js';
 import type { ApiKeyRecord, KeyPatch, WriteCondition } from '../types.js';
+import { quote } from '../validate/describe.js';
 
 /**
  * The record that results from applying `patch` to `current`, with `version` bumped, frozen.

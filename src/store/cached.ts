@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
-import { InvalidInputError, KeyStoreUnavailableError } from '../errors.js';
+import { KeyStoreUnavailableError, UnsupportedError } from '../errors.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type {
   ApiKeyRecord,
@@ -207,7 +207,7 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore, Capable {
   private writable(): WritableKeyStore {
     const s = this.store as Partial<WritableKeyStore>;
     if (typeof s.insert !== 'function' || typeof s.update !== 'function') {
-      throw new InvalidInputError('store', 'the store wrapped by this CachedKeyStore does not support writes');
+      throw new UnsupportedError('store', 'the store wrapped by this CachedKeyStore does not support writes');
     }
     return this.store as WritableKeyStore;
   }
@@ -239,7 +239,7 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore, Capable {
 
   private usageStore(): UsageStore {
     if (!isUsageStore(this.store)) {
-      throw new InvalidInputError('store', 'the store wrapped by this CachedKeyStore does not keep usage');
+      throw new UnsupportedError('store', 'the store wrapped by this CachedKeyStore does not keep usage');
     }
     return this.store;
   }

@@ -1,6 +1,7 @@
-import { KeyConflictError, KeyNotFoundError, quote } from '../errors.js';
+import { KeyConflictError, KeyNotFoundError } from '../errors.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCondition } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
+import { quote } from '../validate/describe.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
 import { ChangeFeed, changeOf } from './change-feed.js';
 

@@ -1,7 +1,8 @@
 import type { AuthFailure, AuthRequest, AuthResult } from '../auth/result.js';
-import { describeValue, InvalidInputError, refuseRenamed } from '../errors.js';
+import { InvalidInputError, refuseRenamed } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
+import { describeValue } from '../validate/describe.js';
 import { type KeyTally, keyEvent, UsageCounts } from './counting.js';
 import { SerialFlush } from './serial-flush.js';
 import { SpikeDetector, type SpikeOptions } from './spikes.js';

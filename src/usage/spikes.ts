@@ -1,5 +1,6 @@
-import { describeValue, InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 import type { KeygateEvent } from '../events.js';
+import { describeValue } from '../validate/describe.js';
 import { type KeyTally, keyEvent } from './counting.js';
 
 const MINUTE = 60_000;

@@ -1,7 +1,9 @@
-import { describeValue, InvalidInputError, looksLikeKey, quote } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 import { normalizeAllowList } from '../ip/allow-list.js';
+import { looksLikeKey } from '../key/redact.js';
 import { checkRateLimit } from '../rate-limit/policy.js';
 import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
+import { describeValue, quote } from './describe.js';
 
 // Write-time validation: every check a management call needs, each naming its field.
 

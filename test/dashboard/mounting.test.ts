@@ -147,9 +147,10 @@ describe('a Workers fetch export: export default { fetch: ui.fetch }', () => {
 });
 
 /**
- * Signs in through a host started by `start`, from a client that claims `X-Forwarded-For: 203.0.113.50`
- * and `X-Forwarded-Proto: https`. Returns the address the sign-in throttle saw (once, exactly) and
- * whether the session cookie came back `Secure`.
+ * Sends a bad link and then signs in through a host started by `start`, from a client that claims
+ * `X-Forwarded-For: 203.0.113.50` and `X-Forwarded-Proto: https`. Returns the address the sign-in
+ * throttle saw (once, exactly: for the bad link; a valid one never reaches it) and whether the session
+ * cookie came back `Secure`.
  */
 async function signInForwarded(start: (ui: Dashboard) => Promise<string>) {
   const seen: Array<string | null | undefined> = [];
@@ -166,10 +167,14 @@ async function signInForwarded(start: (ui: Dashboard) => Promise<string>) {
   };
   const { ui } = fresh({ signInThrottle: throttle });
   const base = await start(ui);
-  const response = await fetch(await ui.signInLink({ accountId: 'acct_1', baseUrl: base }), {
+  const forwarded = { 'x-forwarded-for': '203.0.113.50', 'x-forwarded-proto': 'https' };
+  const link = new URL(await ui.signInLink({ accountId: 'acct_1', baseUrl: base }));
+  const bad = await fetch(`${link.origin}${link.pathname}?token=not-a-link`, {
     redirect: 'manual',
-    headers: { 'x-forwarded-for': '203.0.113.50', 'x-forwarded-proto': 'https' },
+    headers: forwarded,
   });
+  expect(bad.status).toBe(401);
+  const response = await fetch(link, { redirect: 'manual', headers: forwarded });
   expect(response.status).toBe(303);
   expect(seen).toHaveLength(1);
   return { ip: seen[0], secure: /; Secure/.test(response.headers.getSetCookie()[0] ?? '') };

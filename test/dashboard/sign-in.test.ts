@@ -1,6 +1,6 @@
 // One-time sign-in links and sessions, without a browser: the link is signed with the secret,
 // valid 15 minutes, usable once; sessions end when idle, when old, and when signed out.
-import { InvalidInputError, KeyManager, MemoryKeyStore } from 'keygate';
+import { FailedAttemptThrottle, InvalidInputError, KeyManager, MemoryKeyStore } from 'keygate';
 import { createSignInLink, dashboard, MemoryDashboardStore } from 'keygate/dashboard';
 import { describe, expect, it } from 'vitest';
 import { BASE, Client, ORIGIN, SECRET, setup } from './support.js';
@@ -163,19 +163,219 @@ describe('sign-in throttling', () => {
     expect((await new Client(ui).signIn()).cookies.has('keygate_session')).toBe(true);
   });
 
-  it('answers 429 with Retry-After once an address keeps failing, even with a valid link; others are not affected', async () => {
+  it('holds back an address after 20 bad links with 429 and Retry-After in whole seconds, yet lets its valid links in', async () => {
+    const { ui, clock } = setup({ clientIp: from('203.0.113.7') });
+    for (let i = 0; i < 20; i++) {
+      expect((await new Client(ui).get(`${BASE}/sign-in?token=bad${i}`)).status).toBe(401);
+    }
+    const fresh = await new Client(ui).get(`${BASE}/sign-in?token=bad20`);
+    expect(fresh.status).toBe(429);
+    expect(fresh.headers.get('retry-after')).toBe('900');
+    clock.advance(60_500);
+    const colleague = await new Client(ui).signIn('acct_1');
+    expect(colleague.cookies.has('keygate_session')).toBe(true);
+    const later = await new Client(ui).get(`${BASE}/sign-in?token=bad21`);
+    expect(later.status).toBe(429);
+    expect(later.headers.get('retry-after')).toBe('840');
+    expect(await later.text()).toContain('keygate dashboard link --account');
+  });
+
+  it('answers a held-back address with the same 429 for every kind of bad link; other addresses are not affected', async () => {
     const ip = { current: '203.0.113.7' };
-    const { ui } = setup({ clientIp: () => ip.current });
-    let status = 401;
-    for (let i = 0; i < 100 && status === 401; i++)
-      status = (await new Client(ui).get(`${BASE}/sign-in?token=x${i}`)).status;
-    expect(status).toBe(429);
-    const link = await ui.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
-    const refused = await new Client(ui).get(link);
-    expect(refused.status).toBe(429);
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    const { ui, clock } = setup({ clientIp: () => ip.current });
+    const used = await ui.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
+    await new Client(ui).get(used);
+    const expired = await ui.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
+    clock.advance(15 * 60_000 + 1);
+    for (let i = 0; i < 20; i++) await new Client(ui).get(`${BASE}/sign-in?token=x${i}`);
+    const other = await createSignInLink({
+      secret: 'another-secret-of-at-least-32-bytes',
+      accountId: 'a',
+      baseUrl: ORIGIN,
+    });
+    const bodies = new Set<string>();
+    for (const link of [used, expired, other, `${BASE}/sign-in?token=made-up`]) {
+      const response = await new Client(ui).get(link);
+      expect(response.status).toBe(429);
+      bodies.add(await response.text());
+    }
+    expect(bodies.size).toBe(1);
     ip.current = '198.51.100.1';
+    expect((await new Client(ui).get(`${BASE}/sign-in?token=bad`)).status).toBe(401);
+  });
+});
+
+/** The confirmation form of a page: where it posts and its fields. */
+function confirmationForm(page: string) {
+  const form = /<form method="post" action="([^"]+)">([\s\S]*?)<\/form>/.exec(page);
+  if (!form) throw new Error('no confirmation form on the page');
+  const fields = Object.fromEntries(
+    [...(form[2] ?? '').matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map((m) => [m[1], m[2]]),
+  );
+  return { action: form[1] as string, fields: fields as Record<string, string> };
+}
+
+const CROSS_SITE = { 'sec-fetch-site': 'cross-site' };
+
+describe('a sign-in link that could replace a session, or came from another site', () => {
+  it('followed from another site over a session: the session stays, and a page asks to confirm the account named', async () => {
+    const { ui } = setup();
+    const victim = await new Client(ui).signIn('acct_victim');
+    const before = victim.cookies.get('keygate_session');
+    const link = await ui.signInLink({ accountId: 'acct_attacker', baseUrl: ORIGIN });
+    const page = await victim.get(link, CROSS_SITE);
+    expect(page.status).toBe(200);
+    expect(sessionCookie(page)).toBeUndefined();
+    const text = await page.text();
+    expect(text.match(/<h1>/g)).toHaveLength(1);
+    expect(text).toContain('<h1>Confirm sign-in</h1>');
+    expect(text).toContain('<strong>acct_attacker</strong>');
+    expect(text).toContain('You are signed in to <strong>acct_victim</strong>');
+    expect(victim.cookies.get('keygate_session')).toBe(before);
+    expect(await (await victim.get(`${BASE}/`)).text()).toContain('acct_victim');
+  });
+
+  it.each([
+    ['from another site (cross-site), no session', CROSS_SITE, false],
+    ['from a sibling site (same-site), no session', { 'sec-fetch-site': 'same-site' }, false],
+    ['typed in (Sec-Fetch-Site: none), over a session', { 'sec-fetch-site': 'none' }, true],
+    ['without Sec-Fetch-Site, over a session', {}, true],
+  ])('opened %s: asks first, and consumes nothing', async (_, headers, signedIn) => {
+    const { ui } = setup();
+    const client = signedIn ? await new Client(ui).signIn('acct_1') : new Client(ui);
+    const link = await ui.signInLink({ accountId: 'acct_2', baseUrl: ORIGIN });
+    const page = await client.get(link, headers);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<h1>Confirm sign-in</h1>');
     expect((await new Client(ui).get(link)).status).toBe(303);
+  });
+
+  it('opened by the browser itself with no session (Sec-Fetch-Site none or absent) signs in at once', async () => {
+    const { ui } = setup();
+    for (const headers of [{ 'sec-fetch-site': 'none' }, { 'sec-fetch-site': 'same-origin' }, {}] as HeadersInit[]) {
+      const link = await ui.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
+      const response = await new Client(ui).get(link, headers);
+      expect(response.status).toBe(303);
+      expect(sessionCookie(response)).toBeDefined();
+    }
+  });
+
+  it('asked for with HEAD consumes nothing', async () => {
+    const { ui } = setup();
+    const link = await ui.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
+    const head = await new Client(ui).request(link, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(sessionCookie(head)).toBeUndefined();
+    expect((await new Client(ui).get(link)).status).toBe(303);
+  });
+
+  it("the confirmation's button signs in: a new session for the account named, 303 to the list; the link is then used", async () => {
+    const { ui } = setup();
+    const client = await new Client(ui).signIn('acct_1');
+    const link = await ui.signInLink({ accountId: 'acct_2', baseUrl: ORIGIN });
+    const { action, fields } = confirmationForm(await (await client.get(link, CROSS_SITE)).text());
+    expect(action).toBe(`${BASE}/sign-in`);
+    expect(Object.keys(fields).sort()).toEqual(['_csrf', 'token']);
+    const signedIn = await client.post(action, fields);
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get('location')).toBe(`${BASE}/`);
+    expect(sessionCookie(signedIn)).toMatch(/HttpOnly/);
+    expect(await (await client.get(`${BASE}/`)).text()).toContain('<strong>acct_2</strong>');
+
+    const again = await client.post(action, fields);
+    expect(again.status).toBe(401);
+    expect(sessionCookie(again)).toBeUndefined();
+    const text = await again.text();
+    expect(text).toContain('keygate dashboard link --account &lt;account id&gt;');
+    expect(text).toContain('ask whoever runs this service');
+  });
+
+  it.each([
+    ['Origin of another site', { origin: 'https://evil.test', 'sec-fetch-site': 'same-origin' }],
+    ['Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site' }],
+    ['Sec-Fetch-Site: same-site', { 'sec-fetch-site': 'same-site' }],
+  ])('a POST with %s is 403 and changes nothing', async (_, headers) => {
+    const { ui } = setup();
+    const client = await new Client(ui).signIn('acct_1');
+    const before = client.cookies.get('keygate_session');
+    const link = await ui.signInLink({ accountId: 'acct_2', baseUrl: ORIGIN });
+    const { action, fields } = confirmationForm(await (await client.get(link, CROSS_SITE)).text());
+    const refused = await client.post(action, fields, headers);
+    expect(refused.status).toBe(403);
+    expect(sessionCookie(refused)).toBeUndefined();
+    expect(client.cookies.get('keygate_session')).toBe(before);
+    expect(await (await client.get(`${BASE}/`)).text()).toContain('<strong>acct_1</strong>');
+    expect((await client.post(action, fields)).status).toBe(303);
+  });
+
+  it("a POST without this browser's confirmation token (a forged form, another browser) is 403 and consumes nothing", async () => {
+    const { ui } = setup();
+    const link = await ui.signInLink({ accountId: 'acct_2', baseUrl: ORIGIN });
+    const token = new URL(link).searchParams.get('token') ?? '';
+    const victim = new Client(ui);
+    const { fields } = confirmationForm(await (await victim.get(link, CROSS_SITE)).text());
+    expect((await new Client(ui).post(`${BASE}/sign-in`, fields)).status).toBe(403);
+    expect((await victim.post(`${BASE}/sign-in`, { token, _csrf: 'forged' })).status).toBe(403);
+    expect((await victim.request(`${BASE}/sign-in`, { method: 'POST', form: { token } })).status).toBe(403);
+    expect((await victim.post(`${BASE}/sign-in`, fields)).status).toBe(303);
+  });
+
+  it('names the account as text, escaped', async () => {
+    const { ui } = setup();
+    const link = await ui.signInLink({ accountId: '<img src=x onerror=alert(1)>', baseUrl: ORIGIN });
+    const text = await (await new Client(ui).get(link, CROSS_SITE)).text();
+    expect(text).toContain('<strong>&lt;img src=x onerror=alert(1)&gt;</strong>');
+    expect(text).not.toContain('<img src=x');
+  });
+
+  it('a bad link from another site gets 401 at once, with no confirmation', async () => {
+    const { ui } = setup();
+    const response = await new Client(ui).get(`${BASE}/sign-in?token=made-up`, CROSS_SITE);
+    expect(response.status).toBe(401);
+    expect(await response.text()).not.toContain('Confirm sign-in');
+  });
+});
+
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** `value` with its last character replaced by each other base64url character. */
+const lastCharacterChanged = (value: string) =>
+  [...BASE64URL].filter((ch) => ch !== value.at(-1)).map((ch) => `${value.slice(0, -1)}${ch}`);
+
+describe('a signed value has one spelling: a changed last character is refused', () => {
+  it('for a sign-in token', async () => {
+    const { ui } = setup({ signInThrottle: new FailedAttemptThrottle({ max: 1_000 }) });
+    const link = await ui.signInLink({ accountId: 'acct_1', baseUrl: ORIGIN });
+    const token = new URL(link).searchParams.get('token') ?? '';
+    for (const changed of lastCharacterChanged(token)) {
+      const response = await new Client(ui).get(`${BASE}/sign-in?token=${changed}`);
+      expect(response.status, changed).toBe(401);
+      expect(sessionCookie(response)).toBeUndefined();
+    }
+    expect((await new Client(ui).get(link)).status).toBe(303);
+  });
+
+  it('for a session cookie', async () => {
+    const { ui } = setup();
+    const client = await new Client(ui).signIn();
+    const value = client.cookies.get('keygate_session') ?? '';
+    for (const changed of lastCharacterChanged(value)) {
+      const response = await new Client(ui).get(`${BASE}/`, { cookie: `keygate_session=${changed}` });
+      expect(response.status, changed).toBe(303);
+    }
+    expect((await client.get(`${BASE}/`)).status).toBe(200);
+  });
+
+  it('for a CSRF token', async () => {
+    const { ui, keys } = setup();
+    const client = await new Client(ui).signIn();
+    const csrf = await client.csrf();
+    for (const changed of lastCharacterChanged(csrf)) {
+      const response = await client.post(`${BASE}/keys`, { _csrf: changed, name: 'forged', mode: 'test' });
+      expect(response.status, changed).toBe(403);
+    }
+    expect(await keys.list('acct_1')).toEqual([]);
+    expect((await client.post(`${BASE}/keys`, { _csrf: csrf, name: 'real', mode: 'test' })).status).toBe(201);
   });
 });
 

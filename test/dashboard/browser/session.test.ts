@@ -65,6 +65,30 @@ describe.each([
     await context.close();
   });
 
+  it('a link opened over a session asks first, naming the account; its button, reached by keyboard, signs in', async () => {
+    const { context, page, cspErrors } = await openContext(browser, js);
+    await page.goto(await server.link(`acct_first_${js}`));
+    const link = await server.link(`acct_second_${js}`);
+    expect((await page.goto(link))?.status()).toBe(200);
+    await checkPage(page, js, 'Confirm sign-in');
+    expect(await page.locator('main').innerText()).toContain(`acct_second_${js}`);
+    let reached = '';
+    for (let i = 0; i < 12 && reached !== 'Sign in'; i++) {
+      await page.keyboard.press('Tab');
+      reached = await page
+        .locator(':focus')
+        .innerText()
+        .catch(() => '');
+    }
+    expect(reached).toBe('Sign in');
+    const [response] = await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+    expect(response?.status()).toBe(200);
+    await checkPage(page, js, 'API keys');
+    expect(await page.locator('header').innerText()).toContain(`acct_second_${js}`);
+    expect(cspErrors).toEqual([]);
+    await context.close();
+  });
+
   it('lists 50 keys a page with mode, hint, status, sparklines and rotation due; pages and filters by name and mode', async () => {
     const { context, page, cspErrors } = await openContext(browser, js);
     await page.goto(await server.link('acct_many'));

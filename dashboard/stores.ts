@@ -1,4 +1,4 @@
-import { isUsageStore, type UsageStore } from 'keygate/store-kit';
+import { capabilityOf, type UsageStore } from 'keygate/store-kit';
 
 // How far a chain of wrapping stores is followed (a `CachedKeyStore` keeps the store it wraps as `store`).
 const MAX_DEPTH = 4;
@@ -20,17 +20,13 @@ export function findStore<T>(store: unknown, fits: (value: unknown) => value is 
 }
 
 /**
- * `store` when it keeps usage statistics (`isUsageStore`), else undefined. A wrapper such as
- * `CachedKeyStore` has the usage methods but forwards them to the store it wraps, and fails when that
- * one keeps none: so every store down the chain must be a usage store too.
+ * The usage statistics `store` keeps: its `usage` capability (a `CachedKeyStore` forwards the one of
+ * the store it wraps), else undefined.
  *
  * @example
- * usageStoreOf(new CachedKeyStore(new MemoryKeyStore())) // the CachedKeyStore
+ * usageStoreOf(new CachedKeyStore(new MemoryKeyStore())) // the MemoryKeyStore
  * usageStoreOf(new CachedKeyStore(storeWithoutUsage))    // undefined
  */
 export function usageStoreOf(store: unknown): UsageStore | undefined {
-  for (let s = store, depth = 0; s && depth < MAX_DEPTH; depth++, s = inner(s)) {
-    if (!isUsageStore(s)) return undefined;
-  }
-  return isUsageStore(store) ? store : undefined;
+  return capabilityOf(store, 'usage');
 }

@@ -1,3 +1,4 @@
+import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import { KeyConflictError, KeyNotFoundError, quote } from '../errors.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCondition } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
@@ -14,7 +15,9 @@ import { dailyTotals, pageOfKeys, TokenLedger } from './dashboard-support.js';
  * const store = new MemoryKeyStore();
  * const keys = new KeyManager({ store });
  */
-export class MemoryKeyStore implements WritableKeyStore, UsageStore {
+export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
+  /** Its `changes` (every write, announced in this process) and `usage`. */
+  declare readonly [CAPABILITIES]: Capabilities;
   private readonly byHash = new Map<string, ApiKeyRecord>();
   private readonly byId = new Map<string, ApiKeyRecord>();
   private readonly byAccount = new Map<string, Set<string>>();
@@ -23,6 +26,11 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore {
   private readonly usage = new Map<string, Map<string, UsageCount>>();
   private readonly activity = new Map<string, KeyActivity>();
   private readonly tokens = new TokenLedger();
+
+  constructor() {
+    // Set here, not as a class field: a computed field key would keep the class in every bundle.
+    this[CAPABILITIES] = { changes: this, usage: this };
+  }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
     return this.byHash.get(hash) ?? null;

@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 describeRateLimiterContract('PostgresRateLimiter over PGlite', async () => ({
-  limiter: new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits', timeout: 10_000 }),
+  limiter: new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits', timeoutMs: 10_000 }),
 }));
 
 describe('PostgresRateLimiter over PGlite', () => {
@@ -58,7 +58,7 @@ describe('PostgresRateLimiter over PGlite', () => {
       connect: () => new Promise(() => {}),
       query: () => new Promise((_, reject) => (fail = reject)),
     } as unknown as pg.Pool;
-    const limiter = new PostgresRateLimiter({ client: stuck, timeout: 50 });
+    const limiter = new PostgresRateLimiter({ client: stuck, timeoutMs: 50 });
     // Fake timers: still pending at 49 ms, rejected by 51 ms, whatever the machine's speed.
     const err = rejectedWith(await settlesAt(50, () => limiter.consume('key_1', { limit: 1, windowMs: 1000 }, 1)));
     expect(err).toMatchObject({ code: 'rate_limiter_unavailable' });
@@ -87,7 +87,7 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
     await new PostgresRateLimiter({ client: shared, schema: SCHEMA }).migrate();
   });
   describeRateLimiterContract('PostgresRateLimiter over a pg Pool', async () => ({
-    limiter: new PostgresRateLimiter({ client: shared as pg.Pool, schema: SCHEMA, timeout: 10_000 }),
+    limiter: new PostgresRateLimiter({ client: shared as pg.Pool, schema: SCHEMA, timeoutMs: 10_000 }),
   }));
 
   it('migrates idempotently, also when several instances migrate at once', async () => {
@@ -149,7 +149,7 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
     const url = new URL(PG_URL);
     url.hostname = '127.0.0.1';
     url.port = String(await proxy.resume());
-    const limiter = new PostgresRateLimiter({ client: pool(url.toString(), 1000), schema: SCHEMA, timeout: 500 });
+    const limiter = new PostgresRateLimiter({ client: pool(url.toString(), 1000), schema: SCHEMA, timeoutMs: 500 });
     await limiter.migrate();
     const key = freshKey('cut');
     await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 1);
@@ -167,7 +167,7 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
   it.each([
     ['client', { client: {} }],
     ['schema', { client: 'pool', schema: 'Rate-Limits' }],
-    ['timeout', { client: 'pool', timeout: -1 }],
+    ['timeoutMs', { client: 'pool', timeoutMs: -1 }],
   ])('refuses a bad %s option at construction', (field, options) => {
     const withPool = options.client === 'pool' ? { ...options, client: pool() } : options;
     expect(() => new PostgresRateLimiter(withPool as never)).toThrow(

@@ -82,7 +82,7 @@ describe('CachedKeyStore with telemetry', () => {
   });
 
   it('tells a store that timed out from one that failed', async () => {
-    const hung = new CachedKeyStore(hangingStore, { telemetry: sdk.options, timeout: 20 });
+    const hung = new CachedKeyStore(hangingStore, { telemetry: sdk.options, timeoutMs: 20 });
     const failing = new CachedKeyStore(failingStore, { telemetry: sdk.options });
     await authenticate(request(generateKey()), hung);
     await authenticate(request(generateKey()), failing);
@@ -140,7 +140,7 @@ describe('UsageRecorder with telemetry', () => {
         return store.addUsage(batch);
       },
     });
-    const recorder = new UsageRecorder({ store: usageStore, interval: 0, clock: () => now, telemetry: sdk.options });
+    const recorder = new UsageRecorder({ store: usageStore, intervalMs: 0, clock: () => now, telemetry: sdk.options });
     await authenticate(request(open.secret), store, { onResult: recorder.record });
     now += 4_000;
     await authenticate(request(open.secret), store, { onResult: recorder.record });

@@ -1,5 +1,5 @@
 import { type AuthRequest, authenticate, type KeygateEvent, KeyManager, MemoryKeyStore, UsageRecorder } from 'keygate';
-import type { UsageBatch } from 'keygate/store-kit';
+import { CAPABILITIES, type UsageBatch } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
 const T0 = Date.parse('2026-11-22T23:59:00Z');
@@ -56,7 +56,7 @@ describe('UsageRecorder', () => {
       getUsage: s.store.getUsage.bind(s.store),
       getActivity: s.store.getActivity.bind(s.store),
     };
-    const usage = new UsageRecorder({ store: flaky, intervalMs: 0, clock: () => T0 });
+    const usage = new UsageRecorder({ store: { [CAPABILITIES]: { usage: flaky } }, intervalMs: 0, clock: () => T0 });
     const req: AuthRequest = { headers: { 'x-api-key': s.secret }, ip: '203.0.113.9' };
     for (let i = 0; i < 7; i++) await authenticate(req, s.store, { onResult: usage.record });
     await expect(usage.flush()).rejects.toThrow('down');

@@ -2,6 +2,7 @@
 // manager's rotationDays, write-time validation (a key pasted as a permission), whether usage is
 // kept (decided once, CachedKeyStore included), and the quiet window when a rotation is finished.
 import { CachedKeyStore, generateKey, InvalidInputError, KeyManager, MemoryKeyStore } from 'keygate';
+import { CAPABILITIES } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { BASE, Client, csrfOf, fakeClock, setup } from './support.js';
 
@@ -103,6 +104,7 @@ describe("a manager's refusal of a rate-limit member", () => {
 describe('a CachedKeyStore over a store that keeps no usage', () => {
   it('shows no usage on the key page and the list, instead of failing', async () => {
     const inner = Object.assign(Object.create(new MemoryKeyStore()), {
+      [CAPABILITIES]: {},
       addUsage: undefined,
       getUsage: undefined,
       getActivity: undefined,

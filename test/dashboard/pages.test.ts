@@ -1,7 +1,7 @@
 // The pages and their flows, without a browser: list (pagination, filter, sparklines, rotation
 // due), key page (usage chart and table, denials, last use), rotation status, errors.
 import { KeyManager, KeyStoreUnavailableError, MemoryKeyStore } from 'keygate';
-import { utcDay } from 'keygate/store-kit';
+import { CAPABILITIES, utcDay } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { BASE, Client, setup } from './support.js';
 
@@ -189,6 +189,7 @@ describe('the key page', () => {
   it('says so when the store keeps no usage statistics', async () => {
     const inner = new MemoryKeyStore();
     const store = Object.assign(Object.create(inner), {
+      [CAPABILITIES]: {},
       addUsage: undefined,
       getUsage: undefined,
       getActivity: undefined,

@@ -35,7 +35,7 @@ export async function keyStoreWith(secret, allowedIps = [CLIENT_IP]) {
     metadata: {},
     version: 1,
   });
-  const store = new CachedKeyStore(memory, { ttl: 3_600_000 });
+  const store = new CachedKeyStore(memory, { ttlMs: 3_600_000 });
   await store.findByHash(await hashKey(secret));
   return store;
 }

@@ -50,7 +50,7 @@ for (let i = 0; i < malformedCount; i++) {
   statuses[r.code] = (statuses[r.code] ?? 0) + 1;
 }
 
-const store = new CachedKeyStore(new MemoryKeyStore(), { negativeMax: NEGATIVE_MAX, negativeTtl: 3_600_000 });
+const store = new CachedKeyStore(new MemoryKeyStore(), { negativeMax: NEGATIVE_MAX, negativeTtlMs: 3_600_000 });
 const samples = [{ sent: 0, rssMb: rss(), negativeEntries: 0 }];
 const every = Math.max(1, Math.floor(unknownCount / 10));
 let denied = 0;

@@ -1,9 +1,9 @@
 import { InvalidInputError, StoreLockedError } from 'keygate';
-import { quote, type UsageStore, type WritableKeyStore } from 'keygate/store-kit';
+import { quote, type WritableKeyStore } from 'keygate/store-kit';
 
 /** A store opened by the CLI, with the function that releases its connections. */
 export interface OpenedStore {
-  readonly store: WritableKeyStore & Partial<UsageStore>;
+  readonly store: WritableKeyStore;
   close(): Promise<void>;
 }
 
@@ -68,8 +68,7 @@ async function openRedis(url: string): Promise<OpenedStore> {
   return { store, close: () => closeAll(store, () => client.close()) };
 }
 
-async function closeAll(store: unknown, end: () => Promise<unknown>): Promise<void> {
-  const closable = store as { close?: () => Promise<void> | void };
-  await closable.close?.();
+async function closeAll(store: { close(): void }, end: () => Promise<unknown>): Promise<void> {
+  store.close();
   await end();
 }

@@ -20,9 +20,6 @@ export const GLOBAL_FLAGS = {
   help: { kind: 'boolean', short: 'h', help: "this text, or a command's own after the command" },
 } as const satisfies Flags;
 
-// Flags that changed name, so the old spelling gets a pointer instead of "unknown option".
-const RENAMED: Record<string, string> = { 'if-quiet-for': 'quiet-for' };
-
 /** A command line, understood. */
 export type Invocation =
   | { readonly kind: 'help'; readonly command: Command | undefined }
@@ -83,10 +80,6 @@ function parseArgsOption(spec: FlagSpec): { type: 'string' | 'boolean'; multiple
 function parseError(err: unknown): InvalidInputError {
   const message = (err as Error).message.split('\n')[0] ?? 'bad arguments';
   const flag = /'(-{1,2}[\w-]+)/.exec(message)?.[1] ?? 'arguments';
-  const renamed = RENAMED[flag.replace(/^-+/, '')];
-  if (renamed) {
-    return new InvalidInputError(flag, `${flag} is now --${renamed}, with a unit: --${renamed} 15m`);
-  }
   return new InvalidInputError(flag, message.replace(/\. To specify a positional.*$/, ''));
 }
 

@@ -7,20 +7,24 @@ import type { UsageStore } from './usage/types.js';
  * names: they declare named {@link Capabilities} here, and readers ask {@link capabilityOf}. A rename
  * is then a type error, not a silent change of behaviour.
  *
+ * Set it in the constructor and only `declare` the field: a class field with a computed key counts as
+ * a side effect, so bundlers would keep the class in every bundle that imports its module.
+ *
  * @example
  * class MyStore implements KeyStore, Capable {
- *   readonly [CAPABILITIES]: Capabilities = { deadline: { timeoutMs: 500 } };
+ *   declare readonly [CAPABILITIES]: Capabilities;
+ *   constructor() { this[CAPABILITIES] = { deadline: { timeoutMs: 500 } }; }
  *   async findByHash(hash: string) { ... }
  * }
  */
 export const CAPABILITIES: unique symbol = Symbol.for('keygate.capabilities');
 
 /**
- * A part whose every call gives up within `timeoutMs` milliseconds (so a caller arms no shorter timer
- * of its own).
+ * A part whose every call gives up within `timeoutMs` milliseconds, so a caller whose own timeout is
+ * no shorter arms no second timer: `authenticate` for a store, and for a shared rate limiter.
  *
  * @example
- * readonly [CAPABILITIES]: Capabilities = { deadline: { timeoutMs: 250 } };
+ * this[CAPABILITIES] = { deadline: { timeoutMs: 250 } }; // in the limiter's constructor
  */
 export interface Deadline {
   /** The longest a call takes before it fails, in milliseconds. */
@@ -28,11 +32,10 @@ export interface Deadline {
 }
 
 /**
- * A part that wraps another (a `CachedKeyStore` wraps the store it caches), so readers may look
- * through it.
+ * A part that wraps another (a `CachedKeyStore` wraps the store it caches), so readers may look through it.
  *
  * @example
- * capabilityOf(cached, 'wrapper')?.wrapped // the store under the cache
+ * capabilityOf(new CachedKeyStore(store), 'wrapper')?.wrapped === store // true
  */
 export interface Wrapper {
   /** The part this one wraps. */
@@ -43,7 +46,7 @@ export interface Wrapper {
  * A rate limiter that may be answering from a per-process fallback while its shared limiter fails.
  *
  * @example
- * if (capabilityOf(limiter, 'degradable')?.degraded) console.warn('limits are counted per process');
+ * capabilityOf(limiter, 'degradable')?.degraded // true while the shared limiter is failing
  */
 export interface Degradable {
   /** True while the shared limiter is failing and the fallback answers. */
@@ -51,10 +54,11 @@ export interface Degradable {
 }
 
 /**
- * A store that announces every write, its own and other processes', to subscribers.
+ * A store that announces every write, its own and other processes', to subscribers. A store whose
+ * channel can miss changes (a dropped connection) delivers `{ type: 'resync' }` once it listens again.
  *
  * @example
- * const stop = capabilityOf(store, 'changes')?.subscribe((change) => console.log(change.type));
+ * const off = capabilityOf(store, 'changes')?.subscribe((change) => console.log(change.type));
  */
 export interface ChangeSource {
   /** Calls `listener` for every change; returns the function that stops it. */
@@ -84,9 +88,7 @@ export interface Capabilities {
  * A part that declares its {@link Capabilities}.
  *
  * @example
- * class MyLimiter implements RateLimiter, Capable {
- *   readonly [CAPABILITIES]: Capabilities = { deadline: { timeoutMs: 250 } };
- * }
+ * const store: KeyStore & Capable = { findByHash, [CAPABILITIES]: { changes: feed } };
  */
 export interface Capable {
   readonly [CAPABILITIES]: Capabilities;
@@ -97,7 +99,7 @@ export interface Capable {
  * declares none (or `part` is not an object). The one way keygate's parts learn what another offers.
  *
  * @example
- * capabilityOf(new CachedKeyStore(store), 'deadline')?.timeoutMs // 2000
+ * capabilityOf(new CachedKeyStore(store), 'deadline')?.timeoutMs // 2000 (its timeoutMs)
  * capabilityOf(store, 'changes')?.subscribe((change) => cache.invalidate(change));
  */
 export function capabilityOf<K extends keyof Capabilities>(part: unknown, name: K): Capabilities[K] | undefined {

@@ -204,17 +204,3 @@ export class UnsupportedError extends KeygateError {
     super('unsupported', message, { field });
   }
 }
-
-/**
- * Refuses options of earlier versions by their old names, so that a caller still using one hears of
- * it instead of having it ignored: `renamed` maps each old name to what replaced it.
- *
- * @example
- * refuseRenamed(options, { now: 'clock' }) // throws InvalidInputError, field 'now', if options.now is set
- */
-export function refuseRenamed(options: object | null | undefined, renamed: Readonly<Record<string, string>>): void {
-  if (options === null || typeof options !== 'object') return;
-  for (const old in renamed) {
-    if (old in options) throw new InvalidInputError(old, `the option ${old} was renamed ${renamed[old]}`);
-  }
-}

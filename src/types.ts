@@ -89,17 +89,17 @@ export interface KeyChange {
  * whoever keeps copies of records drops all of them. `CachedKeyStore` clears itself.
  *
  * @example
- * store.subscribe((change) => { if (change.type === 'resync') myCache.clear(); else myCache.delete(change.hash); });
+ * capabilityOf(store, 'changes')?.subscribe((change) => { if (change.type === 'resync') myCache.clear(); else myCache.delete(change.hash); });
  */
 export interface KeyResync {
   readonly type: 'resync';
 }
 
 /**
- * What a store's `subscribe` delivers: a change of one key, or a resync (drop everything).
+ * What a store's `changes` capability delivers: a change of one key, or a resync (drop everything).
  *
  * @example
- * store.subscribe((event: KeyChangeEvent) => (event.type === 'resync' ? cache.clear() : cache.delete(event.hash)));
+ * capabilityOf(store, 'changes')?.subscribe((event: KeyChangeEvent) => (event.type === 'resync' ? cache.clear() : cache.delete(event.hash)));
  */
 export type KeyChangeEvent = KeyChange | KeyResync;
 
@@ -135,7 +135,8 @@ export interface KeyPatch {
 /**
  * A store `KeyManager` can write to. Every write is atomic, and no write changes a revoked key:
  * `update` on a revoked record throws `KeyRevokedError` and writes nothing. A failure of the store's
- * client surfaces as `KeyStoreUnavailableError` with the client's error as `cause`.
+ * client surfaces as `KeyStoreUnavailableError` with the client's error as `cause`. A store that
+ * announces its writes declares the `changes` capability (see `Capabilities` in `keygate/store-kit`).
  */
 export interface WritableKeyStore extends KeyStore {
   findById(id: string): Promise<ApiKeyRecord | null | undefined>;
@@ -147,9 +148,4 @@ export interface WritableKeyStore extends KeyStore {
    * `KeyRevokedError`; with `condition.ifVersion`, `KeyConflictError` when the stored version differs.
    */
   update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord>;
-  /**
-   * Subscribes to changes; returns the unsubscribe function. A store whose channel can miss changes
-   * (a dropped connection) delivers `{ type: 'resync' }` once it listens again.
-   */
-  subscribe?(listener: (change: KeyChangeEvent) => void): () => void;
 }

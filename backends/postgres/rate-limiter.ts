@@ -1,5 +1,12 @@
 import { InvalidInputError, type RateLimit, type RateLimitDecision, type RateLimiter } from 'keygate';
-import { quote, validConsumeArgs, withLimiterDeadline } from 'keygate/store-kit';
+import {
+  CAPABILITIES,
+  type Capabilities,
+  type Capable,
+  quote,
+  validConsumeArgs,
+  withLimiterDeadline,
+} from 'keygate/store-kit';
 import type { Pool } from 'pg';
 import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
@@ -7,7 +14,7 @@ import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-c
  * Options of {@link PostgresRateLimiter}.
  *
  * @example
- * const options: PostgresRateLimiterOptions = { client: new pg.Pool({ connectionString }), schema: 'keygate', timeout: 100 };
+ * const options: PostgresRateLimiterOptions = { client: new pg.Pool({ connectionString }), schema: 'keygate', timeoutMs: 100 };
  */
 export interface PostgresRateLimiterOptions {
   /** A `pg` Pool (not a single Client) or a PGlite instance. The caller owns it and ends it. */
@@ -21,10 +28,11 @@ export interface PostgresRateLimiterOptions {
   schema?: string;
   /**
    * Milliseconds to wait for the database before `consume` rejects with `RateLimiterUnavailableError`.
+   * The limiter declares it as its `deadline` capability, so `authenticate` arms no second timer.
    *
    * @default 250
    */
-  timeout?: number;
+  timeoutMs?: number;
 }
 
 const MAX_TIMEOUT = 2_147_483_647;
@@ -51,9 +59,12 @@ interface WindowRow {
  * await limiter.migrate();
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class PostgresRateLimiter implements RateLimiter {
+export class PostgresRateLimiter implements RateLimiter, Capable {
+  /** Its `deadline`: each `consume` settles within `timeoutMs`. */
+  declare readonly [CAPABILITIES]: Capabilities;
   readonly schema: string;
-  readonly timeout: number;
+  /** Milliseconds a `consume` may take before it rejects. */
+  readonly timeoutMs: number;
   private readonly sql: SqlClient;
   private readonly table: string;
   private readonly statement: string;
@@ -61,12 +72,16 @@ export class PostgresRateLimiter implements RateLimiter {
   constructor(options: PostgresRateLimiterOptions) {
     this.sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    const timeout = options.timeout ?? 250;
-    if (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_TIMEOUT)) {
-      throw new InvalidInputError('timeout', `timeout must be a number of milliseconds > 0, got ${quote(timeout)}`);
+    const timeoutMs = options.timeoutMs ?? 250;
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT)) {
+      throw new InvalidInputError(
+        'timeoutMs',
+        `timeoutMs must be a number of milliseconds > 0, got ${quote(timeoutMs)}`,
+      );
     }
     this.schema = schema;
-    this.timeout = timeout;
+    this.timeoutMs = timeoutMs;
+    this[CAPABILITIES] = { deadline: this };
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.
     this.table = `"${schema}".keygate_rate_limits`;
     this.statement = consumeStatement(this.table);
@@ -95,14 +110,14 @@ export class PostgresRateLimiter implements RateLimiter {
 
   /**
    * Counts `cost` units against `keyId`. Rejects with `InvalidInputError` for bad arguments and with
-   * `RateLimiterUnavailableError` when the database fails or does not answer within `timeout`.
+   * `RateLimiterUnavailableError` when the database fails or does not answer within `timeoutMs`.
    *
    * @example
    * await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1); // { allowed: true, limit: 10, remaining: 9, resetMs: 1000 }
    */
   async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
     const args = validConsumeArgs(keyId, limit, cost);
-    return withLimiterDeadline('PostgresRateLimiter', this.timeout, async () => {
+    return withLimiterDeadline('PostgresRateLimiter', this.timeoutMs, async () => {
       const { rows } = await this.sql.query<WindowRow>(this.statement, [
         args.keyId,
         args.windowMs,

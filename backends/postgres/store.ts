@@ -2,6 +2,9 @@ import { KeyConflictError, KeyNotFoundError, KeyStoreUnavailableError, type Tele
 import {
   type ApiKeyRecord,
   applyPatch,
+  CAPABILITIES,
+  type Capabilities,
+  type Capable,
   ChangeRelay,
   changeOf,
   createTelemetry,
@@ -61,10 +64,12 @@ export interface PostgresKeyStoreOptions {
  * const store = new PostgresKeyStore({ client: new pg.Pool({ connectionString }) }); // or new PGlite('./.keygate')
  * await store.migrate();
  * const keys = new KeyManager({ store });
- * const cached = new CachedKeyStore(store, { ttl: 30_000 });
+ * const cached = new CachedKeyStore(store, { ttlMs: 30_000 });
  * // The dashboard reads the same tables through its own store: new PostgresDashboardStore({ client: pool }).
  */
-export class PostgresKeyStore implements WritableKeyStore, UsageStore {
+export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
+  /** Its `changes` (every write, announced across processes) and `usage`. */
+  declare readonly [CAPABILITIES]: Capabilities;
   readonly schema: string;
   /** The NOTIFY channel: `keygate_changes`, suffixed with the schema when it is not `public`. */
   readonly channel: string;
@@ -89,6 +94,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
     this.table = `"${schema}".keygate_keys`;
     this.usageTable = `"${schema}".keygate_usage`;
     this.activityTable = `"${schema}".keygate_key_activity`;
+    this[CAPABILITIES] = { changes: this, usage: this };
   }
 
   /**

@@ -1,5 +1,12 @@
 import { InvalidInputError, type RateLimit, type RateLimitDecision, type RateLimiter } from 'keygate';
-import { quote, validConsumeArgs, withLimiterDeadline } from 'keygate/store-kit';
+import {
+  CAPABILITIES,
+  type Capabilities,
+  type Capable,
+  quote,
+  validConsumeArgs,
+  withLimiterDeadline,
+} from 'keygate/store-kit';
 import { ScriptRunner } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
 
@@ -7,13 +14,13 @@ import type { RedisCommandClient } from './throttle.js';
  * Options of {@link RedisRateLimiter}.
  *
  * @example
- * const options: RedisRateLimiterOptions = { client, prefix: 'api:ratelimit:', timeout: 100 };
+ * const options: RedisRateLimiterOptions = { client, prefix: 'api:ratelimit:', timeoutMs: 100 };
  */
 export interface RedisRateLimiterOptions {
   /**
    * A connected node-redis client (v4, v5 or v6). The caller owns it and closes it. node-redis 6 gives each
    * command a 5 s timeout armed with `AbortSignal.timeout`, which costs more CPU than the rest of the
-   * request to a cached key; the limiter keeps its own deadline (`timeout`), so a client made for it can
+   * request to a cached key; the limiter keeps its own deadline (`timeoutMs`), so a client made for it can
    * turn the client's off: `createClient({ url, commandOptions: { timeout: 0 } })`.
    */
   client: RedisCommandClient;
@@ -25,10 +32,11 @@ export interface RedisRateLimiterOptions {
   prefix?: string;
   /**
    * Milliseconds to wait for Redis before `consume` rejects with `RateLimiterUnavailableError`.
+   * The limiter declares it as its `deadline` capability, so `authenticate` arms no second timer.
    *
    * @default 250
    */
-  timeout?: number;
+  timeoutMs?: number;
 }
 
 // One atomic script per request. The window is the counter key's own expiry, so Redis's clock alone
@@ -66,9 +74,12 @@ const MAX_TIMEOUT = 2_147_483_647;
  * const limiter = new RedisRateLimiter({ client });
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class RedisRateLimiter implements RateLimiter {
+export class RedisRateLimiter implements RateLimiter, Capable {
+  /** Its `deadline`: each `consume` settles within `timeoutMs`. */
+  declare readonly [CAPABILITIES]: Capabilities;
   readonly prefix: string;
-  readonly timeout: number;
+  /** Milliseconds a `consume` may take before it rejects. */
+  readonly timeoutMs: number;
   private readonly scripts: ScriptRunner;
 
   constructor(options: RedisRateLimiterOptions) {
@@ -79,19 +90,23 @@ export class RedisRateLimiter implements RateLimiter {
     if (typeof prefix !== 'string' || prefix.length > 100 || /\s/.test(prefix)) {
       throw new InvalidInputError('prefix', `prefix must be at most 100 non-space characters, got ${quote(prefix)}`);
     }
-    const timeout = options.timeout ?? 250;
-    if (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_TIMEOUT)) {
-      throw new InvalidInputError('timeout', `timeout must be a number of milliseconds > 0, got ${quote(timeout)}`);
+    const timeoutMs = options.timeoutMs ?? 250;
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT)) {
+      throw new InvalidInputError(
+        'timeoutMs',
+        `timeoutMs must be a number of milliseconds > 0, got ${quote(timeoutMs)}`,
+      );
     }
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = prefix;
-    this.timeout = timeout;
+    this.timeoutMs = timeoutMs;
+    this[CAPABILITIES] = { deadline: this };
   }
 
   /**
    * Counts `cost` units against `keyId`. Rejects with `InvalidInputError` for bad arguments and with
-   * `RateLimiterUnavailableError` when Redis fails or does not answer within `timeout`.
+   * `RateLimiterUnavailableError` when Redis fails or does not answer within `timeoutMs`.
    *
    * @example
    * await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1); // { allowed: true, limit: 10, remaining: 9, resetMs: 1000 }
@@ -99,7 +114,7 @@ export class RedisRateLimiter implements RateLimiter {
   async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
     const args = validConsumeArgs(keyId, limit, cost);
     const argv = [String(args.limit), String(args.cost), String(args.windowMs)];
-    return withLimiterDeadline('RedisRateLimiter', this.timeout, async () =>
+    return withLimiterDeadline('RedisRateLimiter', this.timeoutMs, async () =>
       decisionOf(await this.scripts.run(CONSUME, [this.prefix + args.keyId], argv), args.limit),
     );
   }

@@ -9,6 +9,9 @@ import {
 import {
   type ApiKeyRecord,
   applyPatch,
+  CAPABILITIES,
+  type Capabilities,
+  type Capable,
   ChangeRelay,
   changeOf,
   createTelemetry,
@@ -89,10 +92,12 @@ const MAX_ATTEMPTS = 100;
  * const client = await createClient({ url: 'redis://127.0.0.1:6379' }).connect();
  * const store = new RedisKeyStore({ client });
  * const keys = new KeyManager({ store });
- * const cached = new CachedKeyStore(store, { ttl: 30_000 });
+ * const cached = new CachedKeyStore(store, { ttlMs: 30_000 });
  * // The dashboard reads the same keys through its own store: new RedisDashboardStore({ client }).
  */
-export class RedisKeyStore implements WritableKeyStore, UsageStore {
+export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
+  /** Its `changes` (every write, announced across processes) and `usage`. */
+  declare readonly [CAPABILITIES]: Capabilities;
   readonly prefix: string;
   readonly channel: string;
   private readonly telemetry: Telemetry | undefined;
@@ -115,6 +120,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore {
     this.channel = `${prefix}changes`;
     this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
+    this[CAPABILITIES] = { changes: this, usage: this };
   }
 
   private recordKey(id: string): string {

@@ -26,7 +26,7 @@ async function zipfMode(bound, setSize, requests) {
   const sample = zipf(setSize, 1, 7);
   const sequence = Array.from({ length: requests }, sample);
   const before = settle();
-  const cached = new CachedKeyStore(opened.store, { max: bound, ttl: 3_600_000 });
+  const cached = new CachedKeyStore(opened.store, { max: bound, ttlMs: 3_600_000 });
   let hits = 0;
   for (const rank of sequence.slice(0, 50_000)) await cached.findByHash(set.hashes[rank]); // warm-up
   for (const rank of sequence) {
@@ -66,7 +66,7 @@ async function rate(store, sequence, rounds = 5) {
 async function throughputMode(setSize) {
   const memory = new MemoryKeyStore();
   for (let i = 0; i < setSize; i++) await memory.insert(recordOf(set, i));
-  const cached = new CachedKeyStore(opened.store, { max: setSize, ttl: 3_600_000 });
+  const cached = new CachedKeyStore(opened.store, { max: setSize, ttlMs: 3_600_000 });
   for (let i = 0; i < setSize; i++) await cached.findByHash(set.hashes[i]);
   const sample = zipf(setSize, 1, 11);
   const sequence = Array.from({ length: 200_000 }, sample);

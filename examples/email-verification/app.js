@@ -24,7 +24,7 @@ export const BODY_LIMIT = '100kb';
  * @param {import('keygate').KeyStore} options.store where keys are looked up; wrapped in a `CachedKeyStore` unless `cache` is false
  * @param {import('./ledger.js').Ledger} options.ledger prepaid balances and charges
  * @param {import('./mx.js').MxResolver} [options.resolver] DNS for live keys. Default: the system resolver
- * @param {number} [options.dnsTimeout] milliseconds per domain before an answer is `unknown`. Default `3000`
+ * @param {number} [options.dnsTimeoutMs] milliseconds per domain before an answer is `unknown`. Default `3000`
  * @param {Partial<typeof PRICES>} [options.prices] default {@link PRICES}
  * @param {boolean | string | number} [options.trustProxy] Express `trust proxy`. Default `false`: the peer address is the client
  * @param {boolean} [options.cache] cache key lookups. Default `true`
@@ -44,7 +44,7 @@ export function createApp({
   store,
   ledger,
   resolver,
-  dnsTimeout = 3000,
+  dnsTimeoutMs = 3000,
   prices: priceOverrides = {},
   trustProxy = false,
   cache = true,
@@ -57,7 +57,7 @@ export function createApp({
   dashboard,
 }) {
   const prices = { ...PRICES, ...priceOverrides };
-  const lookupMx = createMxLookup({ resolver, timeout: dnsTimeout });
+  const lookupMx = createMxLookup({ resolver, timeoutMs: dnsTimeoutMs });
   const keys = cache
     ? new CachedKeyStore(/** @type {import('keygate').WritableKeyStore} */ (store), { telemetry })
     : store;

@@ -23,11 +23,11 @@ import { Resolver } from 'node:dns/promises';
 /**
  * The system resolver, asking each server once, with Node's own per-query timeout.
  *
- * @param {number} timeout milliseconds
+ * @param {number} timeoutMs milliseconds
  * @returns {MxResolver}
  */
-export function systemResolver(timeout) {
-  return new Resolver({ timeout, tries: 1 });
+export function systemResolver(timeoutMs) {
+  return new Resolver({ timeout: timeoutMs, tries: 1 });
 }
 
 /**
@@ -36,24 +36,24 @@ export function systemResolver(timeout) {
  *
  * @param {object} [options]
  * @param {MxResolver} [options.resolver] default: the system resolver
- * @param {number} [options.timeout] milliseconds for the whole lookup of one domain. Default `3000`.
- * @param {number} [options.cacheTtl] milliseconds a definite answer is reused. Default `300_000` (5 minutes).
+ * @param {number} [options.timeoutMs] milliseconds for the whole lookup of one domain. Default `3000`.
+ * @param {number} [options.cacheTtlMs] milliseconds a definite answer is reused. Default `300_000` (5 minutes).
  * @param {number} [options.cacheMax] domains kept; the oldest goes first. Default `10_000`.
  * @returns {(asciiDomain: string) => Promise<MxResult>}
  * @example
  * const lookupMx = createMxLookup({ resolver: { resolveMx: async () => [{ exchange: 'mx.example.com', priority: 10 }] } });
  * await lookupMx('example.com'); // { status: 'found', hosts: ['mx.example.com'] }
  */
-export function createMxLookup({ resolver, timeout = 3000, cacheTtl = 300_000, cacheMax = 10_000 } = {}) {
-  const dns = resolver ?? systemResolver(timeout);
+export function createMxLookup({ resolver, timeoutMs = 3000, cacheTtlMs = 300_000, cacheMax = 10_000 } = {}) {
+  const dns = resolver ?? systemResolver(timeoutMs);
   /** @type {Map<string, { at: number, answer: Promise<MxResult> }>} */
   const cache = new Map();
 
   return function lookupMx(asciiDomain) {
     const now = Date.now();
     const hit = cache.get(asciiDomain);
-    if (hit && now - hit.at < cacheTtl) return hit.answer;
-    const answer = withTimeout(ask(dns, asciiDomain), timeout);
+    if (hit && now - hit.at < cacheTtlMs) return hit.answer;
+    const answer = withTimeout(ask(dns, asciiDomain), timeoutMs);
     cache.delete(asciiDomain);
     if (cache.size >= cacheMax) cache.delete(cache.keys().next().value ?? '');
     cache.set(asciiDomain, { at: now, answer });

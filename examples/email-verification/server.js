@@ -95,7 +95,7 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
       defaultRateLimit: RATE_LIMITS.default,
       resolver,
       trustProxy,
-      dnsTimeout: env.DNS_TIMEOUT_MS ? Number(env.DNS_TIMEOUT_MS) : undefined,
+      dnsTimeoutMs: env.DNS_TIMEOUT_MS ? Number(env.DNS_TIMEOUT_MS) : undefined,
     });
     server = app.listen(port, host);
     await once(server, 'listening');

@@ -6,8 +6,7 @@ import {
   type RateLimitOptions,
 } from 'keygate';
 import { resolveAuthOptions } from '../auth/authenticate.js';
-import { refuseRenamed } from '../errors.js';
-import { createDenialResponder, type DenialResponder, RENAMED } from './problem.js';
+import { createDenialResponder, type DenialResponder } from './problem.js';
 
 /**
  * What every adapter takes: the core options of `authenticate`, the store, and the 503 wait.
@@ -99,7 +98,6 @@ export function resolveAdapterOptions<O extends AdapterOptions<never>>(options: 
   }
   assertFunction('clientIp', clientIp);
   assertFunction('onDenied', onDenied);
-  refuseRenamed(given, RENAMED);
   resolveAuthOptions(auth);
   const respond = createDenialResponder({ header: auth.header, retryAfterMs });
   return { store, auth, respond, clientIp, onDenied } as ResolvedAdapterOptions<O>;

@@ -1,6 +1,5 @@
 import { type AuthFailure, DENIALS, type DenialCode, InvalidInputError } from 'keygate';
 import { resolveAuthOptions } from '../auth/authenticate.js';
-import { refuseRenamed } from '../errors.js';
 import { rateLimitHeaders, retryAfterSeconds } from '../rate-limit/headers.js';
 
 /** An HTTP answer to a refused request, in framework-neutral parts. Every adapter writes these bytes. */
@@ -19,7 +18,9 @@ export interface DenialResponse {
  * @example
  * const respond: DenialResponder = createDenialResponder();
  */
-export type DenialResponder = (failure: Pick<AuthFailure, 'code' | 'retryAfter' | 'rateLimit'>) => DenialResponse;
+export type DenialResponder = (
+  failure: Pick<AuthFailure, 'code' | 'retryAfterSeconds' | 'rateLimit'>,
+) => DenialResponse;
 
 /**
  * Options of {@link createDenialResponder}.
@@ -36,17 +37,6 @@ export interface DenialResponderOptions {
    */
   retryAfterMs?: number;
 }
-
-/**
- * The kit's options renamed since earlier versions, for `refuseRenamed` (src/errors.ts): a JavaScript
- * caller still passing `retryAfter` (seconds) hears of it instead of silently getting the default. Internal.
- *
- * @example
- * refuseRenamed(options, RENAMED); // InvalidInputError, field 'retryAfter', if options.retryAfter is set
- */
-export const RENAMED: Readonly<Record<string, string>> = Object.freeze({
-  retryAfter: 'retryAfterMs (milliseconds, where retryAfter was seconds)',
-});
 
 // `Retry-After` seconds for the 503 wait, refusing a wait that is not a number of milliseconds >= 0.
 function checkedRetryAfter(retryAfterMs: number): number {
@@ -97,7 +87,7 @@ function withHeaders(base: DenialResponse, extra: Record<string, string>): Denia
 /**
  * Builds the function adapters use to answer denials: RFC 9457 problem+json with the code from the
  * check-order table, `WWW-Authenticate` naming the key header on 401, `Retry-After` on 503 and on
- * 429 (the failure's own `retryAfter` in seconds, or for `rate_limited` the time until its window
+ * 429 (the failure's own `retryAfterSeconds`, or for `rate_limited` the time until its window
  * resets), the `RateLimit-Policy` and `RateLimit` fields for a failure that carries `rateLimit`, and
  * `Cache-Control: no-store`. Responses are built once per code (and per header values for 429) and
  * reused. Bad options throw `InvalidInputError` naming the option.
@@ -107,7 +97,6 @@ function withHeaders(base: DenialResponse, extra: Record<string, string>): Denia
  * const { status, headers, body } = respond(result); // result: an AuthFailure
  */
 export function createDenialResponder(options: DenialResponderOptions = {}): DenialResponder {
-  refuseRenamed(options, RENAMED);
   const header = resolveAuthOptions({ header: options.header ?? 'x-api-key' }).header;
   const retryAfter = String(checkedRetryAfter(options.retryAfterMs ?? 5000));
   const built = new Map<DenialCode, DenialResponse>();
@@ -131,6 +120,6 @@ export function createDenialResponder(options: DenialResponderOptions = {}): Den
   }
   return (failure) => {
     if (failure.rateLimit) return withLimit(failure, failure.rateLimit);
-    return failure.code === 'too_many_failed_attempts' ? tooMany(failure.retryAfter) : base(failure.code);
+    return failure.code === 'too_many_failed_attempts' ? tooMany(failure.retryAfterSeconds) : base(failure.code);
   };
 }

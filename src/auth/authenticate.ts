@@ -1,3 +1,4 @@
+import { capabilityOf } from '../capabilities.js';
 import { withRateLimit } from '../rate-limit/step.js';
 import { secondsSince } from '../telemetry/telemetry.js';
 import type { KeyStore } from '../types.js';
@@ -11,9 +12,9 @@ export type { AuthenticateOptions, ResolvedOptions } from './options.js';
 export { resolveAuthOptions } from './options.js';
 export type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
 
-// Whether the shared limiter is failing and this process is counting alone (see FallbackRateLimiter).
+// Whether the shared limiter is failing and this process is counting alone (FallbackRateLimiter is `degradable`).
 function degraded(o: ResolvedOptions): boolean {
-  return (o.rateLimit?.answering?.limiter as { isDegraded?: boolean } | undefined)?.isDegraded === true;
+  return capabilityOf(o.rateLimit?.answering?.limiter, 'degradable')?.degraded === true;
 }
 
 function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions, start: number): AuthResult {

@@ -1,3 +1,4 @@
+import { capabilityOf } from '../capabilities.js';
 import { isWellFormedKey } from '../key/format.js';
 import { digestKey } from '../key/hash.js';
 import type { ApiKeyRecord, KeyStore } from '../types.js';
@@ -40,17 +41,17 @@ function timeoutAfter(ms: number): { promise: Promise<never>; cancel(): void } {
   return { promise, cancel: () => clearTimeout(timer) };
 }
 
-// A store that says it gives up within `timeout` (CachedKeyStore has a `timeout` property) needs no
+// A store that declares a `deadline` no later than the auth timeout (CachedKeyStore does) needs no
 // second timer, the rule `guardFor` applies to limiters; any other is guarded by the auth timeout.
-function guarded(store: KeyStore, timeout: number): boolean {
-  if (timeout === 0) return false;
-  const own = (store as { timeout?: unknown }).timeout;
-  return !(typeof own === 'number' && own > 0 && own <= timeout);
+function guarded(store: KeyStore, timeoutMs: number): boolean {
+  if (timeoutMs === 0) return false;
+  const own = capabilityOf(store, 'deadline')?.timeoutMs;
+  return !(typeof own === 'number' && own > 0 && own <= timeoutMs);
 }
 
-async function load(store: KeyStore, hash: string, timeout: number): Promise<ApiKeyRecord | null | undefined> {
-  if (!guarded(store, timeout)) return store.findByHash(hash);
-  const t = timeoutAfter(timeout);
+async function load(store: KeyStore, hash: string, timeoutMs: number): Promise<ApiKeyRecord | null | undefined> {
+  if (!guarded(store, timeoutMs)) return store.findByHash(hash);
+  const t = timeoutAfter(timeoutMs);
   try {
     return await Promise.race([store.findByHash(hash), t.promise]);
   } finally {
@@ -126,7 +127,7 @@ export function screen(
 
 /** Asks the store for `hash` (within the timeout) and judges its answer; a failure or timeout is 503. */
 export function lookUp(request: AuthRequest, store: KeyStore, o: ResolvedOptions, hash: string): Promise<AuthResult> {
-  return load(store, hash, o.timeout).then(
+  return load(store, hash, o.timeoutMs).then(
     (record) => judge(request, o, hash, record),
     () => BARE.key_store_unavailable,
   );

@@ -1,4 +1,4 @@
-import { InvalidInputError, refuseRenamed } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from '../rate-limit/options.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
@@ -16,8 +16,12 @@ export interface AuthenticateOptions {
   prefix?: string;
   /** Server-side pepper; must equal the `KeyManager`'s. @default undefined (plain SHA-256) */
   pepper?: string;
-  /** Milliseconds to wait for the store before answering 503; `0` waits without limit. @default 2000 */
-  timeout?: number;
+  /**
+   * Milliseconds to wait for the store before answering 503; `0` waits without limit. A store that
+   * declares a `deadline` capability no later than this (as `CachedKeyStore` does) is not timed twice.
+   * @default 2000
+   */
+  timeoutMs?: number;
   /** Current time in epoch milliseconds, for expiry. @default Date.now */
   clock?: () => number;
   /**
@@ -52,7 +56,8 @@ export interface ResolvedOptions {
   readonly header: string;
   readonly prefix: string;
   readonly pepper: string | undefined;
-  readonly timeout: number;
+  /** Milliseconds to wait for the store; `0`: no limit. */
+  readonly timeoutMs: number;
   readonly clock: () => number;
   readonly onResult: AuthenticateOptions['onResult'];
   readonly throttle: AttemptThrottle | undefined;
@@ -77,13 +82,12 @@ const THROTTLE_METHODS = ['check', 'fail', 'reserve'] as const;
  * at construction so that bad configuration fails at start-up, not at the first request.
  *
  * @example
- * resolveAuthOptions({ header: 'X-Key', timeout: 500 });
+ * resolveAuthOptions({ header: 'X-Key', timeoutMs: 500 });
  */
 export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): ResolvedOptions {
   let r = resolved.get(options);
   if (r) return r;
-  refuseRenamed(options, { now: 'clock' });
-  const { header = 'x-api-key', prefix = DEFAULT_PREFIX, permissions = [], timeout = 2000 } = options;
+  const { header = 'x-api-key', prefix = DEFAULT_PREFIX, permissions = [], timeoutMs = 2000 } = options;
   const { pepper, clock = Date.now, throttle } = options;
   if (typeof header !== 'string' || !TOKEN.test(header)) {
     refuse('header', `header must be an HTTP field name, got ${quote(header)}`);
@@ -92,8 +96,8 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
   if (!Array.isArray(permissions) || permissions.some((p) => typeof p !== 'string' || p === '')) {
     refuse('permissions', 'permissions must be an array of non-empty strings');
   }
-  if (typeof timeout !== 'number' || !(timeout >= 0)) {
-    refuse('timeout', `timeout must be a number of milliseconds >= 0, got ${typeof timeout}`);
+  if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0)) {
+    refuse('timeoutMs', `timeoutMs must be a number of milliseconds >= 0, got ${typeof timeoutMs}`);
   }
   if (pepper !== undefined && (typeof pepper !== 'string' || pepper === '')) {
     refuse('pepper', 'pepper must be a non-empty string');
@@ -107,12 +111,12 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
     header: header.toLowerCase(),
     prefix,
     pepper,
-    timeout,
+    timeoutMs,
     clock,
     onResult: options.onResult,
     throttle,
     telemetry: createTelemetry(options.telemetry),
-    rateLimit: resolveRateLimit(options.rateLimit, timeout),
+    rateLimit: resolveRateLimit(options.rateLimit, timeoutMs),
   };
   resolved.set(options, r);
   return r;

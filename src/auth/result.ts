@@ -30,7 +30,7 @@ export interface AuthFailure {
   readonly message: string;
   readonly key?: PublicKey;
   /** For 429 `too_many_failed_attempts`: seconds until the client may try again (sent as `Retry-After`). */
-  readonly retryAfter?: number;
+  readonly retryAfterSeconds?: number;
   /** For 429 `rate_limited` (with the `rateLimit` option): where the key's limit stands; `Retry-After` comes from `resetMs`. */
   readonly rateLimit?: RateLimitState;
 }

@@ -13,8 +13,13 @@ import type { AuthFailure, AuthRequest, AuthResult } from './result.js';
 
 function tooMany(waitMs: number): AuthFailure {
   const d = DENIALS.too_many_failed_attempts;
-  const retryAfter = retryAfterSeconds(waitMs);
-  return { ok: false, status: d.status, code: 'too_many_failed_attempts', message: d.detail, retryAfter };
+  return {
+    ok: false,
+    status: d.status,
+    code: 'too_many_failed_attempts',
+    message: d.detail,
+    retryAfterSeconds: retryAfterSeconds(waitMs),
+  };
 }
 
 const UNTHROTTLED: AttemptReservation = Object.freeze({ waitMs: 0, settle() {} });

@@ -1,11 +1,11 @@
 import { toPublicKey } from '../auth/compiled-key.js';
+import { capabilityOf } from '../capabilities.js';
 import {
   InvalidInputError,
   KeyConflictError,
   KeyInUseError,
   KeyNotFoundError,
   KeyRevokedError,
-  refuseRenamed,
   UnsupportedError,
 } from '../errors.js';
 import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
@@ -15,7 +15,7 @@ import { hashKey } from '../key/hash.js';
 import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, RateLimit, WritableKeyStore } from '../types.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
-import { isUsageStore, type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
+import { type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
 import { quote } from '../validate/describe.js';
 import {
   validAccountId,
@@ -166,8 +166,9 @@ export class KeyManager {
   }
 
   private usageStore(): UsageStore {
-    if (!isUsageStore(this.store)) throw new UnsupportedError('store', 'this store does not keep usage statistics');
-    return this.store;
+    const usage = capabilityOf(this.store, 'usage');
+    if (!usage) throw new UnsupportedError('store', 'this store does not keep usage statistics (no usage capability)');
+    return usage;
   }
 
   private nowIso(): string {
@@ -279,7 +280,6 @@ export class KeyManager {
    * const stale = await keys.list('acct_1', { unusedForMs: 30 * 86_400_000 }); // 30 days
    */
   async list(accountId: string, options: { unusedForMs?: number } = {}): Promise<ManagedKey[]> {
-    refuseRenamed(options, { unusedFor: 'unusedForMs (milliseconds, not days)' });
     const unusedForMs =
       options.unusedForMs === undefined ? undefined : validDuration('unusedForMs', options.unusedForMs);
     const records = (await this.store.listByAccount(validAccountId(accountId))).slice().sort(byCreation);
@@ -327,7 +327,6 @@ export class KeyManager {
    * if (status.safeToRevoke) await keys.revoke(old.id);
    */
   async rotationStatus(oldId: string, options: { quietForMs?: number } = {}): Promise<RotationStatus> {
-    refuseRenamed(options, { quietFor: 'quietForMs' });
     const quietForMs = validDuration('quietForMs', options.quietForMs ?? DEFAULT_QUIET_FOR_MS);
     const old = await this.require(oldId);
     if (!old.rotatedTo) throw new InvalidInputError('id', `key ${quote(oldId)} has not been rotated; rotate it first`);
@@ -446,7 +445,6 @@ export class KeyManager {
    * await keys.revoke(old.id, { quietForMs: DEFAULT_QUIET_FOR_MS });
    */
   async revoke(id: string, options: { quietForMs?: number } = {}): Promise<ManagedKey> {
-    refuseRenamed(options, { ifQuietFor: 'quietForMs' });
     const quietForMs = options.quietForMs === undefined ? undefined : validDuration('quietForMs', options.quietForMs);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);

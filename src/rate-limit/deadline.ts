@@ -1,7 +1,7 @@
 import { RateLimiterUnavailableError } from '../errors.js';
 
 /**
- * Runs one backend call of a shared limiter under a deadline of `timeout` milliseconds. Resolves with
+ * Runs one backend call of a shared limiter under a deadline of `timeoutMs` milliseconds. Resolves with
  * its answer; rejects with `RateLimiterUnavailableError` when the call fails (its error is `cause`)
  * or has not answered in time. Never hangs past the deadline, and a call that fails after it is
  * absorbed, never an unhandled rejection. For authors of limiters over other backends.
@@ -9,18 +9,18 @@ import { RateLimiterUnavailableError } from '../errors.js';
  * @example
  * const reply = await withLimiterDeadline('MyRateLimiter', 250, () => client.eval(script, [key], [cost]));
  */
-export function withLimiterDeadline<T>(name: string, timeout: number, call: () => Promise<T>): Promise<T> {
+export function withLimiterDeadline<T>(name: string, timeoutMs: number, call: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(() => {
       settled = true;
       reject(
         new RateLimiterUnavailableError(
-          `${name} did not answer within ${timeout} ms`,
-          new Error(`timed out after ${timeout} ms`),
+          `${name} did not answer within ${timeoutMs} ms`,
+          new Error(`timed out after ${timeoutMs} ms`),
         ),
       );
-    }, timeout);
+    }, timeoutMs);
     let pending: Promise<T>;
     try {
       pending = Promise.resolve(call());

@@ -1,3 +1,4 @@
+import { CAPABILITIES, type Capabilities, type Capable, type Degradable } from '../capabilities.js';
 import { InvalidInputError, RateLimiterUnavailableError } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
 import type { RateLimit } from '../types.js';
@@ -33,12 +34,12 @@ export interface FallbackRateLimiterOptions {
   probeIntervalMs?: number;
   /**
    * Milliseconds after which a call of the shared limiter that has neither answered nor rejected
-   * counts as a failure; `0` trusts the shared limiter's own timeout. A guard for limiters that do
-   * not time out by themselves: keygate's own reject within their `timeout`.
+   * counts as a failure; `0` trusts the shared limiter's own deadline. A guard for limiters that do
+   * not time out by themselves: keygate's own declare a `deadline` and reject within its `timeoutMs`.
    *
    * @default 0
    */
-  timeout?: number;
+  timeoutMs?: number;
   /**
    * Keys the per-process limiter remembers.
    *
@@ -64,20 +65,23 @@ export interface FallbackRateLimiterOptions {
  * While degraded each process counts alone, from zero: across N processes a key may get up to
  * N times its limit per window, plus what it had already used in the shared window.
  *
+ * It declares itself `degradable`, so that telemetry can tell requests decided while degraded.
+ *
  * @example
  * const limiter = new FallbackRateLimiter({ limiter: new RedisRateLimiter({ client }), onEvent: console.log });
  * await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1); // never rejects for a Redis outage
  */
-export class FallbackRateLimiter implements RateLimiter {
+export class FallbackRateLimiter implements RateLimiter, Capable, Degradable {
+  declare readonly [CAPABILITIES]: Capabilities;
   private readonly shared: RateLimiter;
   private readonly local: MemoryRateLimiter;
   private readonly deny: boolean;
   private readonly onEvent: EventHook | undefined;
   private readonly probeIntervalMs: number;
-  private readonly timeout: number;
+  private readonly timeoutMs: number;
   private readonly clock: () => number;
   private readonly name: string;
-  private degraded = false;
+  private failing = false;
   private nextProbeAt = 0;
   // Bumped on every change of state, so that an answer to a request sent before the change cannot undo it.
   private generation = 0;
@@ -95,23 +99,24 @@ export class FallbackRateLimiter implements RateLimiter {
     if (typeof probe !== 'number' || !(probe >= 0) || !Number.isFinite(probe)) {
       throw new InvalidInputError('probeIntervalMs', 'probeIntervalMs must be a number of milliseconds >= 0');
     }
-    const timeout = options.timeout ?? 0;
-    if (typeof timeout !== 'number' || !(timeout >= 0 && timeout <= 2_147_483_647)) {
-      throw new InvalidInputError('timeout', 'timeout must be a number of milliseconds >= 0');
+    const timeoutMs = options.timeoutMs ?? 0;
+    if (typeof timeoutMs !== 'number' || !(timeoutMs >= 0 && timeoutMs <= 2_147_483_647)) {
+      throw new InvalidInputError('timeoutMs', 'timeoutMs must be a number of milliseconds >= 0');
     }
     this.shared = shared;
-    this.timeout = timeout;
+    this.timeoutMs = timeoutMs;
     this.clock = options.clock ?? Date.now;
     this.local = new MemoryRateLimiter({ max: options.max ?? 100_000, clock: this.clock });
     this.deny = mode === 'deny';
     this.onEvent = options.onEvent;
     this.probeIntervalMs = probe;
     this.name = shared.constructor?.name || 'RateLimiter';
+    this[CAPABILITIES] = { degradable: this };
   }
 
   /** True between a failure of the shared limiter and its next answer. */
-  get isDegraded(): boolean {
-    return this.degraded;
+  get degraded(): boolean {
+    return this.failing;
   }
 
   /**
@@ -125,30 +130,30 @@ export class FallbackRateLimiter implements RateLimiter {
     // A bad argument is the caller's bug, the same for either limiter: never an outage.
     consumeWindowMs(keyId, limit, cost);
     const now = this.clock();
-    if (this.degraded) {
+    if (this.failing) {
       if (now < this.nextProbeAt) return this.without(undefined, keyId, limit, cost);
       this.nextProbeAt = now + this.probeIntervalMs;
     }
     const generation = this.generation;
     let decision: RateLimitDecision;
     try {
-      decision = await (this.timeout > 0
-        ? withLimiterDeadline(this.name, this.timeout, () => this.shared.consume(keyId, limit, cost))
+      decision = await (this.timeoutMs > 0
+        ? withLimiterDeadline(this.name, this.timeoutMs, () => this.shared.consume(keyId, limit, cost))
         : this.shared.consume(keyId, limit, cost));
     } catch (err) {
       if (err instanceof InvalidInputError) throw err;
-      if (!this.degraded && generation === this.generation) this.startEpisode();
+      if (!this.failing && generation === this.generation) this.startEpisode();
       return this.without(err, keyId, limit, cost);
     }
-    if (this.degraded && generation === this.generation) {
-      this.degraded = false;
+    if (this.failing && generation === this.generation) {
+      this.failing = false;
       this.generation++;
     }
     return decision;
   }
 
   private startEpisode(): void {
-    this.degraded = true;
+    this.failing = true;
     this.generation++;
     const now = this.clock();
     this.nextProbeAt = now + this.probeIntervalMs;

@@ -22,7 +22,7 @@ function fallbackFor(rl: ResolvedRateLimit): FallbackRateLimiter {
   const known = fallbacks.get(shared) ?? [];
   const found = known.find((f) => f.mode === mode && f.onEvent === onEvent && f.guardMs === guardMs);
   if (found) return found.limiter;
-  const limiter = new FallbackRateLimiter({ limiter: shared, onLimiterError: mode, onEvent, timeout: guardMs });
+  const limiter = new FallbackRateLimiter({ limiter: shared, onLimiterError: mode, onEvent, timeoutMs: guardMs });
   fallbacks.set(shared, [...known, { mode, onEvent, guardMs, limiter }]);
   return limiter;
 }

@@ -1,4 +1,5 @@
 import type { AuthRequest } from '../auth/result.js';
+import { capabilityOf } from '../capabilities.js';
 import { InvalidInputError } from '../errors.js';
 import type { EventHook } from '../events.js';
 import type { RateLimit } from '../types.js';
@@ -65,7 +66,7 @@ export interface ResolvedRateLimit {
   readonly cost: number | ((request: AuthRequest) => number);
   readonly onLimiterError: 'fallback' | 'deny';
   readonly onEvent: EventHook | undefined;
-  /** Milliseconds after which a limiter with no `timeout` of its own counts as failing; 0: none. */
+  /** Milliseconds after which a limiter with no `deadline` of its own counts as failing; 0: none. */
   readonly guardMs: number;
   /** Set by the request path on first use. */
   answering?: { readonly sync: boolean; readonly limiter: RateLimiter };
@@ -77,24 +78,23 @@ function refuse(member: string, message: string): never {
   throw new InvalidInputError(`rateLimit.${member}`, `rateLimit.${member} ${message}`);
 }
 
-// One fallback per shared limiter, mode, hook and timeout: routes that share a limiter share its
-// per-process counts and its episodes (one `ratelimit.degraded` per episode and limiter, not per route).
-// A limiter that says it gives up within `timeout` (keygate's own have a `timeout` property) needs no
-// second timer; any other is guarded by the authentication `timeout`, so it can never hang a request.
-function guardFor(limiter: RateLimiter, timeout: number): number {
-  const own = (limiter as { timeout?: unknown }).timeout;
-  return typeof own === 'number' && own > 0 && (timeout === 0 || own <= timeout) ? 0 : timeout;
+// A limiter that declares a `deadline` no later than the authentication timeout (keygate's shared
+// limiters do) needs no second timer; any other is guarded by the authentication `timeoutMs`, so it
+// can never hang a request.
+function guardFor(limiter: RateLimiter, timeoutMs: number): number {
+  const own = capabilityOf(limiter, 'deadline')?.timeoutMs;
+  return typeof own === 'number' && own > 0 && (timeoutMs === 0 || own <= timeoutMs) ? 0 : timeoutMs;
 }
 
 /**
  * Validates the `rateLimit` option once; throws `InvalidInputError` naming the member at fault
- * (`rateLimit.limiter`, `rateLimit.default.limit`, `rateLimit.cost`, ...). `timeout` is the
+ * (`rateLimit.limiter`, `rateLimit.default.limit`, `rateLimit.cost`, ...). `timeoutMs` is the
  * authentication timeout, which also bounds a limiter that does not time out by itself.
  *
  * @example
  * resolveRateLimit({ limiter: new MemoryRateLimiter(), default: { limit: 10, windowMs: 1000 } }, 2000);
  */
-export function resolveRateLimit(value: unknown, timeout: number): ResolvedRateLimit | undefined {
+export function resolveRateLimit(value: unknown, timeoutMs: number): ResolvedRateLimit | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidInputError('rateLimit', 'rateLimit must be an object { limiter, default?, cost?, ... } or null');
@@ -117,6 +117,6 @@ export function resolveRateLimit(value: unknown, timeout: number): ResolvedRateL
     cost: cost as ResolvedRateLimit['cost'],
     onLimiterError,
     onEvent,
-    guardMs: guardFor(limiter as RateLimiter, timeout),
+    guardMs: guardFor(limiter as RateLimiter, timeoutMs),
   };
 }

@@ -1,6 +1,7 @@
 /**
- * `keygate/store-kit`: what an author of a backend needs and an application does not. A key store
- * implements `WritableKeyStore` (and `UsageStore` to keep usage), applies every patch with
+ * `keygate/store-kit`: what an author of a key store needs and an application does not. A store
+ * implements `WritableKeyStore`, declares what else it offers under {@link CAPABILITIES} (`changes`,
+ * `usage` with a `UsageStore`, `deadline`, ...), applies every patch with
  * {@link applyPatch}, announces its writes with {@link ChangeFeed} or {@link ChangeRelay} and
  * {@link changeOf}, and proves itself with `describeKeyStoreContract` from `keygate/testing`; beside it,
  * a `DashboardStore` serves the dashboard and proves itself with `describeDashboardStoreContract`. The
@@ -41,7 +42,7 @@ export type {
 export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../usage/types.js';
-export { isUsageStore, utcDay } from '../usage/types.js';
+export { utcDay } from '../usage/types.js';
 export { quote } from '../validate/describe.js';
 // The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
 export { dailyTotals } from './daily-totals.js';

@@ -1,17 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
+import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import { KeyStoreUnavailableError, UnsupportedError } from '../errors.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
-import type {
-  ApiKeyRecord,
-  KeyChange,
-  KeyChangeEvent,
-  KeyPatch,
-  KeyStore,
-  WritableKeyStore,
-  WriteCondition,
-} from '../types.js';
-import { isUsageStore, type KeyActivity, type UsageBatch, type UsageCount, type UsageStore } from '../usage/types.js';
+import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore, WriteCondition } from '../types.js';
 import { validPositiveInteger } from '../validate/fields.js';
 
 interface InFlight {
@@ -26,7 +17,7 @@ export interface CachedKeyStoreOptions {
    *
    * @default 30_000
    */
-  ttl?: number;
+  ttlMs?: number;
   /**
    * Most found keys held at once.
    *
@@ -36,9 +27,9 @@ export interface CachedKeyStoreOptions {
   /**
    * How long "no such key" is remembered, in milliseconds.
    *
-   * @default 5_000 (or `ttl`, if lower)
+   * @default 5_000 (or `ttlMs`, if lower)
    */
-  negativeTtl?: number;
+  negativeTtlMs?: number;
   /**
    * Most unknown digests remembered at once; kept apart so that a flood of made-up keys cannot evict real ones.
    *
@@ -49,10 +40,12 @@ export interface CachedKeyStoreOptions {
    * How long one lookup in the wrapped store may take, in milliseconds. Past it the lookup rejects with
    * `KeyStoreUnavailableError` (so `authenticate` answers 503), every request waiting on it with it, and
    * the next request asks the store again: a lookup that never settles cannot hold requests or memory.
+   * The cache declares it as its `deadline` capability, so `authenticate` arms no second timer when
+   * its own `timeoutMs` is not shorter.
    *
    * @default 2_000
    */
-  timeout?: number;
+  timeoutMs?: number;
   /**
    * Where to report cache answers (`keygate.cache.lookups` by `hit`, `negative_hit`, `miss`) and each
    * lookup a miss sends to the wrapped store (`keygate.store.lookups`, `keygate.store.lookup.duration`
@@ -70,19 +63,24 @@ const isOwnTimeout = (err: unknown): boolean => typeof err === 'object' && err !
  * An in-memory, bounded cache in front of any `KeyStore`. It remembers found and unknown digests,
  * shares one in-flight lookup among concurrent requests for the same digest, never serves an
  * entry past its TTL and never caches a failure (a store error still gives 503, never a stale allow).
- * Changes made through it, or announced by the store it wraps (its `subscribe`), evict at once;
- * a load that started before a change is not cached after it. A resync announced by the store (its
- * channel reconnected, so changes may have been missed) empties the cache. A lookup slower than
- * `timeout` fails with `KeyStoreUnavailableError` and is forgotten.
+ * Changes made through it, or announced by the store it wraps (its `changes` capability), evict at
+ * once; a load that started before a change is not cached after it. A resync announced by the store
+ * (its channel reconnected, so changes may have been missed) empties the cache. A lookup slower than
+ * `timeoutMs` fails with `KeyStoreUnavailableError` and is forgotten.
+ *
+ * Capabilities: `wrapper` (the wrapped store), `deadline` (`timeoutMs`), and the wrapped store's own
+ * `changes` and `usage`, when it declares them.
  *
  * @example
- * const cached = new CachedKeyStore(new MemoryKeyStore(), { ttl: 30_000, max: 100_000 });
+ * const cached = new CachedKeyStore(new MemoryKeyStore(), { ttlMs: 30_000, max: 100_000 });
  * const keys = new KeyManager({ store: cached }); // changes through keys evict from the cache
  */
-export class CachedKeyStore implements WritableKeyStore, UsageStore, Capable {
-  readonly ttl: number;
+export class CachedKeyStore implements WritableKeyStore, Capable {
+  declare readonly [CAPABILITIES]: Capabilities;
+  /** How long a found key is served from memory, in milliseconds. */
+  readonly ttlMs: number;
   /** How long one lookup in the wrapped store may take, in milliseconds. */
-  readonly timeout: number;
+  readonly timeoutMs: number;
   private readonly found: LRUCache<string, ApiKeyRecord>;
   private readonly missing: LRUCache<string, true>;
   private readonly inflight = new Map<string, InFlight>();
@@ -92,26 +90,31 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore, Capable {
   private readonly telemetry: Telemetry | undefined;
   // The wrapped store's name for telemetry, read once.
   private readonly storeName: string;
-  /** It wraps `store`: readers such as the dashboard look through it (see `capabilityOf`). */
-  declare readonly [CAPABILITIES]: Capabilities;
 
   constructor(
     readonly store: KeyStore,
     options: CachedKeyStoreOptions = {},
   ) {
-    this.ttl = validPositiveInteger('ttl', options.ttl ?? 30_000);
+    this.ttlMs = validPositiveInteger('ttlMs', options.ttlMs ?? 30_000);
     const max = validPositiveInteger('max', options.max ?? 10_000);
-    const negativeTtl = validPositiveInteger('negativeTtl', options.negativeTtl ?? Math.min(5_000, this.ttl));
+    const negativeTtlMs = validPositiveInteger('negativeTtlMs', options.negativeTtlMs ?? Math.min(5_000, this.ttlMs));
     const negativeMax = validPositiveInteger('negativeMax', options.negativeMax ?? 10_000);
-    this.timeout = validPositiveInteger('timeout', options.timeout ?? 2_000);
+    this.timeoutMs = validPositiveInteger('timeoutMs', options.timeoutMs ?? 2_000);
     this.telemetry = createTelemetry(options.telemetry);
     this.storeName = store.constructor?.name ?? 'store';
-    this[CAPABILITIES] = { wrapper: { wrapped: store } };
-    this.found = new LRUCache({ max, ttl: this.ttl, allowStale: false, updateAgeOnGet: false });
-    this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtl, allowStale: false, updateAgeOnGet: false });
-    this.floor = new LRUCache({ max, ttl: this.ttl });
-    const writable = store as Partial<WritableKeyStore>;
-    this.unsubscribe = writable.subscribe?.call(store, (change) =>
+    // lru-cache names its bound `ttl` (milliseconds).
+    this.found = new LRUCache({ max, ttl: this.ttlMs, allowStale: false, updateAgeOnGet: false });
+    this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtlMs, allowStale: false, updateAgeOnGet: false });
+    this.floor = new LRUCache({ max, ttl: this.ttlMs });
+    const changes = capabilityOf(store, 'changes');
+    const usage = capabilityOf(store, 'usage');
+    this[CAPABILITIES] = {
+      wrapper: { wrapped: store },
+      deadline: this,
+      ...(changes && { changes }),
+      ...(usage && { usage }),
+    };
+    this.unsubscribe = changes?.subscribe((change) =>
       change.type === 'resync' ? this.clear() : this.invalidate(change),
     );
   }
@@ -157,15 +160,15 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore, Capable {
     }
   }
 
-  // The store's answer, or KeyStoreUnavailableError once `timeout` ms have passed without one.
+  // The store's answer, or KeyStoreUnavailableError once `timeoutMs` have passed without one.
   private lookup(hash: string): Promise<ApiKeyRecord | null | undefined> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const error = new KeyStoreUnavailableError(`key store did not answer within ${this.timeout} ms`);
+        const error = new KeyStoreUnavailableError(`key store did not answer within ${this.timeoutMs} ms`);
         TIMEOUTS.add(error);
         reject(error);
-      }, this.timeout);
+      }, this.timeoutMs);
     });
     const answer = new Promise<ApiKeyRecord | null | undefined>((resolve) => resolve(this.store.findByHash(hash)));
     return Promise.race([answer, expired]).finally(() => clearTimeout(timer));
@@ -230,29 +233,5 @@ export class CachedKeyStore implements WritableKeyStore, UsageStore, Capable {
     const next = await this.writable().update(id, patch, condition);
     this.invalidate({ hash: next.hash, id: next.id, version: next.version });
     return next;
-  }
-
-  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
-    const s = this.store as Partial<WritableKeyStore>;
-    return s.subscribe ? s.subscribe.call(this.store, listener) : () => {};
-  }
-
-  private usageStore(): UsageStore {
-    if (!isUsageStore(this.store)) {
-      throw new UnsupportedError('store', 'the store wrapped by this CachedKeyStore does not keep usage');
-    }
-    return this.store;
-  }
-
-  addUsage(batch: UsageBatch): Promise<void> {
-    return this.usageStore().addUsage(batch);
-  }
-
-  getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
-    return this.usageStore().getUsage(keyId, from, to);
-  }
-
-  getActivity(keyId: string): Promise<KeyActivity | null> {
-    return this.usageStore().getActivity(keyId);
   }
 }

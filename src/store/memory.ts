@@ -1,3 +1,4 @@
+import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import { KeyConflictError, KeyNotFoundError } from '../errors.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCondition } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
@@ -15,7 +16,9 @@ import { ChangeFeed, changeOf } from './change-feed.js';
  * const store = new MemoryKeyStore();
  * const keys = new KeyManager({ store });
  */
-export class MemoryKeyStore implements WritableKeyStore, UsageStore {
+export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
+  /** Its `changes` (every write, announced in this process) and `usage`. */
+  declare readonly [CAPABILITIES]: Capabilities;
   private readonly byHash = new Map<string, ApiKeyRecord>();
   private readonly byId = new Map<string, ApiKeyRecord>();
   private readonly byAccount = new Map<string, Set<string>>();
@@ -23,6 +26,11 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore {
   // Usage: keyId -> "day|outcome" -> count, and the newest allowed use per key.
   private readonly usage = new Map<string, Map<string, UsageCount>>();
   private readonly activity = new Map<string, KeyActivity>();
+
+  constructor() {
+    // Set here, not as a class field: a computed field key would keep the class in every bundle.
+    this[CAPABILITIES] = { changes: this, usage: this };
+  }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
     return this.byHash.get(hash) ?? null;

@@ -1,5 +1,5 @@
 import { authenticate, type CreatedKey, KeyManager, UsageRecorder, type WritableKeyStore } from 'keygate';
-import { isUsageStore, type UsageStore } from 'keygate/store-kit';
+import { capabilityOf } from 'keygate/store-kit';
 import { ACCOUNT, type ContractCase, type ContractContext, nextChange, sleep } from './contract-context.js';
 
 async function sameProcessCache({ fx, keys, expect, auth, cache, create }: ContractContext): Promise<void> {
@@ -15,15 +15,15 @@ async function sameProcessCache({ fx, keys, expect, auth, cache, create }: Contr
 }
 
 async function otherInstanceCache(c: ContractContext): Promise<void> {
-  const { fx, expect, auth, cache, create, patience } = c;
+  const { fx, expect, auth, cache, create, patienceMs } = c;
   if (!fx.peer) throw new Error('options.channel is set, so the fixture must have a peer');
   const peerKeys = new KeyManager({ store: fx.peer });
   const a = await create();
   const b = await create();
   const cached = cache(fx.store);
   // A subscription is live before the first change is written.
-  const revoked = nextChange(fx.store, a.key.id, 2, patience);
-  const narrowed = nextChange(fx.store, b.key.id, 2, patience);
+  const revoked = nextChange(fx.store, a.key.id, 2, patienceMs);
+  const narrowed = nextChange(fx.store, b.key.id, 2, patienceMs);
   await sleep(50); // lets a lazily opened channel finish subscribing (and announce its resync)
   expect(await auth(cached, a.secret)).toMatchObject({ ok: true });
   expect(await auth(cached, b.secret)).toMatchObject({ ok: true });
@@ -39,7 +39,7 @@ async function otherInstanceCache(c: ContractContext): Promise<void> {
 async function recordTraffic(store: WritableKeyStore, peer: WritableKeyStore, secret: string): Promise<number> {
   const recorders = Array.from(
     { length: 5 },
-    (_, i) => new UsageRecorder({ store: i % 2 ? peer : store, interval: 0 }),
+    (_, i) => new UsageRecorder({ store: i % 2 ? peer : store, intervalMs: 0 }),
   );
   const send = (recorder: UsageRecorder, ip: string) =>
     authenticate({ headers: { 'x-api-key': secret }, ip }, store, { onResult: recorder.record });
@@ -58,27 +58,28 @@ async function recordTraffic(store: WritableKeyStore, peer: WritableKeyStore, se
 }
 
 async function keepsUsage({ fx, expect, create }: ContractContext): Promise<void> {
-  const store = fx.store as WritableKeyStore & UsageStore;
+  const usage = capabilityOf(fx.store, 'usage');
+  if (!usage) throw new Error('options.usage is set, so the store must declare the usage capability');
   const { secret, key }: CreatedKey = await create({ allowedIps: ['203.0.113.0/24'] });
   const day = new Date().toISOString().slice(0, 10);
-  const sent = await recordTraffic(store, fx.peer ?? store, secret);
-  const counts = await store.getUsage(key.id, day, day);
+  const sent = await recordTraffic(fx.store, fx.peer ?? fx.store, secret);
+  const counts = await usage.getUsage(key.id, day, day);
   const total = (outcome: string) => counts.filter((c) => c.outcome === outcome).reduce((n, c) => n + c.count, 0);
   expect(total('allowed')).toBe(sent);
   expect(total('ip_not_allowed')).toBe(sent);
   expect(counts.every((c) => c.accountId === ACCOUNT && c.day === day)).toBe(true);
-  expect(await store.getUsage(key.id, '2000-01-01', '2000-12-31')).toEqual([]);
-  const activity = await store.getActivity(key.id);
+  expect(await usage.getUsage(key.id, '2000-01-01', '2000-12-31')).toEqual([]);
+  const activity = await usage.getActivity(key.id);
   // The last ALLOWED use: every round ended with a refusal from 198.51.100.1, which does not count.
   expect(activity).toMatchObject({ keyId: key.id, lastUsedIp: '203.0.113.9' });
   // An older activity never replaces a newer one.
   const older = { keyId: key.id, lastUsedAt: '2001-01-01T00:00:00.000Z', lastUsedIp: '192.0.2.1' };
-  await store.addUsage({ counts: [], activity: [older] });
-  expect((await store.getActivity(key.id))?.lastUsedAt).toBe(activity?.lastUsedAt);
-  expect(await store.getActivity('key_never_used')).toBe(null);
+  await usage.addUsage({ counts: [], activity: [older] });
+  expect((await usage.getActivity(key.id))?.lastUsedAt).toBe(activity?.lastUsedAt);
+  expect(await usage.getActivity('key_never_used')).toBe(null);
 }
 
-async function failsClosed({ fx, expect, auth, cache, create, patience }: ContractContext): Promise<void> {
+async function failsClosed({ fx, expect, auth, cache, create, patienceMs }: ContractContext): Promise<void> {
   if (!fx.breakStore || !fx.restoreStore)
     throw new Error('options.outage is set, so the fixture must break and restore');
   const { secret } = await create();
@@ -89,7 +90,7 @@ async function failsClosed({ fx, expect, auth, cache, create, patience }: Contra
   expect(await auth(cached, secret, undefined, 500)).toMatchObject({ status: 503 });
   await fx.restoreStore();
   let result = await auth(cached, secret, undefined, 500);
-  for (const deadline = Date.now() + patience; !result.ok && Date.now() < deadline; ) {
+  for (const deadline = Date.now() + patienceMs; !result.ok && Date.now() < deadline; ) {
     await sleep(100);
     result = await auth(cached, secret, undefined, 500);
   }
@@ -110,7 +111,7 @@ export function changeCases(options: { channel?: boolean; outage?: boolean; usag
   cases.push([
     'keeps usage, if it does: concurrent flushes from several recorders add up exactly',
     async (c) => {
-      if (options.usage ?? isUsageStore(c.fx.store)) await keepsUsage(c);
+      if (options.usage ?? capabilityOf(c.fx.store, 'usage') !== undefined) await keepsUsage(c);
     },
   ]);
   if (options.outage) cases.push(['answers 503 while the store is away and recovers when it returns', failsClosed]);

@@ -6,7 +6,7 @@ import {
   KeyManager,
   type WritableKeyStore,
 } from 'keygate';
-import type { KeyChange } from 'keygate/store-kit';
+import { capabilityOf, type KeyChange } from 'keygate/store-kit';
 import type { ContractAssertion, StoreFixture } from './contract-types.js';
 
 /** The account every contract case writes to. */
@@ -18,9 +18,9 @@ export interface ContractContext {
   readonly keys: KeyManager;
   readonly expect: (actual: unknown) => ContractAssertion;
   /** How long to wait for the channel or a restored store, in milliseconds. */
-  readonly patience: number;
+  readonly patienceMs: number;
   /** Authenticates `secret` against `store` (by default from 203.0.113.7, with a 2 s timeout). */
-  auth(store: WritableKeyStore, secret: string, ip?: string, timeout?: number): Promise<AuthResult>;
+  auth(store: WritableKeyStore, secret: string, ip?: string, timeoutMs?: number): Promise<AuthResult>;
   /** A `CachedKeyStore` over `store` (TTL 60 s), closed after the case. */
   cache(store: WritableKeyStore): CachedKeyStore;
   /** A key of `ACCOUNT` with the permission `email:verify`. */
@@ -37,7 +37,7 @@ export type ContractCase = readonly [title: string, run: (c: ContractContext) =>
 export function contractContext(
   fx: StoreFixture,
   expect: (actual: unknown) => ContractAssertion,
-  patience: number,
+  patienceMs: number,
   caches: CachedKeyStore[],
 ): ContractContext {
   const keys = new KeyManager({ store: fx.store });
@@ -45,11 +45,11 @@ export function contractContext(
     fx,
     keys,
     expect,
-    patience,
-    auth: (store, secret, ip = '203.0.113.7', timeout = 2000) =>
-      authenticate({ headers: { 'x-api-key': secret }, ip }, store, { timeout }),
+    patienceMs,
+    auth: (store, secret, ip = '203.0.113.7', timeoutMs = 2000) =>
+      authenticate({ headers: { 'x-api-key': secret }, ip }, store, { timeoutMs }),
     cache(store) {
-      const cached = new CachedKeyStore(store, { ttl: 60_000 });
+      const cached = new CachedKeyStore(store, { ttlMs: 60_000 });
       caches.push(cached);
       return cached;
     },
@@ -73,20 +73,24 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Resolves with the first change of `id` at `version` or later that `store` announces; rejects after `patience` ms. */
-export function nextChange(store: WritableKeyStore, id: string, version: number, patience: number): Promise<KeyChange> {
+/** Resolves with the first change of `id` at `version` or later that `store` announces; rejects after `patienceMs`. */
+export function nextChange(
+  store: WritableKeyStore,
+  id: string,
+  version: number,
+  patienceMs: number,
+): Promise<KeyChange> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       off();
-      reject(new Error(`no change of ${id} v${version} arrived within ${patience} ms`));
-    }, patience);
-    const off = store.subscribe
-      ? store.subscribe((change) => {
-          if (change.type === 'resync' || change.id !== id || change.version < version) return;
-          clearTimeout(timer);
-          off();
-          resolve(change);
-        })
-      : () => {};
+      reject(new Error(`no change of ${id} v${version} arrived within ${patienceMs} ms`));
+    }, patienceMs);
+    const off =
+      capabilityOf(store, 'changes')?.subscribe((change) => {
+        if (change.type === 'resync' || change.id !== id || change.version < version) return;
+        clearTimeout(timer);
+        off();
+        resolve(change);
+      }) ?? (() => {});
   });
 }

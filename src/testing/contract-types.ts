@@ -43,7 +43,7 @@ export interface ContractOptions {
   /** The fixture can take the service away; every fixture then has `breakStore` and `restoreStore`. Default `false`. */
   outage?: boolean;
   /** How long to wait for a change to arrive through the channel or for a restored store to answer, in milliseconds. Default `10_000`. */
-  patience?: number;
-  /** The store keeps usage statistics (`addUsage`, `getUsage`, `getActivity`). Default: detected from the store. */
+  patienceMs?: number;
+  /** The store keeps usage statistics. Default: whether it declares the `usage` capability. */
   usage?: boolean;
 }

@@ -117,7 +117,7 @@ async function lastAllowedUse({ fx, expect }: Context): Promise<void> {
   let now = Date.parse('2026-03-02T10:00:00Z');
   const clock = () => now;
   const keys = new KeyManager({ store: fx.keys, clock });
-  const recorder = new UsageRecorder({ store: fx.keys, interval: 0, clock, spike: false });
+  const recorder = new UsageRecorder({ store: fx.keys, intervalMs: 0, clock, spike: false });
   const send = (secret: string, ip: string) =>
     authenticate({ headers: { 'x-api-key': secret }, ip }, fx.keys, { onResult: recorder.record });
   const used = await keys.create({ accountId: ACCOUNT, name: 'used', mode: 'test' });

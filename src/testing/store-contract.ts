@@ -32,7 +32,7 @@ export function describeKeyStoreContract(
 
   describe(`key store contract: ${name}`, () => {
     beforeEach(async () => {
-      context = contractContext(await factory(), expect, options.patience ?? 10_000, caches);
+      context = contractContext(await factory(), expect, options.patienceMs ?? 10_000, caches);
     });
     afterEach(async () => {
       for (const cached of caches.splice(0)) cached.close();

@@ -1,4 +1,4 @@
-import { InvalidInputError, refuseRenamed } from '../errors.js';
+import { InvalidInputError } from '../errors.js';
 import { validPositiveInteger } from '../validate/fields.js';
 import { clientBucket } from './client-bucket.js';
 import { BUSY_WAIT_MS, LocalAttempts } from './local-attempts.js';
@@ -23,7 +23,7 @@ export interface FailedAttemptThrottleOptions {
   /** A counter shared across instances. @default undefined (each process counts alone) */
   shared?: SharedAttemptCounter;
   /** Milliseconds to wait for `shared` before deciding with this process's counts alone. @default 100 */
-  sharedTimeout?: number;
+  sharedTimeoutMs?: number;
   /** Told when `shared` fails or times out. @default undefined (ignored) */
   onError?: (err: unknown) => void;
   /** Current time in epoch milliseconds. @default Date.now */
@@ -73,12 +73,11 @@ export class FailedAttemptThrottle implements AttemptThrottle {
   readonly windowMs: number;
   private readonly local: LocalAttempts;
   private readonly shared: SharedAttemptCounter | undefined;
-  private readonly sharedTimeout: number;
+  private readonly sharedTimeoutMs: number;
   private readonly onError: (err: unknown) => void;
   private readonly clock: () => number;
 
   constructor(options: FailedAttemptThrottleOptions = {}) {
-    refuseRenamed(options, { window: 'windowMs', now: 'clock' });
     this.max = validPositiveInteger('max', options.max ?? 10);
     this.windowMs = validPositiveInteger('windowMs', options.windowMs ?? 60_000);
     this.local = new LocalAttempts(
@@ -86,7 +85,7 @@ export class FailedAttemptThrottle implements AttemptThrottle {
       this.windowMs,
       validPositiveInteger('maxClients', options.maxClients ?? 10_000),
     );
-    this.sharedTimeout = validPositiveInteger('sharedTimeout', options.sharedTimeout ?? 100);
+    this.sharedTimeoutMs = validPositiveInteger('sharedTimeoutMs', options.sharedTimeoutMs ?? 100);
     const shared = options.shared as Partial<SharedAttemptCounter> | undefined;
     if (
       shared !== undefined &&
@@ -112,7 +111,7 @@ export class FailedAttemptThrottle implements AttemptThrottle {
     const now = this.clock();
     const wait = this.local.waitMs(bucket, now);
     if (wait > 0 || this.shared === undefined) return wait;
-    return withTimeout(this.shared.get(bucket), this.sharedTimeout).then(
+    return withTimeout(this.shared.get(bucket), this.sharedTimeoutMs).then(
       (window) => {
         if (window === null || window.count < this.max) return 0;
         // Remembered here, so that a flood from a blocked bucket costs no more round trips.
@@ -138,7 +137,7 @@ export class FailedAttemptThrottle implements AttemptThrottle {
     const settleHere = (failed: boolean) => this.local.settle(bucket, this.clock(), failed);
     if (this.shared === undefined) return { waitMs: 0, settle: settleHere };
     const late = (r: SharedReservation) => r.granted && r.settle(false).catch(this.onError);
-    return withTimeout(this.shared.reserve(bucket, this.max, this.windowMs), this.sharedTimeout, late).then(
+    return withTimeout(this.shared.reserve(bucket, this.max, this.windowMs), this.sharedTimeoutMs, late).then(
       (r) => this.sharedAnswer(bucket, r, settleHere),
       (err) => {
         this.onError(err);
@@ -183,7 +182,7 @@ export class FailedAttemptThrottle implements AttemptThrottle {
 
   private countShared(bucket: string): Promise<void> | undefined {
     if (this.shared === undefined) return;
-    return withTimeout(this.shared.increment(bucket, this.windowMs), this.sharedTimeout).then(
+    return withTimeout(this.shared.increment(bucket, this.windowMs), this.sharedTimeoutMs).then(
       (window) => this.local.adopt(bucket, this.clock(), window),
       (err) => this.onError(err),
     );

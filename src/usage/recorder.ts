@@ -1,5 +1,6 @@
 import type { AuthFailure, AuthRequest, AuthResult } from '../auth/result.js';
-import { InvalidInputError, refuseRenamed } from '../errors.js';
+import { capabilityOf } from '../capabilities.js';
+import { InvalidInputError } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import { describeValue } from '../validate/describe.js';
@@ -7,7 +8,6 @@ import { type KeyTally, keyEvent, UsageCounts } from './counting.js';
 import { SerialFlush } from './serial-flush.js';
 import { SpikeDetector, type SpikeOptions } from './spikes.js';
 import type { UsageBatch, UsageStore } from './types.js';
-import { isUsageStore } from './types.js';
 
 export type { SpikeOptions } from './spikes.js';
 
@@ -15,13 +15,16 @@ const DAY = 86_400_000;
 
 /** Options of {@link UsageRecorder}. */
 export interface UsageRecorderOptions {
-  /** Where counts are flushed: a store with `addUsage` (MemoryKeyStore, PostgresKeyStore, RedisKeyStore, or a CachedKeyStore over one). */
+  /**
+   * Where counts are flushed: a store that declares the `usage` capability (MemoryKeyStore,
+   * PostgresKeyStore, RedisKeyStore, or a CachedKeyStore over one).
+   */
   store: unknown;
   /**
    * Milliseconds between flushes; `0` disables the timer (call `flush()` yourself, e.g. in a Worker's
    * `waitUntil`). A crash loses at most one interval of counts. @default 5_000
    */
-  interval?: number;
+  intervalMs?: number;
   /** Receives `auth.denied`, `usage.spike` and `key.rotation_due`. Its failures never affect a request. @default undefined */
   onEvent?: EventHook;
   /** Spike detection settings, or `false` to turn it off. @default {} (on, with its defaults) */
@@ -37,14 +40,14 @@ export interface UsageRecorderOptions {
   telemetry?: TelemetryOptions;
 }
 
-function validInterval(interval: unknown): number {
-  if (typeof interval !== 'number' || !Number.isInteger(interval) || interval < 0) {
+function validInterval(intervalMs: unknown): number {
+  if (typeof intervalMs !== 'number' || !Number.isInteger(intervalMs) || intervalMs < 0) {
     throw new InvalidInputError(
-      'interval',
-      `interval must be a whole number of milliseconds >= 0, got ${describeValue(interval)}`,
+      'intervalMs',
+      `intervalMs must be a whole number of milliseconds >= 0, got ${describeValue(intervalMs)}`,
     );
   }
-  return interval;
+  return intervalMs;
 }
 
 /**
@@ -73,18 +76,16 @@ export class UsageRecorder {
   private readonly remindedDay = new Map<string, number>();
 
   constructor(options: UsageRecorderOptions) {
-    if (!isUsageStore(options?.store)) {
-      throw new InvalidInputError('store', 'store must keep usage (addUsage, getUsage, getActivity)');
-    }
-    refuseRenamed(options, { now: 'clock' });
-    this.store = options.store;
+    const usage = capabilityOf(options?.store, 'usage');
+    if (!usage) throw new InvalidInputError('store', 'store must keep usage (declare the usage capability)');
+    this.store = usage;
     this.onEvent = options.onEvent;
     this.clock = options.clock ?? Date.now;
     this.rotationDays = options.rotationDays ?? 90;
     this.telemetry = createTelemetry(options.telemetry);
     const emit = (event: Parameters<EventHook>[0]) => emitSafely(this.onEvent, event);
     this.spikes = options.spike === false ? undefined : new SpikeDetector(options.spike ?? {}, emit);
-    this.flusher = new SerialFlush(() => this.flushOnce(), validInterval(options.interval ?? 5_000));
+    this.flusher = new SerialFlush(() => this.flushOnce(), validInterval(options.intervalMs ?? 5_000));
   }
 
   /** Records one result. Pass it as `onResult`; it is bound, so it can be passed around. */

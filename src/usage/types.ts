@@ -33,7 +33,8 @@ export interface UsageBatch {
 /**
  * The part of a store that keeps usage statistics. Counts are added, never overwritten, so several
  * processes flushing to one store add up exactly; activity keeps the newest `lastUsedAt` it is given
- * (the `UsageRecorder` sends allowed requests only).
+ * (the `UsageRecorder` sends allowed requests only). A store offers it by declaring the `usage`
+ * capability (see `Capabilities` in `keygate/store-kit`).
  */
 export interface UsageStore {
   addUsage(batch: UsageBatch): Promise<void>;
@@ -72,17 +73,4 @@ export interface UsageReport {
  */
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
-}
-
-/**
- * True when `value` has the usage methods (`addUsage`, `getUsage`, `getActivity`).
- *
- * @example
- * isUsageStore(new MemoryKeyStore()) // true
- */
-export function isUsageStore(value: unknown): value is UsageStore {
-  const v = value as Partial<UsageStore> | null;
-  return (
-    !!v && typeof v.addUsage === 'function' && typeof v.getUsage === 'function' && typeof v.getActivity === 'function'
-  );
 }

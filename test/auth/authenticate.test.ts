@@ -38,7 +38,7 @@ describe('authenticate follows the check order of the contract', async () => {
   });
 
   it('3: a store that does not answer within the timeout gives 503', async () => {
-    const result = await authenticate(req(s.valid.secret), hangingStore, { timeout: 20 });
+    const result = await authenticate(req(s.valid.secret), hangingStore, { timeoutMs: 20 });
     expect(result).toMatchObject({ status: 503, code: 'key_store_unavailable' });
   });
 
@@ -128,7 +128,7 @@ describe('the key header', async () => {
   it.each([
     [{ header: 'x api key' }, 'header'],
     [{ header: '' }, 'header'],
-    [{ timeout: -1 }, 'timeout'],
+    [{ timeoutMs: -1 }, 'timeoutMs'],
     [{ permissions: [''] }, 'permissions'],
     [{ prefix: 'MK' }, 'prefix'],
     [{ pepper: '' }, 'pepper'],

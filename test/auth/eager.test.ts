@@ -82,7 +82,7 @@ describe('authenticateEager answers at once when no I/O is needed', async () => 
   });
 
   it('throws at once on bad options, where authenticate rejects', async () => {
-    expect(() => authenticateEager(req(s.valid.secret), cached, { timeout: -1 })).toThrow(/timeout/);
-    await expect(authenticate(req(s.valid.secret), cached, { timeout: -1 })).rejects.toThrow(/timeout/);
+    expect(() => authenticateEager(req(s.valid.secret), cached, { timeoutMs: -1 })).toThrow(/timeout/);
+    await expect(authenticate(req(s.valid.secret), cached, { timeoutMs: -1 })).rejects.toThrow(/timeout/);
   });
 });

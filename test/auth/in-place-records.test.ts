@@ -106,7 +106,7 @@ describe('a record changed in place by a custom store', () => {
 
   it('behind a CachedKeyStore, the in-place revocation still refuses the key', async () => {
     const { record, store, check } = await inPlaceStore();
-    const cached = new CachedKeyStore(store, { ttl: 60_000 });
+    const cached = new CachedKeyStore(store, { ttlMs: 60_000 });
     expect((await check(cached)).status).toBe(200);
     record.status = 'revoked';
     expect(await check(cached)).toMatchObject({ status: 401, code: 'revoked_api_key' });

@@ -32,13 +32,6 @@ describe('duration flags', () => {
     expect(existsSync(join(dir, 'never'))).toBe(false);
   });
 
-  it('the old --if-quiet-for is refused with a pointer to --quiet-for', async () => {
-    const refused = await unused('keys', 'revoke', 'key_x', '--yes', '--if-quiet-for', '15', '--json');
-    expect(refused.code).toBe(1);
-    expect(errorOf(refused)).toMatchObject({ code: 'invalid_input', field: '--if-quiet-for' });
-    expect(errorOf(refused).message).toContain('--quiet-for 15m');
-  });
-
   it('--quiet-for and --unused-for reach the manager in milliseconds, whatever the unit', async () => {
     const account = 'acct_durations';
     const created = JSON.parse(

@@ -190,7 +190,7 @@ describe.each(BACKENDS)('the dashboard over %s', (_, available, open) => {
       const { keys, store } = await open();
       let now = Date.now() - 10 * 60_000;
       const manager = new KeyManager({ store: keys, clock: () => now });
-      const recorder = new UsageRecorder({ store: keys, interval: 0, clock: () => now, spike: false });
+      const recorder = new UsageRecorder({ store: keys, intervalMs: 0, clock: () => now, spike: false });
       const send = (secret: string, ip: string) =>
         authenticate({ headers: { 'x-api-key': secret }, ip }, keys, { onResult: recorder.record });
       const used = await manager.create({ accountId: 'acct_1', name: 'used', mode: 'live' });

@@ -1,5 +1,6 @@
 import { type KeygateEvent, KeyManager, MemoryKeyStore, type WritableKeyStore } from 'keygate';
 import { type Dashboard, type DashboardOptions, dashboard } from 'keygate/dashboard';
+import { CAPABILITIES, type Capable } from 'keygate/store-kit';
 
 /** A secret of the minimum length (32 bytes). */
 export const SECRET = 'test-secret-of-at-least-32-bytes!';
@@ -139,13 +140,13 @@ export function csrfOf(html: string): string {
  * A key store that keeps no usage statistics, over the records of `memory` (so that a
  * `MemoryDashboardStore(memory)` lists the same keys): what a custom backend without usage looks like.
  */
-export function keyStoreWithoutUsage(memory: MemoryKeyStore): WritableKeyStore {
+export function keyStoreWithoutUsage(memory: MemoryKeyStore): WritableKeyStore & Capable {
   return {
+    [CAPABILITIES]: { changes: memory },
     findByHash: (hash) => memory.findByHash(hash),
     findById: (id) => memory.findById(id),
     listByAccount: (accountId) => memory.listByAccount(accountId),
     insert: (record) => memory.insert(record),
     update: (id, patch, condition) => memory.update(id, patch, condition),
-    subscribe: (listener) => memory.subscribe(listener),
   };
 }

@@ -26,7 +26,7 @@ export function routeOptions(store: KeyStore) {
   return {
     '/v1/check': verify,
     '/v1/down': { store: failingStore, retryAfterMs: 7000 },
-    '/v1/slow': { store: hangingStore, timeout: 50, retryAfterMs: 7000 },
+    '/v1/slow': { store: hangingStore, timeoutMs: 50, retryAfterMs: 7000 },
     '/v1/limited': { ...verify, rateLimit: { limiter, cost: 0, default: DEFAULT_LIMIT } },
     '/v1/batch': { ...verify, rateLimit: { limiter, cost: 11 } },
     '/v1/limiter-down': { ...verify, rateLimit: { limiter: downLimiter, onLimiterError: 'deny' as const } },

@@ -224,7 +224,7 @@ describe('a key imported by digest authenticates through every store', async () 
   for (const [name, available, open] of stores) {
     it.skipIf(!available)(name, async () => {
       const store = await open();
-      const cached = new CachedKeyStore(store, { ttl: 60_000 });
+      const cached = new CachedKeyStore(store, { ttlMs: 60_000 });
       const { secret, kept } = await external('live');
       try {
         expect(await auth(cached, secret)).toMatchObject({ status: 401, code: 'invalid_api_key' });

@@ -290,8 +290,8 @@ describe('no raw key in an error message', () => {
   });
 
   const optionLeaks: Array<[string, () => unknown]> = [
-    ['timeout', () => authenticate({ headers: {} }, new MemoryKeyStore(), { timeout: secret as never })],
-    ['interval', () => new UsageRecorder({ store: new MemoryKeyStore(), interval: secret as never })],
+    ['timeoutMs', () => authenticate({ headers: {} }, new MemoryKeyStore(), { timeoutMs: secret as never })],
+    ['intervalMs', () => new UsageRecorder({ store: new MemoryKeyStore(), intervalMs: secret as never })],
     ['max', () => new FailedAttemptThrottle({ max: secret as never })],
   ];
   const optionsHeld: Array<[string, () => unknown]> = [

@@ -9,7 +9,7 @@ describe('rotation walks the four steps of the specification, confirmed by real 
     const clock = () => now;
     const store = new MemoryKeyStore();
     const cached = new CachedKeyStore(store);
-    const usage = new UsageRecorder({ store, interval: 0, clock });
+    const usage = new UsageRecorder({ store, intervalMs: 0, clock });
     const keys = new KeyManager({ store: cached, clock, usage });
     const send = (secret: string) =>
       authenticate({ headers: { 'x-api-key': secret }, ip: '203.0.113.5' }, cached, {

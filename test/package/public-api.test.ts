@@ -90,6 +90,8 @@ const ROOT_TYPES = [
 ];
 
 const STORE_KIT_VALUES = [
+  'CAPABILITIES',
+  'capabilityOf',
   'ChangeFeed',
   'ChangeRelay',
   'applyPatch',
@@ -97,7 +99,6 @@ const STORE_KIT_VALUES = [
   'createTelemetry',
   'dailyTotals',
   'freezeRecord',
-  'isUsageStore',
   'METRICS',
   'mergeUsage',
   'observedLookup',
@@ -114,9 +115,14 @@ const STORE_KIT_VALUES = [
 const STORE_KIT_TYPES = [
   'ApiKeyRecord',
   'AttemptWindow',
+  'Capabilities',
+  'Capable',
+  'ChangeSource',
   'ConsumeArgs',
   'DailyTotal',
   'DashboardStore',
+  'Deadline',
+  'Degradable',
   'KeyActivity',
   'KeyChange',
   'KeyChangeEvent',
@@ -135,6 +141,7 @@ const STORE_KIT_TYPES = [
   'UsageOutcome',
   'UsageStore',
   'WritableKeyStore',
+  'Wrapper',
   'WriteCondition',
 ];
 

@@ -205,7 +205,7 @@ describe('rateLimit option: row 9 of the check order', async () => {
 
   it('hands every result to onResult, and usage statistics count rate_limited as a denial reason', async () => {
     const { store, cached, made, req } = await seed();
-    const usage = new UsageRecorder({ store, interval: 0 });
+    const usage = new UsageRecorder({ store, intervalMs: 0 });
     const options = { onResult: usage.record, rateLimit: { limiter: new MemoryRateLimiter() } };
     for (let i = 0; i < 5; i++) await authenticate(req('own'), cached, options);
     await usage.flush();
@@ -274,7 +274,7 @@ describe('rateLimit option: a shared limiter that fails or hangs', async () => {
     const limiter = new Scripted();
     limiter.mode = 'hang';
     const events: KeygateEvent[] = [];
-    const options = { timeout: 50, rateLimit: { limiter, onEvent: (e: KeygateEvent) => void events.push(e) } };
+    const options = { timeoutMs: 50, rateLimit: { limiter, onEvent: (e: KeygateEvent) => void events.push(e) } };
     // Fake timers: still waiting at 49 ms, answered by 51 ms, whatever the machine's speed.
     const outcome = await settlesAt(50, () => authenticate(s.req('own'), s.cached, options));
     expect(outcome).toMatchObject({ status: 'fulfilled', value: { ok: true, rateLimit: { limit: 2 } } });
@@ -283,7 +283,7 @@ describe('rateLimit option: a shared limiter that fails or hangs', async () => {
 
   it('never waits past its timeout for a RedisRateLimiter whose server does not answer (deny: 503)', async () => {
     const silent = { sendCommand: () => new Promise<never>(() => {}) };
-    const limiter = new RedisRateLimiter({ client: silent as never, timeout: 50 });
+    const limiter = new RedisRateLimiter({ client: silent as never, timeoutMs: 50 });
     const options = { rateLimit: { limiter, onLimiterError: 'deny' as const } };
     // Fake timers: still waiting at 49 ms, answered by 51 ms, whatever the machine's speed.
     const outcome = await settlesAt(50, () => authenticate(s.req('own'), s.cached, options));

@@ -1,5 +1,6 @@
 // Internal (authenticate's `rateLimit` option builds one per shared limiter): imported from the source.
 import { type KeygateEvent, type RateLimitDecision, type RateLimiter, RateLimiterUnavailableError } from 'keygate';
+import { capabilityOf } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { FallbackRateLimiter } from '../../src/rate-limit/fallback.js';
 import { rejection } from './support/rejection.js';
@@ -48,7 +49,7 @@ describe('FallbackRateLimiter', () => {
     const { limiter, events } = setup();
     expect(await limiter.consume('k', policy, 1)).toMatchObject({ allowed: true, remaining: 4242 });
     expect(events).toEqual([]);
-    expect(limiter.isDegraded).toBe(false);
+    expect(limiter.degraded).toBe(false);
   });
 
   it('limits per process with the key’s own limit while the shared limiter fails, and emits one event per episode', async () => {
@@ -60,7 +61,7 @@ describe('FallbackRateLimiter', () => {
     expect(await limiter.consume('other', policy, 1)).toMatchObject({ allowed: true, remaining: 2 });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: 'ratelimit.degraded', limiter: 'Switchable', keyId: null });
-    expect(limiter.isDegraded).toBe(true);
+    expect(capabilityOf(limiter, 'degradable')?.degraded).toBe(true);
   });
 
   it('asks the shared limiter only once per probe interval while degraded, and ends the episode on its first answer', async () => {
@@ -73,7 +74,7 @@ describe('FallbackRateLimiter', () => {
     shared.failing = false;
     advance(1000);
     expect(await limiter.consume('k', policy, 1)).toMatchObject({ remaining: 4242 });
-    expect(limiter.isDegraded).toBe(false);
+    expect(limiter.degraded).toBe(false);
     // A new failure is a new episode, with a new event.
     shared.failing = true;
     await limiter.consume('k', policy, 1);
@@ -87,10 +88,10 @@ describe('FallbackRateLimiter', () => {
     shared.hold = false;
     shared.failing = true;
     await limiter.consume('k', policy, 1);
-    expect(limiter.isDegraded).toBe(true);
+    expect(limiter.degraded).toBe(true);
     shared.release();
     await early;
-    expect(limiter.isDegraded).toBe(true);
+    expect(limiter.degraded).toBe(true);
   });
 
   it("under onLimiterError 'deny' rejects with rate_limiter_unavailable (cause kept) and still emits once", async () => {
@@ -119,7 +120,7 @@ describe('FallbackRateLimiter', () => {
     const { limiter, events } = setup();
     expect(await rejection(limiter.consume('k', policy, -1))).toMatchObject({ code: 'invalid_input', field: 'cost' });
     expect(events).toEqual([]);
-    expect(limiter.isDegraded).toBe(false);
+    expect(limiter.degraded).toBe(false);
   });
 
   it('never lets a failing event hook affect the answer', async () => {
@@ -138,7 +139,7 @@ describe('FallbackRateLimiter', () => {
     ['limiter', { limiter: {} }],
     ['onLimiterError', { limiter: new Switchable(), onLimiterError: 'allow' }],
     ['probeIntervalMs', { limiter: new Switchable(), probeIntervalMs: -1 }],
-    ['timeout', { limiter: new Switchable(), timeout: -1 }],
+    ['timeoutMs', { limiter: new Switchable(), timeoutMs: -1 }],
   ])('refuses a bad %s option at construction', (field, options) => {
     expect(() => new FallbackRateLimiter(options as never)).toThrow(
       expect.objectContaining({ code: 'invalid_input', field }),

@@ -49,7 +49,7 @@ afterAll(async () => {
 describeRateLimiterContract(
   'PostgresRateLimiter over PGlite',
   async () => ({
-    limiter: new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits', timeout: 10_000 }),
+    limiter: new PostgresRateLimiter({ client: await embedded(), schema: 'rate_limits', timeoutMs: 10_000 }),
   }),
   { describe, it, expect, beforeEach, afterEach },
 );
@@ -63,7 +63,7 @@ describe('PostgresRateLimiter over PGlite', () => {
       connect: () => new Promise(() => {}),
       query: () => new Promise((_, reject) => (fail = reject)),
     } as unknown as pg.Pool;
-    const limiter = new PostgresRateLimiter({ client: stuck, timeout: 50 });
+    const limiter = new PostgresRateLimiter({ client: stuck, timeoutMs: 50 });
     // Fake timers: still pending at 49 ms, rejected by 51 ms, whatever the machine's speed.
     const err = rejectedWith(await settlesAt(50, () => limiter.consume('key_1', { limit: 1, windowMs: 1000 }, 1)));
     expect(err).toMatchObject({ code: 'rate_limiter_unavailable' });
@@ -94,7 +94,7 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
   describeRateLimiterContract(
     'PostgresRateLimiter over a pg Pool',
     async () => ({
-      limiter: new PostgresRateLimiter({ client: shared as pg.Pool, schema: SCHEMA, timeout: 10_000 }),
+      limiter: new PostgresRateLimiter({ client: shared as pg.Pool, schema: SCHEMA, timeoutMs: 10_000 }),
     }),
     { describe, it, expect, beforeEach, afterEach },
   );
@@ -158,7 +158,7 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
     const url = new URL(PG_URL);
     url.hostname = '127.0.0.1';
     url.port = String(await proxy.resume());
-    const limiter = new PostgresRateLimiter({ client: pool(url.toString(), 1000), schema: SCHEMA, timeout: 500 });
+    const limiter = new PostgresRateLimiter({ client: pool(url.toString(), 1000), schema: SCHEMA, timeoutMs: 500 });
     await limiter.migrate();
     const key = freshKey('cut');
     await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 1);
@@ -176,7 +176,7 @@ describe.skipIf(!available)('PostgresRateLimiter over pg', () => {
   it.each([
     ['client', { client: {} }],
     ['schema', { client: 'pool', schema: 'Rate-Limits' }],
-    ['timeout', { client: 'pool', timeout: -1 }],
+    ['timeoutMs', { client: 'pool', timeoutMs: -1 }],
   ])('refuses a bad %s option at construction', (field, options) => {
     const withPool = options.client === 'pool' ? { ...options, client: pool() } : options;
     expect(() => new PostgresRateLimiter(withPool as never)).toThrow(

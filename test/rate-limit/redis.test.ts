@@ -53,7 +53,7 @@ describe.skipIf(!available)('RedisRateLimiter', () => {
     'RedisRateLimiter',
     async () => {
       shared ??= await client();
-      return { limiter: new RedisRateLimiter({ client: shared, prefix: PREFIX, timeout: 10_000 }) };
+      return { limiter: new RedisRateLimiter({ client: shared, prefix: PREFIX, timeoutMs: 10_000 }) };
     },
     { describe, it, expect, beforeEach, afterEach },
   );
@@ -111,7 +111,7 @@ describe.skipIf(!available)('RedisRateLimiter', () => {
 
   it('rejects with rate_limiter_unavailable when the connection is cut (the deadline ends the wait), and recovers', async () => {
     const { proxy, redis } = await proxied();
-    const limiter = new RedisRateLimiter({ client: redis, prefix: PREFIX, timeout: 300 });
+    const limiter = new RedisRateLimiter({ client: redis, prefix: PREFIX, timeoutMs: 300 });
     const key = freshKey('cut');
     await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 1);
     await proxy.cut();
@@ -128,7 +128,7 @@ describe.skipIf(!available)('RedisRateLimiter', () => {
   it('rejects at its timeout when Redis never answers, and absorbs the late failure', async () => {
     let fail: (err: Error) => void = () => {};
     const silent = { sendCommand: () => new Promise<unknown>((_, reject) => (fail = reject)) };
-    const limiter = new RedisRateLimiter({ client: silent, timeout: 50 });
+    const limiter = new RedisRateLimiter({ client: silent, timeoutMs: 50 });
     // Fake timers: still pending at 49 ms, rejected by 51 ms, whatever the machine's speed.
     const err = rejectedWith(await settlesAt(50, () => limiter.consume('key_1', { limit: 1, windowMs: 1000 }, 1)));
     expect(err).toMatchObject({ code: 'rate_limiter_unavailable' });
@@ -142,7 +142,7 @@ describe.skipIf(!available)('RedisRateLimiter', () => {
     const { proxy, redis } = await proxied();
     const events: KeygateEvent[] = [];
     const limiter = new FallbackRateLimiter({
-      limiter: new RedisRateLimiter({ client: redis, prefix: PREFIX, timeout: 200 }),
+      limiter: new RedisRateLimiter({ client: redis, prefix: PREFIX, timeoutMs: 200 }),
       onEvent: (e) => void events.push(e),
     });
     const key = freshKey('fallback');
@@ -157,8 +157,8 @@ describe.skipIf(!available)('RedisRateLimiter', () => {
   it.each([
     ['client', { client: {} }],
     ['prefix', { prefix: 'rate limit:' }],
-    ['timeout', { timeout: 0 }],
-    ['timeout', { timeout: Number.POSITIVE_INFINITY }],
+    ['timeoutMs', { timeoutMs: 0 }],
+    ['timeoutMs', { timeoutMs: Number.POSITIVE_INFINITY }],
   ])('refuses a bad %s option at construction', async (field, options) => {
     const redis = await client();
     expect(() => new RedisRateLimiter({ client: redis, ...options } as never)).toThrow(

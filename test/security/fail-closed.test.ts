@@ -86,7 +86,7 @@ describe('a store that answers garbage gives 503 key_store_unavailable', () => {
       () => ({ findByHash: () => ({ then() {} }) as never }),
     ],
   ])('a store that %s', async (_, make) => {
-    const result = await authenticate({ headers: { 'x-api-key': secret } }, make(), { timeout: 20 });
+    const result = await authenticate({ headers: { 'x-api-key': secret } }, make(), { timeoutMs: 20 });
     expect(result).toMatchObject({ ok: false, status: 503, code: 'key_store_unavailable' });
   });
 });
@@ -94,7 +94,7 @@ describe('a store that answers garbage gives 503 key_store_unavailable', () => {
 describe('a user hook that fails never turns a denial into an allow, on every adapter', async () => {
   const recorder = new UsageRecorder({
     store,
-    interval: 0,
+    intervalMs: 0,
     onEvent: () => {
       throw new Error('event sink down');
     },
@@ -158,7 +158,7 @@ describe('a user hook that fails never turns a denial into an allow, on every ad
 describe('a revoked key cached anywhere is refused within the documented delay', () => {
   it('at once, when it is revoked through a KeyManager over the cache or the store it wraps', async () => {
     for (const via of ['cache', 'store'] as const) {
-      const cached = new CachedKeyStore(store, { ttl: 60_000 });
+      const cached = new CachedKeyStore(store, { ttlMs: 60_000 });
       const created = await keys.create({ accountId: 'a', name: via, mode: 'live' });
       expect((await authenticate({ headers: { 'x-api-key': created.secret } }, cached)).ok).toBe(true);
       await new KeyManager({ store: via === 'cache' ? cached : store }).revoke(created.key.id);
@@ -172,8 +172,8 @@ describe('a revoked key cached anywhere is refused within the documented delay',
   it('within the cache TTL when no change reaches the cache (measured; 1 s upper bound)', async () => {
     // A store with no change channel: the cache cannot hear the revoke and must age the entry out.
     const deaf: KeyStore = { findByHash: (h) => store.findByHash(h) };
-    const ttl = 300;
-    const cached = new CachedKeyStore(deaf, { ttl });
+    const ttlMs = 300;
+    const cached = new CachedKeyStore(deaf, { ttlMs });
     const created = await keys.create({ accountId: 'a', name: 'deaf', mode: 'live' });
     expect((await authenticate({ headers: { 'x-api-key': created.secret } }, cached)).ok).toBe(true);
     const start = performance.now();

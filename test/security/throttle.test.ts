@@ -91,7 +91,7 @@ describe('FailedAttemptThrottle through authenticate', () => {
       ok: false,
       status: 429,
       code: 'too_many_failed_attempts',
-      retryAfter: 45,
+      retryAfterSeconds: 45,
     });
     // Checked before the key: a right guess from a throttled address learns nothing either.
     expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(429);
@@ -125,7 +125,7 @@ describe('FailedAttemptThrottle through authenticate', () => {
       expect((await attempt(throttle, '198.51.100.7', good.secret)).status).toBe(200);
       const slow = await authenticate({ headers: { 'x-api-key': good.secret }, ip: '198.51.100.7' }, hangingStore, {
         throttle,
-        timeout: 5,
+        timeoutMs: 5,
       });
       expect(slow.status).toBe(503);
     }
@@ -169,16 +169,12 @@ describe('FailedAttemptThrottle through authenticate', () => {
     expect((await attempt(throttle, '198.51.100.1', good.secret)).status).toBe(200);
   });
 
-  it.each([
-    [{ max: 0 }],
-    [{ windowMs: 1.5 }],
-    [{ maxClients: -1 }],
-    [{ shared: {} as never }],
-    [{ window: 60_000 } as never],
-    [{ now: Date.now } as never],
-  ])('refuses bad options at construction: %j', (options) => {
-    expect(() => new FailedAttemptThrottle(options)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
-  });
+  it.each([[{ max: 0 }], [{ windowMs: 1.5 }], [{ maxClients: -1 }], [{ shared: {} as never }]])(
+    'refuses bad options at construction: %j',
+    (options) => {
+      expect(() => new FailedAttemptThrottle(options)).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    },
+  );
 
   it('refuses a throttle option that is not a throttle', async () => {
     await expect(authenticate({ headers: {} }, store, { throttle: {} as never })).rejects.toMatchObject({
@@ -218,7 +214,7 @@ describe('a shared counter', () => {
     const throttle = new FailedAttemptThrottle({
       max: 3,
       shared: counter,
-      sharedTimeout: 20,
+      sharedTimeoutMs: 20,
       onError: (e) => errors.push(e),
     });
     expect((await attempt(throttle, '198.51.100.8', good.secret)).status).toBe(200);
@@ -242,7 +238,7 @@ describe('RedisAttemptCounter', async () => {
     await failTimes(b, '2001:db8:7:7::2', 1);
     const refused = await attempt(b, '2001:db8:7:7::3', good.secret);
     expect(refused).toMatchObject({ status: 429, code: 'too_many_failed_attempts' });
-    expect(refused.ok ? 0 : refused.retryAfter).toBeGreaterThan(25);
+    expect(refused.ok ? 0 : refused.retryAfterSeconds).toBeGreaterThan(25);
     const ttl = Number(await client?.sendCommand(['PTTL', `${prefix}6:20010db800070007`]));
     expect(ttl).toBeGreaterThan(25_000);
     expect(ttl).toBeLessThanOrEqual(30_000);
@@ -251,7 +247,7 @@ describe('RedisAttemptCounter', async () => {
 
   it.runIf(up)('two instances on Redis let at most max of 64 concurrent bad keys reach the store', async () => {
     const counter = new RedisAttemptCounter({ client: client as never, prefix: `keygate-test:${RUN_ID}:race:` });
-    const throttles = [1, 2].map(() => new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 }));
+    const throttles = [1, 2].map(() => new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeoutMs: 2000 }));
     const counted = countingStore(new MemoryKeyStore());
     const results = await Promise.all(
       Array.from({ length: 64 }, (_, i) =>
@@ -265,7 +261,7 @@ describe('RedisAttemptCounter', async () => {
     expect(counted.calls).toBe(5);
     expect(results.filter((r) => r.status === 401)).toHaveLength(counted.calls);
     // A third instance that never saw a failure still refuses the address: the count lives in Redis.
-    const fresh = new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeout: 2000 });
+    const fresh = new FailedAttemptThrottle({ max: 5, shared: counter, sharedTimeoutMs: 2000 });
     expect((await attempt(fresh, '198.51.100.63', good.secret)).status).toBe(429);
   });
 });
@@ -346,7 +342,7 @@ describe('through every adapter', async () => {
       });
       for (let n = 0; n < 2; n++) expect((await send(request(wrong))).status).toBe(401);
       const got = await send(request(good.secret));
-      const want = respond({ code: 'too_many_failed_attempts', retryAfter: 60 });
+      const want = respond({ code: 'too_many_failed_attempts', retryAfterSeconds: 60 });
       expect(Number(got.headers['retry-after'])).toBeGreaterThanOrEqual(59);
       expect({ ...got, headers: { ...got.headers, 'retry-after': '60' } }).toEqual({
         status: 429,

@@ -30,8 +30,8 @@ app.set('trust proxy', 'loopback');
 const recorders: UsageRecorder[] = [];
 const caches: CachedKeyStore[] = [];
 for (const [name, store] of Object.entries(stores)) {
-  const cached = new CachedKeyStore(store, { ttl: 60_000 });
-  const usage = new UsageRecorder({ store, interval: 1_000, spike: false });
+  const cached = new CachedKeyStore(store, { ttlMs: 60_000 });
+  const usage = new UsageRecorder({ store, intervalMs: 1_000, spike: false });
   caches.push(cached);
   recorders.push(usage);
   app.get(

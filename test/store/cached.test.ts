@@ -10,7 +10,7 @@ import {
   MemoryKeyStore,
   type WritableKeyStore,
 } from 'keygate';
-import type { KeyChangeEvent } from 'keygate/store-kit';
+import { CAPABILITIES, type KeyChangeEvent } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { countingStore, hangingStore } from '../support/fixtures.js';
 
@@ -92,7 +92,7 @@ describe('CachedKeyStore', () => {
         return memory.findByHash(hash);
       },
     };
-    const cached = new CachedKeyStore(flaky, { ttl: 30 });
+    const cached = new CachedKeyStore(flaky, { ttlMs: 30 });
     const auth = () => authenticate({ headers: { 'x-api-key': secret } }, cached);
     expect(await auth()).toMatchObject({ status: 503 });
     down = false;
@@ -107,9 +107,9 @@ describe('CachedKeyStore', () => {
     const memory = new MemoryKeyStore();
     const keys = new KeyManager({ store: memory });
     const { secret, key } = await keys.create({ accountId: 'a', name: 'k', mode: 'live' });
-    // A store without `subscribe`: the cache cannot hear about changes, only the TTL bounds them.
+    // A store without the `changes` capability: the cache cannot hear about changes, only the TTL bounds them.
     const deaf: KeyStore = { findByHash: (h) => memory.findByHash(h) };
-    const cached = new CachedKeyStore(deaf, { ttl: 50 });
+    const cached = new CachedKeyStore(deaf, { ttlMs: 50 });
     const auth = () => authenticate({ headers: { 'x-api-key': secret } }, cached);
     expect((await auth()).ok).toBe(true);
     await keys.revoke(key.id);
@@ -119,14 +119,14 @@ describe('CachedKeyStore', () => {
   });
 
   it('is invalidated at once by a revocation made through a KeyManager on the wrapped store', async () => {
-    const { keys, created, auth } = await setup({ ttl: 3_600_000 });
+    const { keys, created, auth } = await setup({ ttlMs: 3_600_000 });
     expect((await auth()).ok).toBe(true);
     await keys.revoke(created.key.id);
     expect(await auth()).toMatchObject({ status: 401, code: 'revoked_api_key' });
   });
 
   it('is invalidated at once by changes made through a KeyManager over the cache itself', async () => {
-    const { cached, created, auth } = await setup({ ttl: 3_600_000 });
+    const { cached, created, auth } = await setup({ ttlMs: 3_600_000 });
     const keys = new KeyManager({ store: cached });
     expect((await auth()).ok).toBe(true);
     await keys.update(created.key.id, { allowedIps: ['198.51.100.0/24'] });
@@ -136,7 +136,7 @@ describe('CachedKeyStore', () => {
 
   it('forgets a remembered unknown digest as soon as a key with that digest is created', async () => {
     const memory = new MemoryKeyStore();
-    const cached = new CachedKeyStore(memory, { ttl: 3_600_000 });
+    const cached = new CachedKeyStore(memory, { ttlMs: 3_600_000 });
     const keys = new KeyManager({ store: memory });
     // Guessing is impossible, so replay: look the digest up before the record exists.
     const secret = generateKey();
@@ -195,7 +195,7 @@ describe('CachedKeyStore', () => {
     const hangsOnce: KeyStore = {
       findByHash: (hash) => (++calls === 1 ? new Promise<never>(() => {}) : memory.findByHash(hash)),
     };
-    const cached = new CachedKeyStore(hangsOnce, { timeout: 50 });
+    const cached = new CachedKeyStore(hangsOnce, { timeoutMs: 50 });
     const auth = () => authenticate({ headers: { 'x-api-key': secret } }, cached);
     const hung = await Promise.all([auth(), auth(), auth()]);
     expect(hung.map((r) => [r.status, !r.ok && r.code])).toEqual(Array(3).fill([503, 'key_store_unavailable']));
@@ -205,7 +205,7 @@ describe('CachedKeyStore', () => {
   });
 
   it('distinct hung keys do not pile up: each times out with key_store_unavailable and leaves no entry', async () => {
-    const cached = new CachedKeyStore(hangingStore, { timeout: 20 });
+    const cached = new CachedKeyStore(hangingStore, { timeoutMs: 20 });
     const hashes = await Promise.all(Array.from({ length: 200 }, () => hashKey(generateKey())));
     const outcomes = await Promise.allSettled(hashes.map((h) => cached.findByHash(h)));
     for (const o of outcomes) {
@@ -222,13 +222,16 @@ describe('CachedKeyStore', () => {
     const keys = new KeyManager({ store: memory });
     const { secret } = await keys.create({ accountId: 'a', name: 'k', mode: 'live' });
     let announce!: (change: KeyChangeEvent) => void;
-    const store: WritableKeyStore = Object.assign(Object.create(memory) as MemoryKeyStore, {
+    const changes = {
       subscribe(listener: (change: KeyChangeEvent) => void) {
         announce = listener;
         return () => {};
       },
+    };
+    const store: WritableKeyStore = Object.assign(Object.create(memory) as MemoryKeyStore, {
+      [CAPABILITIES]: { changes },
     });
-    const cached = new CachedKeyStore(store, { ttl: 3_600_000 });
+    const cached = new CachedKeyStore(store, { ttlMs: 3_600_000 });
     expect((await authenticate({ headers: { 'x-api-key': secret } }, cached)).ok).toBe(true);
     await cached.findByHash(await hashKey(generateKey()));
     expect(cached.size).toMatchObject({ found: 1, missing: 1 });
@@ -238,11 +241,11 @@ describe('CachedKeyStore', () => {
 
   it.each([
     [{ max: 0 }],
-    [{ ttl: -1 }],
-    [{ ttl: 1.5 }],
+    [{ ttlMs: -1 }],
+    [{ ttlMs: 1.5 }],
     [{ negativeMax: 0 }],
-    [{ timeout: 0 }],
-    [{ timeout: Infinity }],
+    [{ timeoutMs: 0 }],
+    [{ timeoutMs: Infinity }],
   ])('refuses unbounded or invalid options %j', (options) => {
     expect(() => new CachedKeyStore(new MemoryKeyStore(), options)).toThrow(
       expect.objectContaining({ code: 'invalid_input' }),

@@ -104,14 +104,14 @@ describe.skipIf(backends.length === 0)('revocation across processes', () => {
       const { secret, key } = await keys.create({ accountId: 'acct_y', name: 'victim', mode: 'live' });
       // This cache only sees findByHash: no change reaches it, as when the channel is down.
       const deaf: KeyStore = { findByHash: (hash) => backend.store.findByHash(hash) };
-      const ttl = 1000;
-      const cached = new CachedKeyStore(deaf, { ttl });
+      const ttlMs = 1000;
+      const cached = new CachedKeyStore(deaf, { ttlMs });
       const auth = () => authenticate({ headers: { 'x-api-key': secret } }, cached);
       expect(await auth()).toMatchObject({ ok: true });
       await keys.revoke(key.id);
       // The documented window: until its TTL runs out the cache still holds the old verdict...
       expect(await auth()).toMatchObject({ ok: true });
-      await new Promise((r) => setTimeout(r, ttl + 100));
+      await new Promise((r) => setTimeout(r, ttlMs + 100));
       // ...and after it, the store's answer.
       expect(await auth()).toMatchObject({ ok: false, code: 'revoked_api_key' });
     },

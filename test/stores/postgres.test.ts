@@ -169,7 +169,7 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
       restore: async () => {
         await proxy.resume();
       },
-      patience: 15_000,
+      patienceMs: 15_000,
     });
     store.close();
     console.log(

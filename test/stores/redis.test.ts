@@ -163,7 +163,7 @@ describe.skipIf(!available).each(FLAVOURS)('RedisKeyStore on $name', (flavour) =
       restore: async () => {
         await proxy.resume();
       },
-      patience: 15_000,
+      patienceMs: 15_000,
     });
     store.close();
     await proxy.cut();

@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import { authenticate, CachedKeyStore, generateKey, MemoryKeyStore, UsageRecorder } from 'keygate';
 import { apiKeyAuth } from 'keygate/hono';
 import { PostgresKeyStore } from 'keygate/postgres';
-import { METRICS } from 'keygate/store-kit';
+import { CAPABILITIES, METRICS } from 'keygate/store-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { failingStore, hangingStore, seededStore } from '../support/fixtures.js';
 import { memoryTelemetry } from './support.js';
@@ -82,7 +82,7 @@ describe('CachedKeyStore with telemetry', () => {
   });
 
   it('tells a store that timed out from one that failed', async () => {
-    const hung = new CachedKeyStore(hangingStore, { telemetry: sdk.options, timeout: 20 });
+    const hung = new CachedKeyStore(hangingStore, { telemetry: sdk.options, timeoutMs: 20 });
     const failing = new CachedKeyStore(failingStore, { telemetry: sdk.options });
     await authenticate(request(generateKey()), hung);
     await authenticate(request(generateKey()), failing);
@@ -134,13 +134,16 @@ describe('UsageRecorder with telemetry', () => {
     let now = Date.parse('2026-11-23T12:00:00Z');
     const { store, open } = await seededStore();
     let failNext = false;
-    const usageStore = Object.assign(Object.create(store), {
+    const usage = {
       addUsage: (batch: Parameters<MemoryKeyStore['addUsage']>[0]) => {
         if (failNext) return Promise.reject(new Error('down'));
         return store.addUsage(batch);
       },
-    });
-    const recorder = new UsageRecorder({ store: usageStore, interval: 0, clock: () => now, telemetry: sdk.options });
+      getUsage: store.getUsage.bind(store),
+      getActivity: store.getActivity.bind(store),
+    };
+    const usageStore = { [CAPABILITIES]: { usage } };
+    const recorder = new UsageRecorder({ store: usageStore, intervalMs: 0, clock: () => now, telemetry: sdk.options });
     await authenticate(request(open.secret), store, { onResult: recorder.record });
     now += 4_000;
     await authenticate(request(open.secret), store, { onResult: recorder.record });

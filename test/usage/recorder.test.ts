@@ -1,5 +1,5 @@
 import { type AuthRequest, authenticate, type KeygateEvent, KeyManager, MemoryKeyStore, UsageRecorder } from 'keygate';
-import type { UsageBatch } from 'keygate/store-kit';
+import { CAPABILITIES, type UsageBatch } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
 const T0 = Date.parse('2026-11-22T23:59:00Z');
@@ -11,7 +11,7 @@ async function setup(extra: Partial<ConstructorParameters<typeof UsageRecorder>[
   const store = new MemoryKeyStore();
   const events: KeygateEvent[] = [];
   const keys = new KeyManager({ store, clock });
-  const usage = new UsageRecorder({ store, interval: 0, clock, onEvent: (e) => void events.push(e), ...extra });
+  const usage = new UsageRecorder({ store, intervalMs: 0, clock, onEvent: (e) => void events.push(e), ...extra });
   const managed = new KeyManager({ store, clock, usage });
   const { secret, key } = await keys.create({
     accountId: 'acct_1',
@@ -83,7 +83,7 @@ describe('UsageRecorder', () => {
       getUsage: s.store.getUsage.bind(s.store),
       getActivity: s.store.getActivity.bind(s.store),
     };
-    const usage = new UsageRecorder({ store: flaky, interval: 0, clock: () => T0 });
+    const usage = new UsageRecorder({ store: { [CAPABILITIES]: { usage: flaky } }, intervalMs: 0, clock: () => T0 });
     const req: AuthRequest = { headers: { 'x-api-key': s.secret }, ip: '203.0.113.9' };
     for (let i = 0; i < 7; i++) await authenticate(req, s.store, { onResult: usage.record });
     await expect(usage.flush()).rejects.toThrow('down');
@@ -181,7 +181,7 @@ describe('UsageRecorder', () => {
     for (const [spike, field] of refused) {
       let thrown: unknown;
       try {
-        new UsageRecorder({ store, interval: 0, spike: spike as never });
+        new UsageRecorder({ store, intervalMs: 0, spike: spike as never });
       } catch (err) {
         thrown = err;
       }
@@ -190,9 +190,9 @@ describe('UsageRecorder', () => {
     }
     // Values in range are taken, zero included where it means "none".
     expect(
-      () => new UsageRecorder({ store, interval: 0, spike: { factor: 1.5, minRequests: 0, warmupMinutes: 0 } }),
+      () => new UsageRecorder({ store, intervalMs: 0, spike: { factor: 1.5, minRequests: 0, warmupMinutes: 0 } }),
     ).not.toThrow();
-    expect(() => new UsageRecorder({ store, interval: 0, spike: {} })).not.toThrow();
+    expect(() => new UsageRecorder({ store, intervalMs: 0, spike: {} })).not.toThrow();
   });
 
   it('raises no spike alarm in a key’s first minutes of traffic', async () => {

@@ -67,7 +67,7 @@ describe('rate limits in the e-mail service', () => {
   it('counts rate_limited as a denial in the key’s usage', async () => {
     let recorder: UsageRecorder | undefined;
     svc = await startService('memory', 1000, ({ store }) => {
-      recorder = new UsageRecorder({ store, interval: 0 });
+      recorder = new UsageRecorder({ store, intervalMs: 0 });
       return { usage: recorder };
     });
     const key = await limitedKey(svc, 2);

@@ -88,7 +88,7 @@ export async function startService(
     store: stores.store,
     ledger: stores.ledger,
     resolver: dns.resolver,
-    dnsTimeout: 200,
+    dnsTimeoutMs: 200,
     rateLimiter: stores.limiter,
     ...appOptions(stores),
   });

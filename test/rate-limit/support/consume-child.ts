@@ -27,11 +27,11 @@ async function open(): Promise<{ limiter: RateLimiter; end: () => Promise<void> 
     const pool = new pg.Pool({ connectionString: args.url, max: 4 });
     // Connections are opened before `go`, so that the requests race each other, not the connection set-up.
     await Promise.all(Array.from({ length: 4 }, () => pool.query('SELECT 1')));
-    const limiter = new PostgresRateLimiter({ client: pool, schema: args.namespace, timeout: 30_000 });
+    const limiter = new PostgresRateLimiter({ client: pool, schema: args.namespace, timeoutMs: 30_000 });
     return { limiter, end: () => pool.end() };
   }
   const client = await createClient({ url: args.url }).connect();
-  const limiter = new RedisRateLimiter({ client, prefix: args.namespace, timeout: 30_000 });
+  const limiter = new RedisRateLimiter({ client, prefix: args.namespace, timeoutMs: 30_000 });
   // Loads the script before `go` (a cost of 0 counts nothing).
   await limiter.consume(args.keyId, { limit: args.limit, windowMs: args.windowMs }, 0);
   return { limiter, end: async () => client.destroy() };

@@ -40,7 +40,7 @@ if (args.role === 'revoke') {
   await new KeyManager({ store }).revoke(args.id as string);
   say({ event: 'revoked', startedAt, returnedAt: now() });
 } else {
-  const cached = new CachedKeyStore(store, { ttl: 60_000 });
+  const cached = new CachedKeyStore(store, { ttlMs: 60_000 });
   const off = store.subscribe((change) => {
     if (change.type === 'updated') say({ event: 'channel' });
   });

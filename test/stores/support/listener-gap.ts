@@ -1,4 +1,5 @@
 import { type AuthResult, authenticate, CachedKeyStore, KeyManager, type WritableKeyStore } from 'keygate';
+import { capabilityOf } from 'keygate/store-kit';
 
 interface Gap {
   /** The store whose change channel is cut; a cache over it holds the key. */
@@ -8,20 +9,20 @@ interface Gap {
   cut(): Promise<void>;
   restore(): Promise<void>;
   /** How long to wait for the refusal once restored, in milliseconds. */
-  patience: number;
+  patienceMs: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const refused = (result: AuthResult) => !result.ok && result.code === 'revoked_api_key';
 
 /** Resolves once `store`'s channel delivers a change written through `peer`: the channel is live. */
-async function channelLive(store: WritableKeyStore, peer: KeyManager, patience: number): Promise<void> {
+async function channelLive(store: WritableKeyStore, peer: KeyManager, patienceMs: number): Promise<void> {
   const probe = await peer.create({ accountId: 'acct_gap', name: 'probe', mode: 'test' });
   let seen = false;
-  const off = store.subscribe?.((c) => {
+  const off = capabilityOf(store, 'changes')?.subscribe((c) => {
     if (c.type !== 'resync' && c.id === probe.key.id) seen = true;
   });
-  for (let i = 0; !seen && i * 50 < patience; i++) {
+  for (let i = 0; !seen && i * 50 < patienceMs; i++) {
     await peer.update(probe.key.id, { name: `probe ${i}` });
     await sleep(50);
   }
@@ -33,15 +34,15 @@ async function channelLive(store: WritableKeyStore, peer: KeyManager, patience: 
  * The reconnection-gap scenario: a cache over `store` holds an allowed key; the channel is cut; `peer` revokes
  * the key during the gap (so the cache never hears of it); the channel is restored. Returns what the
  * cache answered during the gap, its first refusal as revoked after the restore (or its last answer,
- * when `patience` ran out) and the milliseconds from the restore to that answer.
+ * when `patienceMs` ran out) and the milliseconds from the restore to that answer.
  */
 export async function revokeDuringGap(gap: Gap): Promise<{ duringGap: AuthResult; after: AuthResult; ms: number }> {
   const peerKeys = new KeyManager({ store: gap.peer });
   const { secret, key } = await peerKeys.create({ accountId: 'acct_gap', name: 'victim', mode: 'live' });
-  const cached = new CachedKeyStore(gap.store, { ttl: 60_000 });
-  const auth = () => authenticate({ headers: { 'x-api-key': secret } }, cached, { timeout: 500 });
+  const cached = new CachedKeyStore(gap.store, { ttlMs: 60_000 });
+  const auth = () => authenticate({ headers: { 'x-api-key': secret } }, cached, { timeoutMs: 500 });
   try {
-    await channelLive(gap.store, peerKeys, gap.patience);
+    await channelLive(gap.store, peerKeys, gap.patienceMs);
     if (!(await auth()).ok) throw new Error('the key should authenticate before the gap');
     await gap.cut();
     await peerKeys.revoke(key.id);
@@ -49,7 +50,7 @@ export async function revokeDuringGap(gap: Gap): Promise<{ duringGap: AuthResult
     const restoredAt = performance.now();
     await gap.restore();
     let after = await auth();
-    while (!refused(after) && performance.now() - restoredAt < gap.patience) {
+    while (!refused(after) && performance.now() - restoredAt < gap.patienceMs) {
       await sleep(10);
       after = await auth();
     }

@@ -30,7 +30,7 @@ async function open() {
 
 const { store, end } = await open();
 const cached = new CachedKeyStore(store);
-const usage = new UsageRecorder({ store, interval: 50 });
+const usage = new UsageRecorder({ store, intervalMs: 50 });
 const send = (ip: string, permissions: string[]) =>
   authenticate({ headers: { 'x-api-key': args.secret }, ip }, cached, { permissions, onResult: usage.record });
 const plan: Array<() => Promise<unknown>> = [

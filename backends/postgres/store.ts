@@ -102,6 +102,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
    * await store.migrate(); // at start-up, before the first request; a second call does nothing
    */
   async migrate(): Promise<{ applied: number[] }> {
+    if (await this.isCurrent()) return { applied: [] };
     const s = `"${this.schema}"`;
     return this.sql.transaction(async (q) => {
       await q('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, this.schema]);
@@ -121,6 +122,20 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore {
       }
       return { applied };
     });
+  }
+
+  // Every CLI command opens the store and migrates it: when nothing is to apply, two reads answer that
+  // without the transaction, the advisory lock and the DDL (the schema itself is only created by a migration).
+  private async isCurrent(): Promise<boolean> {
+    const migrations = `"${this.schema}".keygate_migrations`;
+    const { rows } = await this.sql.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [
+      migrations,
+    ]);
+    if (!rows[0]?.present) return false;
+    const { rows: latest } = await this.sql.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${migrations}`,
+    );
+    return Number(latest[0]?.version ?? 0) >= MIGRATIONS.length;
   }
 
   findByHash(hash: string): Promise<ApiKeyRecord | null> {

@@ -1,6 +1,7 @@
 // Where keys and balances live: both in one database (PGlite or PostgreSQL), or both in memory; and
 // where rate limits are counted: in PostgreSQL when several instances may share it, else in memory.
 import { MemoryKeyStore, MemoryRateLimiter } from 'keygate';
+import { databaseProblem } from './database-url.js';
 import { MemoryLedger, SqlLedger } from './ledger.js';
 import { createPrivateFolder, restrictFolder } from './private-folder.js';
 
@@ -78,7 +79,8 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
     if (!databaseUrl) await restrictFolder(dataDir); // PGlite unpacks its first files as 0666
   } catch (err) {
     await closeStore();
-    throw err;
+    // The first queries are where a wrong DATABASE_URL shows: one line naming it and the fix.
+    throw databaseUrl ? databaseProblem(databaseUrl, err) : err;
   }
   return {
     store,

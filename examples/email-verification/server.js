@@ -231,12 +231,17 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   try {
     started = await main();
   } catch (err) {
-    // A setting (PORT, DATABASE_URL, ...) is one line that names it and the fix; a bad argument, that
-    // line and the usage; anything else, its stack.
-    const badArgument =
-      err instanceof TypeError && /** @type {{ code?: string }} */ (err).code?.startsWith('ERR_PARSE_ARGS');
+    // A setting (PORT, DATABASE_URL, ...) or a data folder another process holds is one line that says
+    // what to do; a bad argument, that line and the usage; anything else, its stack.
+    const code = /** @type {{ code?: unknown }} */ (err)?.code;
+    const badArgument = err instanceof TypeError && typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
     if (err instanceof SettingError) console.error(err.message);
-    else console.error(badArgument ? `${/** @type {Error} */ (err).message}\n${USAGE}` : err);
+    else if (code === 'store_locked') {
+      console.error(
+        `${/** @type {Error} */ (err).message}: stop that process first, or give this one another folder ` +
+          '(npm start -- --data-dir DIR) or DATABASE_URL',
+      );
+    } else console.error(badArgument ? `${/** @type {Error} */ (err).message}\n${USAGE}` : err);
     process.exit(1);
   }
   for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {

@@ -3,8 +3,11 @@
 // PostgreSQL URL at all. Never the driver's stack.
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openPGliteFolder } from 'keygate/postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, ROOT } from '../../cli/support/keygate.js';
 import { PG_URL, RUN_ID, serviceAvailable } from '../../stores/support/services.js';
@@ -67,6 +70,25 @@ describe('npm start, when it cannot start', { timeout: 60_000 }, () => {
       expect(lines[0]).toContain(`e.g. DATABASE_URL=${url.replace('//', '//postgres@')}`);
     },
   );
+
+  it('a data folder another process holds is one line saying what to do, and exit code 1', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keygate-email-held-'));
+    const held = await openPGliteFolder(dir); // this test process plays the running service
+    try {
+      const run = await startProcess(['--data-dir', dir], { PORT: '0' });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trimEnd().split('\n')).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^${dir} is held by process ${process.pid} .*: stop that process first, or give this one another folder`,
+          ),
+        ),
+      ]);
+    } finally {
+      await held.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   it('a DATABASE_URL no server answers is one line naming DATABASE_URL, and exit code 1', async () => {
     const run = await startProcess([], { PORT: '0', DATABASE_URL: REFUSED });

@@ -61,9 +61,13 @@ const errorsFromRoot: Plugin = {
   },
 };
 
+// `KEYGATE_SKIP_DTS=1` builds the JavaScript alone (what `npm start` needs, in seconds); `npm run build`
+// and `npm test` leave it unset and build the type declarations too.
+const declarations = process.env.KEYGATE_SKIP_DTS !== '1';
+
 const library: Options = {
   format: ['esm', 'cjs'],
-  dts: true,
+  dts: declarations,
   tsconfig: 'tsconfig.node.json',
   target: 'es2022',
   platform: 'neutral',
@@ -78,7 +82,7 @@ export default defineConfig([
   {
     ...library,
     entry: entries,
-    dts: { entry: { ...entries, ...kits } },
+    dts: declarations && { entry: { ...entries, ...kits } },
     clean: Object.keys(kits).map((name) => `!${name}.{js,cjs}`),
   },
   { ...library, entry: kits, dts: false, esbuildPlugins: [errorsFromRoot] },

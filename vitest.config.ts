@@ -10,6 +10,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
+    // After every file: no test left keygate's tables in PostgreSQL's public schema or Redis's default prefixes.
+    globalSetup: ['test/support/no-leftovers.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },

@@ -18,5 +18,6 @@ process.exitCode = await runCli(process.argv.slice(2), {
   env: process.env,
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
+  terminal: process.stdout.isTTY === true,
   ...(confirm ? { confirm } : {}),
 });

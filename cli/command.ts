@@ -46,6 +46,8 @@ export interface CommandContext {
   manager(): Promise<KeyManager>;
   /** Asks a yes/no question on a terminal; undefined when there is none. */
   confirm: ((question: string) => Promise<boolean>) | undefined;
+  /** Whether stdout is a terminal (a person reads it) rather than a pipe or a file (a script does). */
+  terminal: boolean;
 }
 
 /** What a command printed: `json` with `--json`, `text` otherwise. */

@@ -15,11 +15,56 @@ export function formatKey(key: ManagedKey): string {
     ['allowed ips', key.allowedIps.join(', ') || '(any address)'],
     ['created', `${key.createdAt} (${key.ageDays} days ago${key.rotationDue ? ', rotation due' : ''})`],
     ['expires', key.expiresAt ?? 'never'],
-    ['rate limit', formatRateLimit(key.rateLimit)],
+    ['rate limit', key.rateLimit ? formatRateLimit(key.rateLimit) : 'default (no limit of its own)'],
   ];
   if (key.rotatedFrom) lines.push(['rotated from', key.rotatedFrom]);
   if (key.rotatedTo) lines.push(['rotated to', key.rotatedTo]);
   return lines.map(([label, value]) => `  ${label.padEnd(12)} ${value}`).join('\n');
+}
+
+/** The widest a name gets in the table; a longer one is cut, with `…` (`keys show` prints it whole). */
+const NAME_WIDTH = 32;
+
+/** An ISO timestamp to the minute, in UTC: `2026-11-24 16:31`. */
+function minute(iso: string): string {
+  return new Date(iso).toISOString().slice(0, 16).replace('T', ' ');
+}
+
+/**
+ * Keys as a table, one line each: id, name, mode, status, hint, created and last used (UTC, to the
+ * minute), under a header line; `lastUsed` maps a key id to its last use (absent or null: never).
+ *
+ * @example
+ * formatKeyTable(keys, new Map([[keys[0].id, '2026-11-24T16:31:05.000Z']]));
+ * // ID                        NAME  MODE  STATUS  HINT           CREATED (UTC)     LAST USED (UTC)
+ * // key_AxqlFECAiVvjuluiMkfI  ci    test  active  mk_test_…NgG3  2026-11-20 09:12  2026-11-24 16:31
+ */
+export function formatKeyTable(keys: readonly ManagedKey[], lastUsed: ReadonlyMap<string, string | null>): string {
+  const cut = (name: string) => (name.length > NAME_WIDTH ? `${name.slice(0, NAME_WIDTH - 1)}…` : name);
+  const rows = [
+    ['ID', 'NAME', 'MODE', 'STATUS', 'HINT', 'CREATED (UTC)', 'LAST USED (UTC)'],
+    ...keys.map((key) => {
+      const used = lastUsed.get(key.id);
+      return [
+        key.id,
+        cut(key.name),
+        key.mode,
+        key.status,
+        key.hint,
+        minute(key.createdAt),
+        used ? minute(used) : 'never',
+      ];
+    }),
+  ];
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function minutes(ms: number): string {

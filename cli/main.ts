@@ -12,6 +12,8 @@ export interface CliIo {
   err(text: string): void;
   /** Asks a yes/no question on a terminal; undefined when there is no terminal to ask on. */
   confirm?: (question: string) => Promise<boolean>;
+  /** Whether `out` writes to a terminal: human-sized views by default. @default false */
+  terminal?: boolean;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       flags: call.flags,
       manager: () => store.manager(url, pepper),
       confirm: io.confirm,
+      terminal: io.terminal ?? false,
     });
     io.out(json ? JSON.stringify(output.json, null, 2) : output.text);
     return 0;

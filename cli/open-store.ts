@@ -12,13 +12,15 @@ export const DEFAULT_STORE = 'pglite:./.keygate';
 
 /**
  * Opens the store a URL names: `pglite:<dir>` (embedded PostgreSQL in a folder, locked for this
- * process), `postgres://…` or `postgresql://…` (a PostgreSQL server), `redis://…` or `rediss://…`.
- * SQL stores are migrated on open. Drivers load only when their scheme is used, so each stays an
- * optional dependency.
+ * process), `postgres://…` or `postgresql://…` (a PostgreSQL server; `?schema=NAME` keeps the tables
+ * in that schema, default `public`), `redis://…` or `rediss://…` (`?prefix=P` puts every key under
+ * `P`, default the store's own). SQL stores are migrated on open. Drivers load only when their scheme
+ * is used, so each stays an optional dependency.
  *
  * @throws StoreLockedError when another live process (a running service) holds the PGlite folder.
  * @example
  * const { store, close } = await openStore('pglite:./.keygate');
+ * await openStore('postgres://app@db.internal/keys?schema=keygate');
  */
 export async function openStore(url: string): Promise<OpenedStore> {
   if (url.startsWith('pglite:')) return openPGlite(url.slice('pglite:'.length));
@@ -45,11 +47,25 @@ async function openPGlite(dir: string): Promise<OpenedStore> {
   }
 }
 
-async function openPostgres(url: string): Promise<OpenedStore> {
+/**
+ * Takes keygate's own parameter `name` out of a store URL, so the driver never sees it.
+ *
+ * @returns the URL without it, and its value (undefined when absent)
+ */
+function ownParameter(url: string, name: string): { url: string; value: string | undefined } {
+  const parsed = new URL(url);
+  const value = parsed.searchParams.get(name) ?? undefined;
+  parsed.searchParams.delete(name);
+  return { url: parsed.toString(), value };
+}
+
+async function openPostgres(given: string): Promise<OpenedStore> {
+  const { url, value: schema } = ownParameter(given, 'schema');
   const [pg, { PostgresKeyStore }] = await Promise.all([import('pg'), import('keygate/postgres')]);
   const Pool = (pg as unknown as { default?: typeof import('pg') }).default?.Pool ?? pg.Pool;
+  // A pool connects on its first query: a bad schema name throws here with nothing opened.
   const pool = new Pool({ connectionString: url, max: 2 });
-  const store = new PostgresKeyStore({ client: pool });
+  const store = new PostgresKeyStore({ client: pool, ...(schema === undefined ? {} : { schema }) });
   try {
     await store.migrate();
   } catch (err) {
@@ -59,12 +75,13 @@ async function openPostgres(url: string): Promise<OpenedStore> {
   return { store, close: () => closeAll(store, () => pool.end()) };
 }
 
-async function openRedis(url: string): Promise<OpenedStore> {
+async function openRedis(given: string): Promise<OpenedStore> {
+  const { url, value: prefix } = ownParameter(given, 'prefix');
   const [{ createClient }, { RedisKeyStore }] = await Promise.all([import('redis'), import('keygate/redis')]);
   const client = createClient({ url, socket: { reconnectStrategy: false } });
   client.on('error', () => {});
   await client.connect();
-  const store = new RedisKeyStore({ client: client as never });
+  const store = new RedisKeyStore({ client: client as never, ...(prefix === undefined ? {} : { prefix }) });
   return { store, close: () => closeAll(store, () => client.close()) };
 }
 

@@ -9,7 +9,7 @@ export const GLOBAL_FLAGS = {
   store: {
     kind: 'string',
     value: 'URL',
-    help: `pglite:<dir>, postgres://… or redis://… (default: KEYGATE_STORE, else ${DEFAULT_STORE})`,
+    help: `pglite:<dir>, postgres://…[?schema=S] or redis://…[?prefix=P] (default: KEYGATE_STORE, else ${DEFAULT_STORE})`,
   },
   pepper: {
     kind: 'string',

@@ -1,8 +1,9 @@
 // The `keygate keys ...` commands: one table entry each (words, arguments, flags, help, handler).
 import { type CreatedKey, InvalidInputError, KeyNotFoundError, type UpdateKeyInput } from 'keygate';
+import { quote } from 'keygate/store-kit';
 import { type Command, type CommandOutput, command, type FlagValues } from '../command.js';
 import { formatDuration } from '../duration.js';
-import { formatKey, formatRotationStatus } from '../format.js';
+import { formatKey, formatKeyTable, formatRotationStatus } from '../format.js';
 import { parseRateLimit } from '../rate-limit.js';
 
 // Flags more than one command takes, declared once.
@@ -17,7 +18,7 @@ const rateLimit = {
   kind: 'string',
   value: 'N/DURATION',
   example: '100/1m',
-  help: 'at most N requests per DURATION, counted when the service has a rate limiter (default: none of its own)',
+  help: "at most N requests per DURATION, counted when the service has a rate limiter (default: the service's default)",
 } as const;
 const quietFor = {
   kind: 'duration',
@@ -69,13 +70,28 @@ const list = command({
   flags: {
     account,
     'unused-for': { kind: 'duration', example: '90d', help: 'only active keys with no traffic for this long' },
+    format: {
+      kind: 'string',
+      value: 'table|details',
+      help: 'one line per key, or every field of each key (default: table on a terminal, else details)',
+    },
   },
-  async run({ flags, manager }) {
+  async run({ flags, manager, terminal }) {
+    const format = flags.format ?? (terminal ? 'table' : 'details');
+    if (format !== 'table' && format !== 'details') {
+      throw new InvalidInputError('--format', `--format takes table or details, got ${quote(format)}`);
+    }
     const keys = await manager();
     const unusedMs = flags['unused-for'];
     // A duration flag arrives in milliseconds, the unit `unusedForMs` takes.
     const found = await keys.list(flags.account, unusedMs === undefined ? {} : { unusedForMs: unusedMs });
-    return { json: found, text: found.length ? found.map(formatKey).join('\n\n') : 'no keys' };
+    if (found.length === 0) return { json: found, text: 'no keys' };
+    if (format === 'details') return { json: found, text: found.map(formatKey).join('\n\n') };
+    // The last use of each key, as `keygate usage` reports it (a one-day report: its counts are not needed).
+    const today = new Date().toISOString().slice(0, 10);
+    const lastUsed = new Map<string, string | null>();
+    for (const key of found) lastUsed.set(key.id, (await keys.usage(key.id, { from: today, to: today })).lastUsedAt);
+    return { json: found, text: formatKeyTable(found, lastUsed) };
   },
 });
 
@@ -97,7 +113,11 @@ const updateFlags = {
   allow: { ...allow, help: 'the allow list from now on (repeat; replaces it)' },
   'clear-allow': { kind: 'boolean', help: 'empty the allow list: any address may use the key' },
   expires: { kind: 'string', value: 'ISO|never', help: 'a new expiry, or never' },
-  'rate-limit': { ...rateLimit, value: 'N/DURATION|none', help: 'a new rate limit, or none to remove its own' },
+  'rate-limit': {
+    ...rateLimit,
+    value: 'N/DURATION|default',
+    help: "a new rate limit, or default to remove its own (the service's default applies)",
+  },
 } as const;
 
 const update = command({

@@ -142,21 +142,22 @@ export function createApp({
 
   const app = express();
   app.disable('x-powered-by');
+  const routes = routeTable(app);
   app.set('trust proxy', trustProxy);
   // Before any body parser: the dashboard reads its own forms.
   if (dashboard) app.use(dashboard.basePath, toNodeHandler(dashboard));
 
-  app.get('/healthz', (_req, res) => {
+  routes.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  if (metricsHandler) app.get('/metrics', metricsHandler);
+  if (metricsHandler) routes.get('/metrics', metricsHandler);
 
-  app.post('/v1/email/verify', auth(['email:verify']), json, async (req, res) => {
+  routes.post('/v1/email/verify', auth(['email:verify']), json, async (req, res) => {
     const { email } = parseEmailBody(req.body);
     await billed(req, res, 'verify', 1, (live) => check(email, live));
   });
 
-  app.post('/v1/email/verify/batch', ...batchAuth(['email:verify']), async (req, res) => {
+  routes.post('/v1/email/verify/batch', ...batchAuth(['email:verify']), async (req, res) => {
     const { emails } = parseBatchBody(req.body);
     await billed(req, res, 'verify', emails.length, async (live) => {
       const results = await Promise.all(emails.map((email) => check(email, live)));
@@ -164,7 +165,7 @@ export function createApp({
     });
   });
 
-  app.post('/v1/email/score', auth(['email:score']), json, async (req, res) => {
+  routes.post('/v1/email/score', auth(['email:score']), json, async (req, res) => {
     const { email } = parseEmailBody(req.body);
     await billed(req, res, 'score', 1, async (live) => {
       const item = await check(email, live);
@@ -172,7 +173,7 @@ export function createApp({
     });
   });
 
-  app.post('/v1/contacts/find', auth(['contacts:find']), json, async (req, res) => {
+  routes.post('/v1/contacts/find', auth(['contacts:find']), json, async (req, res) => {
     const { asciiDomain: ascii, first, last } = parseFindBody(req.body);
     await billed(req, res, 'find', 1, async (live) => {
       const mx = live ? await lookupMx(ascii) : sandboxMx('found');
@@ -186,7 +187,7 @@ export function createApp({
     });
   });
 
-  app.get('/v1/account', auth([]), async (req, res) => {
+  routes.get('/v1/account', auth([]), async (req, res) => {
     const key = /** @type {import('keygate').PublicKey} */ (req.apiKey);
     const [balance, charges, keyUsage] = await Promise.all([
       ledger.balance(key.accountId),
@@ -203,7 +204,11 @@ export function createApp({
   });
 
   app.use((req, res) => {
-    sendProblem(res, 404, 'not_found', `There is no ${req.method} ${req.path}.`);
+    const allowed = routes.methodsOf(req.path);
+    if (allowed.length === 0) return sendProblem(res, 404, 'not_found', `There is no ${req.method} ${req.path}.`);
+    res.set('allow', allowed.join(', '));
+    if (req.method === 'OPTIONS') return res.status(204).end();
+    sendProblem(res, 405, 'method_not_allowed', `${req.path} takes ${allowed.join(', ')}, not ${req.method}.`);
   });
 
   app.use(
@@ -219,6 +224,36 @@ export function createApp({
     },
   );
   return app;
+}
+
+/**
+ * Registers routes on `app` through `get` and `post`, remembering each path's methods, so a request
+ * with another method gets 405 and an `Allow` header rather than 404. Paths match as Express matches
+ * them by default: case-insensitively, a trailing slash ignored; a GET route answers HEAD too.
+ *
+ * @param {import('express').Express} app
+ */
+function routeTable(app) {
+  /** @type {Map<string, string[]>} */
+  const methods = new Map();
+  /** @param {string} path */
+  const normal = (path) => path.toLowerCase().replace(/(.)\/$/, '$1');
+  /** @param {string} path @param {string[]} added */
+  const note = (path, added) => methods.set(normal(path), [...(methods.get(normal(path)) ?? []), ...added]);
+  return {
+    /** @type {(path: string, ...handlers: import('express').RequestHandler[]) => void} */
+    get(path, ...handlers) {
+      note(path, ['GET', 'HEAD']);
+      app.get(path, ...handlers);
+    },
+    /** @type {(path: string, ...handlers: import('express').RequestHandler[]) => void} */
+    post(path, ...handlers) {
+      note(path, ['POST']);
+      app.post(path, ...handlers);
+    },
+    /** @param {string} path @returns {string[]} the methods `path` takes; none when it is no route */
+    methodsOf: (path) => methods.get(normal(path)) ?? [],
+  };
 }
 
 /**

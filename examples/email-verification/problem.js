@@ -4,6 +4,7 @@ const TITLES = Object.freeze({
   invalid_request: 'Invalid request',
   insufficient_credits: 'Insufficient credits',
   not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
   ledger_unavailable: 'Billing unavailable',
   internal_error: 'Internal error',
 });

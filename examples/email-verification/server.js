@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { KeyManager, UsageRecorder } from 'keygate';
 import { createApp, PRICES } from './app.js';
 import { createDashboard, dashboardWelcome, loadDashboardSecret } from './dashboard.js';
+import { databaseUrlOf } from './database-url.js';
 import { prometheusMetrics } from './metrics.js';
 import { dashboardSecretOf, portOf, SettingError, trustProxyOf } from './settings.js';
 import { openStores } from './stores.js';
@@ -63,8 +64,9 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
   // Before any store opens: an unsafe proxy setting never starts the service.
   const trustProxy = trustProxyOf(env.TRUST_PROXY, host);
   const givenSecret = dashboardSecretOf(env.KEYGATE_DASHBOARD_SECRET);
+  const databaseUrl = args.memory ? undefined : databaseUrlOf(env.DATABASE_URL);
 
-  const stores = await openStores({ memory: args.memory, databaseUrl: env.DATABASE_URL, dataDir: args['data-dir'] });
+  const stores = await openStores({ memory: args.memory, databaseUrl, dataDir: args['data-dir'] });
   let server;
   /** @type {UsageRecorder | undefined} */
   let usage;
@@ -73,7 +75,7 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
     const demo = await seed(keys, stores.ledger, args['new-keys']);
     const metrics = prometheusMetrics();
     usage = new UsageRecorder({ store: stores.store, telemetry: metrics.telemetry });
-    const database = !args.memory && Boolean(env.DATABASE_URL);
+    const database = databaseUrl !== undefined;
     const dataDir = args.memory || database ? null : args['data-dir'];
     const secret = await loadDashboardSecret({ given: givenSecret, dataDir, database });
     const ui = createDashboard({
@@ -98,7 +100,11 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
       dnsTimeoutMs: env.DNS_TIMEOUT_MS ? Number(env.DNS_TIMEOUT_MS) : undefined,
     });
     server = app.listen(port, host);
-    await once(server, 'listening');
+    await once(server, 'listening').catch((/** @type {NodeJS.ErrnoException} */ err) => {
+      throw err.code === 'EADDRINUSE'
+        ? new SettingError('PORT', `port ${port} is in use: set PORT to a free port (PORT=0 picks any)`)
+        : err;
+    });
     const { port: actual } = /** @type {import('node:net').AddressInfo} */ (server.address());
     const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
     const url = `http://${shown}:${actual}`;
@@ -150,6 +156,19 @@ async function seed(keys, ledger, newKeys) {
   return { created, existing, balance: await ledger.balance(DEMO_ACCOUNT) };
 }
 
+/** How many existing keys a start lists, newest first; more are counted, and the CLI lists them all. */
+const LISTED_KEYS = 5;
+
+/**
+ * What a CLI line needs said when the CLI must wait for the server: a PGlite folder has one process
+ * at a time (the running service holds it); PostgreSQL serves both at once.
+ *
+ * @param {string} cliStore the `--store` value
+ */
+function stopFirst(cliStore) {
+  return cliStore.startsWith('pglite:') ? ' (with the server stopped: it holds the PGlite folder)' : '';
+}
+
 /**
  * The start-up message: new keys with working curl lines, or, when the keys already exist, their
  * hints and how to get new ones (a secret is shown only when it is created).
@@ -182,17 +201,24 @@ function welcome({ url, created, existing, balance, cliStore }) {
     );
   }
   if (existing.length > 0) {
+    const newest = existing.slice(-LISTED_KEYS).reverse();
     lines.push(
       '',
-      `Keys that already exist (secrets were printed when they were created and are not stored): ${existing
-        .map((k) => `${k.hint} (${k.name})`)
-        .join(', ')}`,
+      `${existing.length} active key${existing.length === 1 ? '' : 's'} already exist${existing.length === 1 ? 's' : ''} ` +
+        '(secrets were printed when they were created and are not stored)' +
+        (existing.length > newest.length ? `; the newest ${newest.length}:` : ':'),
+      ...newest.map((k) => `  ${k.hint}  ${k.name}`),
     );
+    if (existing.length > newest.length && cliStore) {
+      lines.push(
+        `  all of them: node dist/cli.js keys list --store ${cliStore} --account ${DEMO_ACCOUNT}${stopFirst(cliStore)}`,
+      );
+    }
     if (created.length === 0) {
       lines.push(
         'New keys: restart with `npm start -- --new-keys`',
         cliStore
-          ? `  or, with the server stopped: node dist/cli.js keys create --store ${cliStore} --account ${DEMO_ACCOUNT} --name mine --mode live --permission email:verify`
+          ? `  or: node dist/cli.js keys create --store ${cliStore} --account ${DEMO_ACCOUNT} --name mine --mode live --permission email:verify${stopFirst(cliStore)}`
           : '',
       );
     }
@@ -207,10 +233,17 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   try {
     started = await main();
   } catch (err) {
-    const usage =
-      err instanceof SettingError ||
-      (err instanceof TypeError && /** @type {{ code?: string }} */ (err).code?.startsWith('ERR_PARSE_ARGS'));
-    console.error(usage ? `${/** @type {Error} */ (err).message}\n${USAGE}` : err);
+    // A setting (PORT, DATABASE_URL, ...) or a data folder another process holds is one line that says
+    // what to do; a bad argument, that line and the usage; anything else, its stack.
+    const code = /** @type {{ code?: unknown }} */ (err)?.code;
+    const badArgument = err instanceof TypeError && typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS');
+    if (err instanceof SettingError) console.error(err.message);
+    else if (code === 'store_locked') {
+      console.error(
+        `${/** @type {Error} */ (err).message}: stop that process first, or give this one another folder ` +
+          '(npm start -- --data-dir DIR) or DATABASE_URL',
+      );
+    } else console.error(badArgument ? `${/** @type {Error} */ (err).message}\n${USAGE}` : err);
     process.exit(1);
   }
   for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) {

@@ -2,6 +2,7 @@
 // where rate limits are counted: in PostgreSQL when several instances may share it, else in memory.
 import { MemoryKeyStore, MemoryRateLimiter } from 'keygate';
 import { MemoryDashboardStore } from 'keygate/dashboard';
+import { databaseProblem } from './database-url.js';
 import { MemoryLedger, SqlLedger } from './ledger.js';
 import { createPrivateFolder, restrictFolder } from './private-folder.js';
 
@@ -86,7 +87,8 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
     if (!databaseUrl) await restrictFolder(dataDir); // PGlite unpacks its first files as 0666
   } catch (err) {
     await closeStore();
-    throw err;
+    // The first queries are where a wrong DATABASE_URL shows: one line naming it and the fix.
+    throw databaseUrl ? databaseProblem(databaseUrl, err) : err;
   }
   return {
     store,

@@ -1,8 +1,9 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PG_URL, serviceAvailable } from '../stores/support/services.js';
+import { PG_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { ensureBuilt, type Run, keygate as runKeygate } from './support/keygate.js';
 
 // The CLI as a user runs it: the built `keygate` binary in a child process.
@@ -15,11 +16,22 @@ const keygate = (store: string, ...args: string[]) => runKeygate({ store, cwd: d
 
 const json = (run: Run) => JSON.parse(run.stdout);
 
-const pg = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
+const pgUp = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
+// A schema of this run's own (the URL's `schema` parameter), dropped afterwards: nothing lands in public.
+const SCHEMA = `keygate_cli_${RUN_ID}`;
+const pgStore = new URL(PG_URL);
+pgStore.searchParams.set('schema', SCHEMA);
 const stores: Array<[string, string | undefined]> = [
   ['PGlite folder', `pglite:${join(dir, 'db')}`],
-  ['PostgreSQL server', pg ? PG_URL : undefined],
+  ['PostgreSQL server', pgUp ? pgStore.toString() : undefined],
 ];
+afterAll(async () => {
+  if (!pgUp) return;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
+  await admin.end();
+});
 
 describe.each(stores)('keygate CLI on %s', (_, store) => {
   const run = (...args: string[]) => keygate(store as string, ...args);
@@ -195,6 +207,57 @@ describe.each(stores)('keygate CLI on %s', (_, store) => {
     },
     120_000,
   );
+});
+
+describe.skipIf(!pgUp)('keygate CLI on PostgreSQL with ?schema=NAME', () => {
+  const tablesIn = async (schema: string) => {
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ table_name: string }>(
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name LIKE 'keygate%'`,
+        [schema],
+      );
+      return rows.map((row) => row.table_name);
+    } finally {
+      await admin.end();
+    }
+  };
+
+  it('keeps its tables in that schema, and the driver never sees the parameter', async () => {
+    const own = `${SCHEMA}_own`;
+    const url = new URL(PG_URL);
+    url.searchParams.set('schema', own);
+    try {
+      const created = await keygate(
+        url.toString(),
+        'keys',
+        'create',
+        '--account',
+        'acct_s',
+        '--name',
+        'n',
+        '--mode',
+        'test',
+      );
+      expect(created.code).toBe(0);
+      expect(await tablesIn(own)).toContain('keygate_keys');
+    } finally {
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS "${own}" CASCADE`);
+      await admin.end();
+    }
+  });
+
+  it('refuses a schema name that is not a lower-case identifier, naming schema, and creates nothing', async () => {
+    const url = new URL(PG_URL);
+    url.searchParams.set('schema', 'Not-A-Schema');
+    const run = await keygate(url.toString(), 'keys', 'list', '--account', 'a', '--json');
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'invalid_input', field: 'schema' });
+    expect(await tablesIn('Not-A-Schema')).toEqual([]);
+  });
 });
 
 describe('keygate CLI without a store', () => {

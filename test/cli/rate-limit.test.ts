@@ -53,16 +53,25 @@ describe('keygate keys --rate-limit', { timeout: 60_000 }, () => {
     expect(list.stdout).toMatch(new RegExp(`^ {2}rate limit +${shown.replace('.', '\\.')}$`, 'm'));
   });
 
-  it('update --rate-limit none removes the key’s own limit', async () => {
-    const updated = await run('keys', 'update', id, '--rate-limit', 'none', '--json');
-    expect(updated.code).toBe(0);
-    expect(json(updated).rateLimit).toBeNull();
-    expect((await run('keys', 'show', id)).stdout).toMatch(/^ {2}rate limit +none$/m);
-  });
+  // A key without a limit of its own is held to the service's default limit, not unlimited: it says so.
+  it.each([['default'], ['none']])(
+    'update --rate-limit %s removes the key’s own limit, and show says the default applies',
+    async (word) => {
+      await run('keys', 'update', id, '--rate-limit', '100/1m');
+      const updated = await run('keys', 'update', id, '--rate-limit', word, '--json');
+      expect(updated.code).toBe(0);
+      expect(json(updated).rateLimit).toBeNull();
+      const shown = (await run('keys', 'show', id)).stdout;
+      expect(shown).toMatch(/^ {2}rate limit +default \(no limit of its own\)$/m);
+      expect(shown).not.toMatch(/^ {2}rate limit +none/m);
+    },
+  );
 
-  it('a key created without the flag has none', async () => {
-    const created = await run('keys', 'create', '--account', account, '--name', 'plain', '--mode', 'live', '--json');
-    expect(json(created).key.rateLimit).toBeNull();
+  it('a key created without the flag has no limit of its own, shown as default', async () => {
+    const created = await run('keys', 'create', '--account', account, '--name', 'plain', '--mode', 'live');
+    expect(created.stdout).toMatch(/^ {2}rate limit +default \(no limit of its own\)$/m);
+    const id = /^Created (key_\w+)/.exec(created.stdout)?.[1] as string;
+    expect(json(await run('keys', 'show', id, '--json')).rateLimit).toBeNull();
   });
 
   it.each([

@@ -1,4 +1,8 @@
 // keygate/fetch and keygate/hono on real workerd (miniflare), bundled as a Workers build would be.
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { generateKey } from 'keygate';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,12 +61,28 @@ describe.each([
 describe('examples/hono-workers', () => {
   const secret = generateKey({ mode: 'test' });
   let worker: Miniflare;
+  // The example is a package of its own that depends on keygate as `file:../..`: what its `npm install`
+  // links into its node_modules, a temporary folder holds here.
+  const modules = mkdtempSync(join(tmpdir(), 'keygate-workers-modules-'));
   beforeAll(async () => {
-    worker = startWorker(await bundleWorker(new URL('../../examples/hono-workers/src/index.js', import.meta.url)), {
-      KEYGATE_DEMO_KEY: secret,
-    });
+    symlinkSync(fileURLToPath(new URL('../..', import.meta.url)), join(modules, 'keygate'), 'dir');
+    const entry = new URL('../../examples/hono-workers/src/index.js', import.meta.url);
+    worker = startWorker(await bundleWorker(entry, [modules]), { KEYGATE_DEMO_KEY: secret });
   });
-  afterAll(() => worker?.dispose());
+  afterAll(async () => {
+    await worker?.dispose();
+    rmSync(modules, { recursive: true, force: true });
+  });
+
+  it('is a package of its own (wrangler pinned, hono, keygate from this repository); git ignores .dev.vars and .wrangler/', () => {
+    const manifest = JSON.parse(
+      readFileSync(new URL('../../examples/hono-workers/package.json', import.meta.url), 'utf8'),
+    );
+    expect(manifest.dependencies).toMatchObject({ hono: expect.any(String), keygate: 'file:../..' });
+    expect(manifest.devDependencies.wrangler).toMatch(/^\d+\.\d+\.\d+$/); // pinned
+    const ignored = readFileSync(new URL('../../.gitignore', import.meta.url), 'utf8').split('\n');
+    expect(ignored).toEqual(expect.arrayContaining(['.dev.vars', '.wrangler/']));
+  });
 
   it.each([
     ['the demo key', secret, 200],

@@ -5,9 +5,11 @@ import { Miniflare } from 'miniflare';
 /**
  * Bundles a worker entry the way a Workers build would: `keygate` resolves to its sources (the
  * `source` condition) and `#digest` to the Web Crypto implementation (no `node` condition).
+ * `nodePaths`: more folders to find packages in, as an entry's own `node_modules` would hold them.
  */
-export async function bundleWorker(entry: string | URL): Promise<string> {
+export async function bundleWorker(entry: string | URL, nodePaths: string[] = []): Promise<string> {
   const result = await build({
+    nodePaths,
     entryPoints: [entry instanceof URL ? fileURLToPath(entry) : entry],
     bundle: true,
     write: false,

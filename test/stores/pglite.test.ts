@@ -90,6 +90,30 @@ describe('PostgresKeyStore over PGlite', () => {
     await reopened.close();
   });
 
+  it('migrating a schema that is already current only reads: no transaction, lock or DDL', async () => {
+    const db = await inMemory();
+    await new PostgresKeyStore({ client: db, schema: 'current' }).migrate();
+    const statements: string[] = [];
+    let transactions = 0;
+    const watched = {
+      query: (text: string, params?: unknown[]) => {
+        statements.push(text);
+        return db.query(text, params);
+      },
+      transaction: <T>(fn: Parameters<PGlite['transaction']>[0]) => {
+        transactions++;
+        return db.transaction(fn) as Promise<T>;
+      },
+      listen: db.listen.bind(db),
+    };
+    expect(await new PostgresKeyStore({ client: watched as never, schema: 'current' }).migrate()).toEqual({
+      applied: [],
+    });
+    expect(transactions).toBe(0);
+    expect(statements.length).toBeLessThanOrEqual(2);
+    expect(statements.every((text) => /^\s*SELECT\b/i.test(text))).toBe(true);
+  });
+
   it('refuses, in the database too, an UPDATE that would bring a revoked key back', async () => {
     const db = await inMemory();
     const store = new PostgresKeyStore({ client: db, schema: 'final_revocation' });

@@ -323,13 +323,42 @@ describe.each(BACKENDS)('e-mail verification service on %s', PGLITE, (backend) =
     it.each([
       ['GET', '/v1/nowhere', 'live'],
       ['GET', '/v1/nowhere', undefined],
-      ['GET', '/v1/email/verify', 'live'],
-      ['DELETE', '/v1/account', 'live'],
+      ['POST', '/v1/email', 'live'],
     ] as const)('%s %s gets 404 problem+json', async (method, path, which) => {
       const res = await svc.call(method, path, which ? svc.secrets[which] : undefined);
       expect(res.status).toBe(404);
       expect(res.type).toMatch(PROBLEM);
       expect(res.json).toMatchObject({ status: 404, code: 'not_found' });
+    });
+
+    it.each([
+      ['GET', '/v1/email/verify', 'live', 'POST'],
+      ['GET', '/v1/email/verify', undefined, 'POST'],
+      ['PUT', '/v1/email/verify/batch', 'live', 'POST'],
+      ['DELETE', '/v1/email/score', 'test', 'POST'],
+      ['GET', '/v1/contacts/find', 'live', 'POST'],
+      ['GET', '/V1/Email/Verify/', 'live', 'POST'],
+      ['DELETE', '/v1/account', 'live', 'GET, HEAD'],
+      ['POST', '/v1/account', 'live', 'GET, HEAD'],
+      ['POST', '/healthz', undefined, 'GET, HEAD'],
+    ] as const)(
+      '%s %s (a route for other methods) gets 405 problem+json with Allow: %s',
+      async (method, path, which, allow) => {
+        const before = await svc.balance();
+        const res = await svc.call(method, path, which ? svc.secrets[which] : undefined);
+        expect(res.status).toBe(405);
+        expect(res.headers.get('allow')).toBe(allow);
+        expect(res.type).toMatch(PROBLEM);
+        expect(res.json).toMatchObject({ status: 405, code: 'method_not_allowed', title: 'Method not allowed' });
+        expect(res.json.detail).toContain(allow);
+        expect(await svc.balance()).toBe(before);
+      },
+    );
+
+    it('OPTIONS on a route answers 204 with its methods in Allow', async () => {
+      const res = await svc.call('OPTIONS', '/v1/email/verify');
+      expect(res.status).toBe(204);
+      expect(res.headers.get('allow')).toBe('POST');
     });
   });
 });

@@ -3,9 +3,14 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { KeyManager } from 'keygate';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEMO_ACCOUNT } from '../../../examples/email-verification/server.js';
 import { openStores } from '../../../examples/email-verification/stores.js';
+import { PG_URL, RUN_ID, serviceAvailable } from '../../stores/support/services.js';
 import { DEMO_CREDITS, main, PGLITE, startMain as start } from './service.js';
+
+const pgUp = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 
 /** Runs a printed curl line the way a shell would, with fetch. */
 async function runCurl(line: string) {
@@ -115,6 +120,58 @@ describe('server.js main()', PGLITE, () => {
       expect(third.secrets).not.toContain(secrets[0]);
     } finally {
       await third.close();
+    }
+  });
+
+  it('a later start lists the existing keys one per line, newest first, at most 5, and the CLI line for all of them', async () => {
+    const dir = await tempDir();
+    const stores = await openStores({ dataDir: dir });
+    const keys = new KeyManager({ store: stores.store });
+    for (let i = 1; i <= 7; i++) {
+      await keys.create({ accountId: DEMO_ACCOUNT, name: `worker ${i}`, mode: 'live', permissions: ['email:verify'] });
+    }
+    const hints = (await keys.list(DEMO_ACCOUNT)).map((k) => k.hint);
+    await stores.close();
+
+    const s = await start(['--data-dir', dir]);
+    try {
+      expect(s.secrets).toEqual([]);
+      const at = s.lines.findIndex((line) => line.startsWith('7 active keys already exist'));
+      expect(s.lines[at]).toMatch(/the newest 5:$/);
+      expect(s.lines.slice(at + 1, at + 6)).toEqual([7, 6, 5, 4, 3].map((n) => `  ${hints[n - 1]}  worker ${n}`));
+      const cli = ' (with the server stopped: it holds the PGlite folder)';
+      expect(s.lines[at + 6]).toBe(
+        `  all of them: node dist/cli.js keys list --store pglite:${dir} --account ${DEMO_ACCOUNT}${cli}`,
+      );
+      expect(s.output).toContain(`--name mine --mode live --permission email:verify${cli}`);
+      // Never several keys on one line (seven keys once made one line of 1,734 characters).
+      for (const line of s.lines) expect(line.match(/mk_(live|test)_…/g)?.length ?? 0).toBeLessThanOrEqual(1);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it.skipIf(!pgUp)('on PostgreSQL, the CLI lines for later starts do not ask to stop the server first', async () => {
+    // A database of its own: the example keeps its tables in the public schema.
+    const database = `keygate_example_w${RUN_ID}`;
+    const admin = new pg.Client({ connectionString: PG_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    const url = new URL(PG_URL);
+    url.pathname = `/${database}`;
+    try {
+      await (await start([], { DATABASE_URL: url.href })).close();
+      const later = await start([], { DATABASE_URL: url.href });
+      try {
+        expect(later.output).toContain('2 active keys already exist');
+        expect(later.output).toContain('keys create --store "$DATABASE_URL"');
+        expect(later.output).not.toContain('server stopped');
+      } finally {
+        await later.close();
+      }
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.end();
     }
   });
 

@@ -18,6 +18,9 @@ import { BODY, CLIENT_IP, keyStoreWith, PERMISSION, ROUTE } from './fixture.mjs'
 const payload = JSON.parse(BODY);
 const auth = async () => ({ store: await keyStoreWith(process.env.BENCH_KEY), permissions: [PERMISSION] });
 
+/** What the server undoes as it stops (SIGTERM). */
+const cleanups = [];
+
 // Per-key rate limits shared through Redis: one EVALSHA per request. The key takes the default, whose
 // limit never runs out during the benchmark. Its commands are counted, and read at a route keygate skips.
 // `clientOptions` go to node-redis's createClient (the -notimeout variant turns its per-command timer off).
@@ -33,7 +36,14 @@ async function redisLimits(clientOptions = {}) {
       return client.sendCommand(args);
     },
   };
-  const limiter = new RedisRateLimiter({ client: counted, prefix: `keygate:bench:${process.pid}:` });
+  const prefix = `keygate:bench:${process.pid}:`;
+  const limiter = new RedisRateLimiter({ client: counted, prefix });
+  // The counters would outlive the run by an hour (their window): the server removes them as it stops.
+  cleanups.push(async () => {
+    const keys = await client.keys(`${prefix}*`);
+    if (keys.length > 0) await client.del(keys);
+    await client.quit();
+  });
   return { counter, rateLimit: { limiter, default: { limit: 1e12, windowMs: 3_600_000 } } };
 }
 
@@ -126,4 +136,7 @@ async function start(name) {
 
 const port = await start(process.argv[2]);
 process.stdout.write(`${JSON.stringify({ port })}\n`);
-process.on('SIGTERM', () => process.exit(0));
+process.on('SIGTERM', async () => {
+  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
+  process.exit(0);
+});

@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { InvalidInputError, type UpdateKeyInput, type UsageReport } from 'keygate';
+import { InvalidInputError, UnsupportedError, type UpdateKeyInput, type UsageReport } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import type { Dash, DashEnv } from '../context.js';
 import {
@@ -111,12 +111,12 @@ async function keyPage(
   );
 }
 
-/** The key's usage over `days`, or null when the manager's store keeps no usage statistics (it refuses, naming `store`). */
+/** The key's usage over `days`, or null when the manager's store keeps no usage statistics (`UnsupportedError`). */
 async function usageOf(dash: Dash, key: KeyView, days: readonly string[]): Promise<UsageReport | null> {
   try {
     return await dash.manager.usage(key.id, { from: days[0], to: days.at(-1) });
   } catch (err) {
-    if (err instanceof InvalidInputError && err.field === 'store') return null;
+    if (err instanceof UnsupportedError) return null;
     throw err;
   }
 }

@@ -9,7 +9,13 @@ export type {
 export { authenticate, authenticateEager } from './auth/authenticate.js';
 export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
-export type { KeygateErrorCode, KeygateErrorDetails } from './errors.js';
+export type {
+  InputIssue,
+  InputIssueReason,
+  InvalidInputDetails,
+  KeygateErrorCode,
+  KeygateErrorDetails,
+} from './errors.js';
 export {
   InvalidInputError,
   KeyConflictError,
@@ -33,11 +39,14 @@ export type {
   ImportFromSecret,
   ImportKeyFields,
   ImportKeyInput,
+  InputCheck,
+  KeyCheckOptions,
   KeyDigest,
   KeyManagerOptions,
   ManagedKey,
   RotationStatus,
   UpdateKeyInput,
+  ValidKeyInput,
 } from './manager/key-manager.js';
 export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';

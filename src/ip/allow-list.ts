@@ -1,4 +1,5 @@
-import { InvalidInputError, quote } from '../errors.js';
+import { type InputIssue, InvalidInputError, quote } from '../errors.js';
+import { attempt, refusal } from '../validate/issues.js';
 import { formatIPv4, formatIPv6, parseAddress } from './parse.js';
 
 // Allow lists are compiled once into sorted, merged numeric ranges; a request does one strict parse
@@ -39,7 +40,9 @@ function hostBitsClear(words: readonly number[], prefix: number): boolean {
 // is kept as IPv6 so that its prefix keeps its IPv6 meaning.
 function addressWords(entry: string, addressText: string, field: string): number[] {
   if (addressText.includes('%')) {
-    throw new InvalidInputError(field, `allow-list entry ${quote(entry)} has a zone id; zone ids are not allowed`);
+    throw new InvalidInputError(field, `allow-list entry ${quote(entry)} has a zone id; zone ids are not allowed`, {
+      reason: 'not_allowed',
+    });
   }
   const parsed = new Uint32Array(4);
   const kind = parseAddress(addressText, parsed);
@@ -47,6 +50,7 @@ function addressWords(entry: string, addressText: string, field: string): number
     throw new InvalidInputError(
       field,
       `allow-list entry ${quote(entry)} is not an IPv4 address (four decimal parts, no leading zeros) or an IPv6 address, optionally with /prefix`,
+      { reason: 'unparseable' },
     );
   }
   if (!addressText.includes(':')) return [parsed[0] as number];
@@ -67,12 +71,14 @@ function assertNetwork(entry: string, words: readonly number[], prefix: number, 
   throw new InvalidInputError(
     field,
     `allow-list entry ${quote(entry)} has host bits set; did you mean ${formatWords(masked)}/${prefix}?`,
+    { reason: 'host_bits_set' },
   );
 }
 
 /**
  * Parses one allow-list entry strictly, or throws `InvalidInputError` whose `field` is `field` and
- * whose message names the entry and what is wrong with it.
+ * whose message names the entry and what is wrong with it; its issue's `reason` is `wrong_type`,
+ * `unparseable`, `out_of_range` (the prefix length), `host_bits_set` or `not_allowed` (a zone id).
  *
  * @example
  * parseAllowListEntry('2001:DB8::/32').canonical // '2001:db8::/32'
@@ -80,7 +86,9 @@ function assertNetwork(entry: string, words: readonly number[], prefix: number, 
  */
 export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): ParsedEntry {
   if (typeof entry !== 'string') {
-    throw new InvalidInputError(field, `allow-list entry must be a string, got ${typeof entry}`);
+    throw new InvalidInputError(field, `allow-list entry must be a string, got ${typeof entry}`, {
+      reason: 'wrong_type',
+    });
   }
   const slash = entry.indexOf('/');
   const words = addressWords(entry, slash < 0 ? entry : entry.slice(0, slash), field);
@@ -90,6 +98,7 @@ export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): Parse
     throw new InvalidInputError(
       field,
       `allow-list entry ${quote(entry)} has a prefix length that is not a whole number from 0 to ${max}`,
+      { reason: 'out_of_range' },
     );
   }
   assertNetwork(entry, words, prefix, field);
@@ -97,24 +106,38 @@ export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): Parse
   return { kind: max === 128 ? 6 : 4, words, prefix, canonical: prefix === max ? address : `${address}/${prefix}` };
 }
 
+/** The most entries an allow list holds: 100,000 (matching stays one binary search however long it is). */
+export const MAX_ALLOW_LIST_ENTRIES = 100_000;
+
 /**
  * Validates a whole allow list and returns its entries in canonical form, duplicates removed, order kept.
- * Throws `InvalidInputError` naming the first bad entry (`field` is `allowedIps[i]`).
+ * Throws one `InvalidInputError` reporting every bad entry (its `issues`, each with `field` and the
+ * entry's `index`; the error's own `field` is the first one's, such as `allowedIps[1]`).
  *
  * @example
  * normalizeAllowList(['203.0.113.0/24', '2001:DB8::/32']) // ['203.0.113.0/24', '2001:db8::/32']
  */
 export function normalizeAllowList(entries: unknown, field = 'allowedIps'): string[] {
   if (!Array.isArray(entries)) {
-    throw new InvalidInputError(field, `${field} must be an array of IP addresses or CIDR ranges`);
+    throw new InvalidInputError(field, `${field} must be an array of IP addresses or CIDR ranges`, {
+      reason: 'wrong_type',
+    });
   }
-  if (entries.length > 100_000) {
-    throw new InvalidInputError(field, `${field} has ${entries.length} entries; at most 100000 are allowed`);
+  if (entries.length > MAX_ALLOW_LIST_ENTRIES) {
+    throw new InvalidInputError(
+      field,
+      `${field} has ${entries.length} entries; at most ${MAX_ALLOW_LIST_ENTRIES} are allowed`,
+      { reason: 'too_many' },
+    );
   }
   const seen = new Set<string>();
-  entries.forEach((entry, i) => {
-    seen.add(parseAllowListEntry(entry, `${field}[${i}]`).canonical);
+  const issues: InputIssue[] = [];
+  entries.forEach((entry, index) => {
+    const parsed = attempt(() => parseAllowListEntry(entry, field));
+    if (parsed.ok) seen.add(parsed.value.canonical);
+    else for (const { reason, message } of parsed.issues) issues.push({ field, index, reason, message });
   });
+  if (issues.length > 0) throw refusal(issues);
   return [...seen];
 }
 

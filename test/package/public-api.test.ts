@@ -103,6 +103,7 @@ const STORE_KIT_VALUES = [
   'observedLookup',
   'parseChange',
   'quote',
+  'redactKeys',
   'summarizeUsage',
   'toPublicKey',
   'utcDay',

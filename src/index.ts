@@ -1,21 +1,10 @@
 export type {
-  AuthenticateOptions,
-  AuthFailure,
-  AuthRequest,
-  AuthResult,
-  AuthSuccess,
-  RateLimitOptions,
-} from './auth/authenticate.js';
-export { authenticate, authenticateEager } from './auth/authenticate.js';
-export type { DenialCode } from './auth/denials.js';
-export { DENIALS } from './auth/denials.js';
-export type {
   InputIssue,
   InputIssueReason,
   InvalidInputDetails,
   KeygateErrorCode,
   KeygateErrorDetails,
-} from './errors.js';
+} from '#errors';
 export {
   InvalidInputError,
   KeyConflictError,
@@ -27,7 +16,18 @@ export {
   RateLimiterUnavailableError,
   StoreLockedError,
   UnsupportedError,
-} from './errors.js';
+} from '#errors';
+export type {
+  AuthenticateOptions,
+  AuthFailure,
+  AuthRequest,
+  AuthResult,
+  AuthSuccess,
+  RateLimitOptions,
+} from './auth/authenticate.js';
+export { authenticate, authenticateEager } from './auth/authenticate.js';
+export type { DenialCode } from './auth/denials.js';
+export { DENIALS } from './auth/denials.js';
 export type { EventHook, KeygateEvent, KeygateEventType } from './events.js';
 export type { GenerateKeyOptions, ParsedKey } from './key/format.js';
 export { generateKey, isWellFormedKey, keyHint, parseKey } from './key/format.js';

@@ -99,13 +99,12 @@ const NAME_PROBLEMS: Partial<Record<InputIssueReason, string>> = {
  * by their position, allow-list entries by the line they were typed on (`lineOf[index]`, from 0).
  */
 export function formErrorsOf(issues: readonly InputIssue[], lineOf: readonly number[] = []): FieldErrors {
-  const messages: Partial<Record<FormField, string[]>> = {};
+  const errors: FieldErrors = {};
   for (const issue of issues) {
     const field = formFieldOf(issue);
-    (messages[field] ??= []).push(problemText(field, issue, lineOf));
+    const text = problemText(field, issue, lineOf);
+    errors[field] = errors[field] ? `${errors[field]} ${text}` : text;
   }
-  const errors: FieldErrors = {};
-  for (const [field, list] of Object.entries(messages) as Array<[FormField, string[]]>) errors[field] = list.join(' ');
   return errors;
 }
 

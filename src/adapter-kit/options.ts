@@ -5,8 +5,8 @@ import {
   type KeyStore,
   type RateLimitOptions,
 } from 'keygate';
+import { refuseRenamed } from '#errors';
 import { resolveAuthOptions } from '../auth/authenticate.js';
-import { refuseRenamed } from '../errors.js';
 import { createDenialResponder, type DenialResponder, RENAMED } from './problem.js';
 
 /**

@@ -1,6 +1,6 @@
 import { type AuthFailure, DENIALS, type DenialCode, InvalidInputError } from 'keygate';
+import { refuseRenamed } from '#errors';
 import { resolveAuthOptions } from '../auth/authenticate.js';
-import { refuseRenamed } from '../errors.js';
 import { rateLimitHeaders, retryAfterSeconds } from '../rate-limit/headers.js';
 
 /** An HTTP answer to a refused request, in framework-neutral parts. Every adapter writes these bytes. */

@@ -1,4 +1,4 @@
-import { InvalidInputError, quote, refuseRenamed } from '../errors.js';
+import { InvalidInputError, quote, refuseRenamed } from '#errors';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from '../rate-limit/options.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';

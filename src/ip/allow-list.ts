@@ -1,4 +1,4 @@
-import { type InputIssue, InvalidInputError, quote } from '../errors.js';
+import { type InputIssue, InvalidInputError, quote } from '#errors';
 import { attempt, refusal } from '../validate/issues.js';
 import { formatIPv4, formatIPv6, parseAddress } from './parse.js';
 
@@ -27,13 +27,10 @@ function prefixOf(text: string, max: number): number {
   return n <= max ? n : -1;
 }
 
-function hostBitsClear(words: readonly number[], prefix: number): boolean {
-  for (let i = 0; i < words.length; i++) {
-    const bitsHere = Math.min(32, Math.max(0, prefix - i * 32));
-    const mask = bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0;
-    if (((words[i] as number) & ~mask) >>> 0 !== 0) return false;
-  }
-  return true;
+// The mask of word `i` (32 bits, big-endian) of a network whose prefix is `prefix` bits long.
+function wordMask(i: number, prefix: number): number {
+  const bits = Math.min(32, Math.max(0, prefix - i * 32));
+  return bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
 }
 
 // The network words of an entry's address part: IPv4 as one word, IPv6 as four. An IPv4-mapped entry
@@ -63,11 +60,8 @@ function formatWords(words: readonly number[]): string {
 
 // Refuses an entry with host bits set, suggesting the network the user probably meant.
 function assertNetwork(entry: string, words: readonly number[], prefix: number, field: string): void {
-  if (hostBitsClear(words, prefix)) return;
-  const masked = words.map((w, i) => {
-    const bitsHere = Math.min(32, Math.max(0, prefix - i * 32));
-    return (w & (bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0)) >>> 0;
-  });
+  const masked = words.map((w, i) => (w & wordMask(i, prefix)) >>> 0);
+  if (masked.every((w, i) => w === words[i])) return;
   throw new InvalidInputError(
     field,
     `allow-list entry ${quote(entry)} has host bits set; did you mean ${formatWords(masked)}/${prefix}?`,
@@ -174,8 +168,7 @@ function rangeOf(entry: ParsedEntry): { start: Words; end: Words } {
   const start = [0, 0, 0, 0] as Words;
   const end = [0, 0, 0, 0] as Words;
   for (let i = 0; i < 4; i++) {
-    const bitsHere = Math.min(32, Math.max(0, entry.prefix - i * 32));
-    const mask = bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0;
+    const mask = wordMask(i, entry.prefix);
     const w = (entry.words[i] as number) >>> 0;
     start[i] = (w & mask) >>> 0;
     end[i] = (w | ~mask) >>> 0;

@@ -1,4 +1,4 @@
-import { describeValue, InvalidInputError, quote } from '../errors.js';
+import { describeValue, InvalidInputError, quote } from '#errors';
 import type { KeyMode } from '../types.js';
 import { base62Digit, encodeBase62, randomBase62 } from './base62.js';
 import { CRC32_START, crc32, crc32Final, crc32Step, crc32Update } from './crc32.js';

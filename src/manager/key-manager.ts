@@ -1,4 +1,3 @@
-import { toPublicKey } from '../auth/compiled-key.js';
 import {
   InvalidInputError,
   KeyConflictError,
@@ -7,7 +6,8 @@ import {
   KeyRevokedError,
   quote,
   refuseRenamed,
-} from '../errors.js';
+} from '#errors';
+import { toPublicKey } from '../auth/compiled-key.js';
 import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
 import { randomBase62 } from '../key/base62.js';
 import { assertPrefix, DEFAULT_PREFIX, generateKey, keyHint } from '../key/format.js';

@@ -1,4 +1,4 @@
-import { InvalidInputError, RateLimiterUnavailableError } from '../errors.js';
+import { InvalidInputError, RateLimiterUnavailableError } from '#errors';
 import { type EventHook, emitSafely } from '../events.js';
 import type { RateLimit } from '../types.js';
 import { withLimiterDeadline } from './deadline.js';

@@ -1,5 +1,5 @@
+import { InvalidInputError, quote } from '#errors';
 import type { AuthRequest } from '../auth/result.js';
-import { InvalidInputError, quote } from '../errors.js';
 import type { EventHook } from '../events.js';
 import type { RateLimit } from '../types.js';
 import { checkRateLimit } from './policy.js';

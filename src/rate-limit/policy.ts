@@ -1,4 +1,4 @@
-import { InvalidInputError, quote } from '../errors.js';
+import { InvalidInputError, quote } from '#errors';
 import type { RateLimit } from '../types.js';
 
 // The longest rate-limit window, in milliseconds: 366 days. Longer "windows" are quotas, which want
@@ -23,32 +23,25 @@ function fieldName(prefix: string | undefined, member: string): string {
  */
 export function checkRateLimit(value: unknown, prefix?: string, strict = false): RateLimit {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidInputError(prefix ?? 'limit', `${prefix ?? 'limit'} must be an object { limit, windowMs }`, {
-      reason: 'wrong_type',
-    });
+    throw new InvalidInputError(prefix ?? 'limit', `${prefix ?? 'limit'} must be an object { limit, windowMs }`);
   }
   const { limit, windowMs } = value as Partial<RateLimit>;
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
     const field = fieldName(prefix, 'limit');
-    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${quote(limit)}`, {
-      reason: typeof limit === 'number' ? 'out_of_range' : 'wrong_type',
-    });
+    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${quote(limit)}`);
   }
   if (typeof windowMs !== 'number' || !(windowMs > 0 && windowMs <= MAX_WINDOW_MS)) {
     const field = fieldName(prefix, 'windowMs');
     throw new InvalidInputError(
       field,
       `${field} must be a number of milliseconds > 0 and at most ${MAX_WINDOW_MS} (366 days), got ${quote(windowMs)}`,
-      { reason: typeof windowMs === 'number' ? 'out_of_range' : 'wrong_type' },
     );
   }
   if (strict) {
     for (const key of Object.keys(value)) {
       if (key !== 'limit' && key !== 'windowMs') {
         const field = fieldName(prefix, key);
-        throw new InvalidInputError(field, `${field} is not a rate-limit field; use limit and windowMs`, {
-          reason: 'not_allowed',
-        });
+        throw new InvalidInputError(field, `${field} is not a rate-limit field; use limit and windowMs`);
       }
     }
   }

@@ -1,4 +1,4 @@
-import { InvalidInputError, KeyConflictError, KeyRevokedError, quote } from '../errors.js';
+import { InvalidInputError, KeyConflictError, KeyRevokedError, quote } from '#errors';
 import type { ApiKeyRecord, KeyPatch, WriteCondition } from '../types.js';
 
 /**

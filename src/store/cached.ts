@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { InvalidInputError, KeyStoreUnavailableError } from '../errors.js';
+import { InvalidInputError, KeyStoreUnavailableError } from '#errors';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type {
   ApiKeyRecord,

@@ -1,4 +1,4 @@
-import { KeyConflictError, KeyNotFoundError, quote } from '../errors.js';
+import { KeyConflictError, KeyNotFoundError, quote } from '#errors';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCondition } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';

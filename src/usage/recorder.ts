@@ -1,5 +1,5 @@
+import { describeValue, InvalidInputError, refuseRenamed } from '#errors';
 import type { AuthFailure, AuthRequest, AuthResult } from '../auth/result.js';
-import { describeValue, InvalidInputError, refuseRenamed } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import { type KeyTally, keyEvent, UsageCounts } from './counting.js';

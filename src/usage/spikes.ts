@@ -1,4 +1,4 @@
-import { describeValue, InvalidInputError } from '../errors.js';
+import { describeValue, InvalidInputError } from '#errors';
 import type { KeygateEvent } from '../events.js';
 import { type KeyTally, keyEvent } from './counting.js';
 

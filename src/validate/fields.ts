@@ -1,8 +1,8 @@
-import { describeValue, type InputIssue, looksLikeKey, quote } from '../errors.js';
+import { describeValue, type InputIssue, type InputIssueReason, looksLikeKey, quote } from '#errors';
 import { normalizeAllowList } from '../ip/allow-list.js';
 import { checkRateLimit } from '../rate-limit/policy.js';
 import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
-import { issue, refusal, refuse } from './issues.js';
+import { attempt, issue, refusal, refuse } from './issues.js';
 import { textIssue } from './text.js';
 
 // Write-time validation: every check a management call needs, each naming its field and giving a
@@ -53,36 +53,28 @@ export function validMode(value: unknown): KeyMode {
 
 // Why entry `i` cannot be a permission name, or undefined when it can.
 function permissionIssue(p: unknown, i: number): InputIssue | undefined {
-  const at = `permissions[${i}]`;
   // A key pasted here would be stored in the record and shown wherever it is listed.
   if (typeof p === 'string' && looksLikeKey(p)) {
     return issue(
       'permissions',
       'key_shaped',
-      `${at} looks like an API key, not a permission name such as "email:verify" (${describeValue(p)}, not repeated here)`,
+      `permissions[${i}] looks like an API key, not a permission name such as "email:verify" (${describeValue(p)}, not repeated here)`,
       i,
     );
   }
-  if (typeof p !== 'string')
-    return issue('permissions', 'wrong_type', `${at} must be a string, got ${describeValue(p)}`, i);
-  if (p === '') return issue('permissions', 'empty', `${at} is empty`, i);
-  if (p.length > MAX_PERMISSION_LENGTH) {
-    return issue(
-      'permissions',
-      'too_long',
-      `permission ${quote(p)} is longer than ${MAX_PERMISSION_LENGTH} characters`,
-      i,
-    );
-  }
-  if (!PERMISSION.test(p)) {
-    return issue(
-      'permissions',
-      'bad_character',
-      `permission ${quote(p)} must be 1-${MAX_PERMISSION_LENGTH} characters of letters, digits and _ . : * / -`,
-      i,
-    );
-  }
-  return undefined;
+  const reason: InputIssueReason | undefined =
+    typeof p !== 'string'
+      ? 'wrong_type'
+      : p === ''
+        ? 'empty'
+        : p.length > MAX_PERMISSION_LENGTH
+          ? 'too_long'
+          : PERMISSION.test(p)
+            ? undefined
+            : 'bad_character';
+  if (reason === undefined) return undefined;
+  const rule = `1-${MAX_PERMISSION_LENGTH} characters of letters, digits and _ . : * / -`;
+  return issue('permissions', reason, `permission ${quote(p)} must be ${rule}`, i);
 }
 
 /**
@@ -176,6 +168,19 @@ export function validMetadata(value: unknown): KeyMetadata {
  */
 export function validRateLimit(value: unknown): RateLimit | null {
   if (value === null || value === undefined) return null;
-  const { limit, windowMs } = checkRateLimit(value, 'rateLimit', true);
-  return { limit, windowMs };
+  const checked = attempt(() => checkRateLimit(value, 'rateLimit', true));
+  if (!checked.ok) {
+    const { field, message } = checked.issues[0] as InputIssue;
+    refuse(field, rateLimitReason(value as Record<string, unknown>, field), message);
+  }
+  return { limit: checked.value.limit, windowMs: checked.value.windowMs };
+}
+
+// Why `checkRateLimit` refused `field` of `value` (it names the field; the request path's copy of it
+// stays small, so the reason is worked out here, where keys are written).
+function rateLimitReason(value: Record<string, unknown>, field: string): InputIssueReason {
+  const member = field.slice('rateLimit.'.length);
+  if (field === 'rateLimit') return 'wrong_type';
+  if (member !== 'limit' && member !== 'windowMs') return 'not_allowed';
+  return typeof value[member] === 'number' ? 'out_of_range' : 'wrong_type';
 }

@@ -1,4 +1,4 @@
-import { type InputIssue, type InputIssueReason, InvalidInputError } from '../errors.js';
+import { type InputIssue, type InputIssueReason, InvalidInputError } from '#errors';
 
 /**
  * The outcome of a check that does not throw: the value as it would be stored, or every issue found.

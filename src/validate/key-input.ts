@@ -1,4 +1,4 @@
-import type { InputIssue } from '../errors.js';
+import type { InputIssue } from '#errors';
 import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
 import {
   validAccountId,

@@ -1,4 +1,4 @@
-import type { InputIssue } from '../errors.js';
+import type { InputIssue } from '#errors';
 import { issue } from './issues.js';
 
 // Characters that let a name or an account id disguise itself or forge the lines around it: C0 and C1

@@ -79,6 +79,9 @@ export class KeygateError extends Error {
  * - `not_allowed`: a value or a field the call does not take (an unknown mode, a zone id, a field
  *   that `update` cannot change).
  * - `invalid`: any other refusal (most construction options).
+ *
+ * @example
+ * if (issue.reason === 'no_visible_character') show('Type a name people can see.');
  */
 export type InputIssueReason =
   | 'wrong_type'
@@ -109,7 +112,12 @@ export interface InputIssue {
   readonly message: string;
 }
 
-/** What an {@link InvalidInputError} can carry beyond a {@link KeygateError}'s details. */
+/**
+ * What an {@link InvalidInputError} can carry beyond a {@link KeygateError}'s details.
+ *
+ * @example
+ * new InvalidInputError('handler', 'handler must be a function', { reason: 'wrong_type' })
+ */
 export interface InvalidInputDetails extends Omit<KeygateErrorDetails, 'field'> {
   /** Why, when the error has one issue. @default 'invalid' */
   reason?: InputIssueReason;

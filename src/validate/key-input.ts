@@ -12,7 +12,13 @@ import {
 } from './fields.js';
 import { attempt, type InputCheck, issue } from './issues.js';
 
-/** A key's fields as `KeyManager` writes them: trimmed, canonical, duplicates removed, defaults filled in. */
+/**
+ * A key's fields as `KeyManager` writes them: trimmed, canonical, duplicates removed, defaults filled in.
+ *
+ * @example
+ * const checked = KeyManager.check({ accountId: 'acct_1', name: ' ci ', mode: 'test', allowedIps: ['2001:DB8::/32'] });
+ * if (checked.ok) checked.value; // { name: 'ci', allowedIps: ['2001:db8::/32'], permissions: [], expiresAt: null, ... }
+ */
 export interface ValidKeyInput {
   accountId: string;
   name: string;
@@ -26,7 +32,12 @@ export interface ValidKeyInput {
   rateLimit: RateLimit | null;
 }
 
-/** Options of `KeyManager.check`. */
+/**
+ * Options of `KeyManager.check`.
+ *
+ * @example
+ * KeyManager.check({ name: form.name, allowedIps: lines }, { now: clock(), partial: true });
+ */
 export interface KeyCheckOptions {
   /** The time an expiry must lie after, in epoch milliseconds. @default Date.now() */
   now?: number;

@@ -145,7 +145,7 @@ function permissionProblems(issues: readonly InputIssue[], permissions: readonly
     const message = withheld.has(p)
       ? `Entry ${(issue.index as number) + 1} ${issue.reason === 'key_shaped' ? 'looks like an API key, not a permission name' : 'is not a permission name'}; it is not shown again`
       : `“${p}” is not a permission name (letters, digits and _ . : * / -)`;
-    return { ...issue, message, index: undefined };
+    return { ...issue, message };
   });
 }
 

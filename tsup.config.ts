@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
 
-// One entry per public subpath, plus the two `#digest` runtime modules, which stay separate files
-// so that the package `imports` condition can choose between them at run time.
+// One entry per public subpath, plus the modules the package `imports` map names: the two `#digest`
+// runtime modules, which stay separate files so that a condition can choose between them at run
+// time, and `#errors`, the one copy of the error classes that every entry imports.
 export const entries = {
+  errors: 'src/errors.ts',
   index: 'src/index.ts',
   testing: 'src/testing/index.ts',
   express: 'frameworks/express/index.ts',
@@ -18,8 +18,9 @@ export const entries = {
   'runtime/node-digest': 'src/runtime/node-digest.ts',
 };
 
-// The kits: subpaths that export core helpers the root does not carry, so they bundle those from
-// the sources (built separately, with `errorsFromRoot`).
+// The kits: subpaths that export core helpers the root does not carry, so they bundle those from the
+// sources (built separately). What they bundle reaches the error classes through `#errors`, as the
+// root does, so every entry throws the same classes and `instanceof KeygateError` holds across them.
 export const kits = {
   'store-kit': 'src/store-kit/index.ts',
   'adapter-kit': 'src/adapter-kit/index.ts',
@@ -27,47 +28,13 @@ export const kits = {
 };
 
 // Entries reach each other (and the core) through the package's own name, so every entry shares
-// one copy of the core: one class identity for errors and stores, one compiled-key cache.
+// one copy of the core: one class identity for stores, one compiled-key cache. The `#` imports
+// (`#digest`, `#errors`) stay imports too, resolved by the package's `imports` map.
 const external = ['keygate', /^keygate\//, /^#/, /^node:/];
-
-type Plugin = NonNullable<Options['esbuildPlugins']>[number];
-
-// A kit bundles core modules from the sources, and some of them throw keygate's errors (`applyPatch`
-// throws `KeyRevokedError`). Its copy of `src/errors.ts` would be a second class family, and an
-// application's `err instanceof KeygateError` would fail for errors from a store built on the kit.
-// So inside a kit, every class of `src/errors.ts` is imported from `keygate` (one identity), and only
-// its plain functions (`quote`) come from the source.
-const errorsFromRoot: Plugin = {
-  name: 'keygate-errors-from-root',
-  setup(build) {
-    // A path relative to the repository: esbuild writes it into the bundle as a comment.
-    build.onResolve({ filter: /^\.\.?\/(.*\/)?errors\.js$/ }, (args) => {
-      const path = relative(process.cwd(), join(args.resolveDir, args.path.replace(/\.js$/, '.ts')));
-      // Only the core's errors module; any other `errors.ts` (the CLI's own) bundles as usual.
-      return path === join('src', 'errors.ts') ? { path, namespace: 'errors-from-root' } : undefined;
-    });
-    build.onLoad({ filter: /.*/, namespace: 'errors-from-root' }, (args) => {
-      const file = resolve(args.path);
-      const source = readFileSync(file, 'utf8');
-      const names = (pattern: RegExp) => [...source.matchAll(pattern)].map((m) => m[1]).join(', ');
-      const classes = names(/^export class (\w+)/gm);
-      const functions = names(/^export function (\w+)/gm);
-      return {
-        contents: `export { ${classes} } from 'keygate';\nexport { ${functions} } from ${JSON.stringify(file)};\n`,
-        loader: 'ts',
-        resolveDir: dirname(file),
-      };
-    });
-  },
-};
-
-// `KEYGATE_SKIP_DTS=1` builds the JavaScript alone (what `npm start` needs, in seconds); `npm run build`
-// and `npm test` leave it unset and build the type declarations too.
-const declarations = process.env.KEYGATE_SKIP_DTS !== '1';
 
 const library: Options = {
   format: ['esm', 'cjs'],
-  dts: declarations,
+  dts: false,
   tsconfig: 'tsconfig.node.json',
   target: 'es2022',
   platform: 'neutral',
@@ -76,27 +43,42 @@ const library: Options = {
   external,
 };
 
+// `KEYGATE_SKIP_DTS=1` builds the JavaScript alone (what `npm start` needs, in seconds); `npm run build`
+// and `npm test` leave it unset and build the type declarations too.
+const withDeclarations = process.env.KEYGATE_SKIP_DTS !== '1';
+
+// Each build cleans only what it writes: the builds run at the same time into one folder.
+const declarations = ['!**/*.d.ts', '!**/*.d.cts'];
+const scripts = ['!**/*.js', '!**/*.cjs'];
+
 export default defineConfig([
-  // The kits' type declarations come from this build (so they share declaration chunks with the root);
-  // its clean spares the kits' JavaScript, which the next build writes at the same time.
   {
     ...library,
     entry: entries,
-    dts: declarations && { entry: { ...entries, ...kits } },
-    clean: Object.keys(kits).map((name) => `!${name}.{js,cjs}`),
+    clean: [...declarations, ...Object.keys(kits).map((name) => `!${name}.{js,cjs}`)],
   },
-  { ...library, entry: kits, dts: false, esbuildPlugins: [errorsFromRoot] },
+  { ...library, entry: kits },
+  // Every entry's type declarations, the kits' included, in one build so that they share chunks. The
+  // error classes' declarations are bundled like any other type (`#errors` is not external here), so
+  // the types need no `imports` map: TypeScript under `node10` resolution reads them too.
+  ...(withDeclarations
+    ? [
+        {
+          ...library,
+          entry: { ...entries, ...kits },
+          dts: { only: true },
+          external: external.filter((name) => String(name) !== String(/^#/)).concat('#digest'),
+          clean: scripts,
+        },
+      ]
+    : []),
   {
     // The `keygate` command: ESM only (it uses top-level await), Node only.
     entry: { cli: 'cli/bin.ts' },
     format: ['esm'],
-    dts: false,
     tsconfig: 'tsconfig.node.json',
     target: 'node20',
     platform: 'node',
     external,
-    // The CLI reaches `src/errors.ts` through the dashboard's and its own sources: one class family,
-    // the root's, so its exit codes (by error code, for `instanceof KeygateError`) hold.
-    esbuildPlugins: [errorsFromRoot],
   },
 ]);

@@ -11,6 +11,8 @@ export async function importSource(path) {
     write: false,
     format: 'esm',
     platform: 'neutral',
+    // `#errors` (the package's `imports` map) from the sources too, like everything else here.
+    conditions: ['source'],
     target: 'es2022',
     logLevel: 'silent',
   });

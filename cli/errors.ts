@@ -1,7 +1,5 @@
 import { KeygateError, type KeygateErrorCode, KeyStoreUnavailableError } from 'keygate';
-// A plain function from the sources (the bundle copies it); the error classes come from `keygate`,
-// so that `instanceof` holds for errors the library throws.
-import { redactKeys } from '../src/key/redact.js';
+import { redactKeys } from 'keygate/store-kit';
 
 /**
  * The exit code of each error code: the one table the CLI's exit status comes from (README and

@@ -22,9 +22,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * option's validation and step, and the per-process fallback that a shared limiter gets (which needs
  * the memory limiter) cannot be shaken out of `authenticate`, since the option decides at run time.
  * The `telemetry` option (instrument creation, the lookup span) adds about 0.8 kB to `authenticate` and
- * 1.7 kB to the root for the same reason.
+ * 1.7 kB to the root for the same reason. Structured validation (every refused field and list entry
+ * as an issue with a stable reason, `KeyManager.check`, the rules on names' characters) added about
+ * 0.95 kB to the root and 0.04 kB to `authenticate` (the allow-list parser's reasons).
  */
-const BUDGET = { keygate: 24_500, 'keygate (authenticate only)': 10_000 };
+const BUDGET = { keygate: 25_500, 'keygate (authenticate only)': 10_000 };
 
 async function measure(contents, external) {
   const result = await build({

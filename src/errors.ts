@@ -72,16 +72,84 @@ export class KeygateError extends Error {
 }
 
 /**
- * Input to a management call, or an option given to a constructor, was refused; `field` names it.
- * Nothing was written.
+ * Why an input was refused: a stable code that a form or a program can switch on (the message's
+ * wording may change between versions; these codes do not).
+ *
+ * - `wrong_type`: not the kind of value the field takes (a string, an array, a plain object, a date).
+ * - `empty`: an empty or blank string, or an update with nothing to change.
+ * - `too_long`: longer than the field allows (the limit is in the message).
+ * - `too_many`: a list with more entries than the field allows (the limit is in the message).
+ * - `bad_character`: a character the field does not take: a control, bidirectional-override or
+ *   line-separator character, a lone surrogate, or (in a permission) anything outside its alphabet.
+ * - `no_visible_character`: only spaces and invisible characters (zero-width ones, say).
+ * - `key_shaped`: looks like an API key pasted into the wrong field; the value is never repeated.
+ * - `unparseable`: not readable as what the field holds (an IP address or CIDR range, a date).
+ * - `host_bits_set`: a CIDR range whose address has bits set past its prefix length.
+ * - `out_of_range`: a number, a prefix length or a date outside what the field allows.
+ * - `not_allowed`: a value or a field the call does not take (an unknown mode, a zone id, a field
+ *   that `update` cannot change).
+ * - `invalid`: any other refusal (most construction options).
  *
  * @example
- * new InvalidInputError('mode', 'mode must be "live" or "test"')
+ * if (issue.reason === 'no_visible_character') show('Type a name people can see.');
+ */
+export type InputIssueReason =
+  | 'wrong_type'
+  | 'empty'
+  | 'too_long'
+  | 'too_many'
+  | 'bad_character'
+  | 'no_visible_character'
+  | 'key_shaped'
+  | 'unparseable'
+  | 'host_bits_set'
+  | 'out_of_range'
+  | 'not_allowed'
+  | 'invalid';
+
+/**
+ * One refused input: the field, the entry's position for a list (`allowedIps` entry 3 is `index: 3`),
+ * why, as a stable {@link InputIssueReason}, and a message for people.
+ *
+ * @example
+ * { field: 'allowedIps', index: 1, reason: 'unparseable', message: 'allow-list entry "10/8" is not ...' }
+ */
+export interface InputIssue {
+  readonly field: string;
+  /** The entry's position in a list field (`permissions`, `allowedIps`); absent for the field as a whole. */
+  readonly index?: number;
+  readonly reason: InputIssueReason;
+  readonly message: string;
+}
+
+/**
+ * What an {@link InvalidInputError} can carry beyond a {@link KeygateError}'s details.
+ *
+ * @example
+ * new InvalidInputError('handler', 'handler must be a function', { reason: 'wrong_type' })
+ */
+export interface InvalidInputDetails extends Omit<KeygateErrorDetails, 'field'> {
+  /** Why, when the error has one issue. @default 'invalid' */
+  reason?: InputIssueReason;
+  /** Every issue found, when there are several (the first one is `field` and leads the message). */
+  issues?: readonly InputIssue[];
+}
+
+/**
+ * Input to a management call, or an option given to a constructor, was refused; `field` names it
+ * (with the entry's position for a list: `allowedIps[1]`) and `issues` lists every refusal found,
+ * each with a stable `reason`. Nothing was written.
+ *
+ * @example
+ * new InvalidInputError('mode', 'mode must be "live" or "test"', { reason: 'not_allowed' })
  */
 export class InvalidInputError extends KeygateError {
   declare readonly field: string;
-  constructor(field: string, message: string, details: Omit<KeygateErrorDetails, 'field'> = {}) {
+  /** Every refusal found, in input order: all the bad entries of a list, all the bad fields of a key. */
+  readonly issues: readonly InputIssue[];
+  constructor(field: string, message: string, details: InvalidInputDetails = {}) {
     super('invalid_input', message, { ...details, field });
+    this.issues = details.issues ?? [{ field, reason: details.reason ?? 'invalid', message }];
   }
 }
 

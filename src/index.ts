@@ -1,15 +1,10 @@
 export type {
-  AuthenticateOptions,
-  AuthFailure,
-  AuthRequest,
-  AuthResult,
-  AuthSuccess,
-  RateLimitOptions,
-} from './auth/authenticate.js';
-export { authenticate, authenticateEager } from './auth/authenticate.js';
-export type { DenialCode } from './auth/denials.js';
-export { DENIALS } from './auth/denials.js';
-export type { KeygateErrorCode, KeygateErrorDetails } from './errors.js';
+  InputIssue,
+  InputIssueReason,
+  InvalidInputDetails,
+  KeygateErrorCode,
+  KeygateErrorDetails,
+} from '#errors';
 export {
   InvalidInputError,
   KeyConflictError,
@@ -21,7 +16,18 @@ export {
   RateLimiterUnavailableError,
   StoreLockedError,
   UnsupportedError,
-} from './errors.js';
+} from '#errors';
+export type {
+  AuthenticateOptions,
+  AuthFailure,
+  AuthRequest,
+  AuthResult,
+  AuthSuccess,
+  RateLimitOptions,
+} from './auth/authenticate.js';
+export { authenticate, authenticateEager } from './auth/authenticate.js';
+export type { DenialCode } from './auth/denials.js';
+export { DENIALS } from './auth/denials.js';
 export type { EventHook, KeygateEvent, KeygateEventType } from './events.js';
 export type { GenerateKeyOptions, ParsedKey } from './key/format.js';
 export { generateKey, isWellFormedKey, keyHint, parseKey } from './key/format.js';
@@ -33,11 +39,14 @@ export type {
   ImportFromSecret,
   ImportKeyFields,
   ImportKeyInput,
+  InputCheck,
+  KeyCheckOptions,
   KeyDigest,
   KeyManagerOptions,
   ManagedKey,
   RotationStatus,
   UpdateKeyInput,
+  ValidKeyInput,
 } from './manager/key-manager.js';
 export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';

@@ -1,9 +1,5 @@
-import { InvalidInputError, type KeyMode } from 'keygate';
+import { type InputIssue, type InputIssueReason, KeyManager, type KeyMode } from 'keygate';
 import { quote } from 'keygate/store-kit';
-// Bundled from the sources (the dashboard is built as a kit): the manager's own write-time checks,
-// run field by field so that every bad field gets its message, and per-entry allow-list checks.
-import { parseAllowListEntry } from '../../src/ip/allow-list.js';
-import { validExpiry, validMode, validName, validPermissions, validRateLimit } from '../../src/validate/fields.js';
 
 /** A per-key rate limit as keys carry it (`rateLimit` on the record and on create/update inputs). */
 export interface RateLimitSetting {
@@ -76,123 +72,162 @@ export function readKeyForm(form: URLSearchParams, catalogue: boolean): KeyFormV
   };
 }
 
-/** Runs one of the manager's validators: its value, or the `InvalidInputError` it threw. */
-function attempt<T>(check: () => T): { value: T; error?: undefined } | { value?: undefined; error: InvalidInputError } {
-  try {
-    return { value: check() };
-  } catch (err) {
-    if (err instanceof InvalidInputError) return { error: err };
-    throw err;
+type FormField = keyof FieldErrors;
+
+/** The form field an issue of the manager belongs on: `rateLimit.limit` on "Rate limit", `expiresAt` on "Expires". */
+function formFieldOf(issue: InputIssue): FormField {
+  const field = issue.field.split('.')[0] as string;
+  if (field === 'expiresAt') return 'expires';
+  return field === 'mode' || field === 'permissions' || field === 'allowedIps' || field === 'rateLimit'
+    ? field
+    : 'name';
+}
+
+const sentence = (text: string) => (text.endsWith('.') ? text : `${text}.`);
+
+// What the form says for a name refused for `reason`, where it has words of its own.
+const NAME_PROBLEMS: Partial<Record<InputIssueReason, string>> = {
+  wrong_type: 'Enter a name.',
+  empty: 'Enter a name.',
+  bad_character:
+    'The name contains an invisible control, direction-changing or line-break character; type it again without it.',
+  no_visible_character: 'The name needs at least one visible character.',
+};
+
+/**
+ * The manager's issues as one message per form field, every bad entry of a list named: permissions
+ * by their position, allow-list entries by the line they were typed on (`lineOf[index]`, from 0).
+ */
+export function formErrorsOf(issues: readonly InputIssue[], lineOf: readonly number[] = []): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of issues) {
+    const field = formFieldOf(issue);
+    const text = problemText(field, issue, lineOf);
+    errors[field] = errors[field] ? `${errors[field]} ${text}` : text;
   }
+  return errors;
 }
 
-/** The manager's message for the form: its leading field name (`name`, `expiresAt`) said in words. */
-function reworded(err: InvalidInputError, field: string, words: string): string {
-  return `${err.message.startsWith(`${field} `) ? `${words}${err.message.slice(field.length)}` : err.message}.`;
-}
-
-function nameError(name: string): string | undefined {
-  const { error } = attempt(() => validName(name));
-  if (!error) return undefined;
-  return name.trim() === '' ? 'Enter a name.' : reworded(error, 'name', 'The name');
+function problemText(field: FormField, issue: InputIssue, lineOf: readonly number[]): string {
+  const { reason, index, message } = issue;
+  if (field === 'name') return NAME_PROBLEMS[reason] ?? sentence(message);
+  if (field === 'mode') return 'Choose test or live.';
+  if (field === 'expires' && reason === 'out_of_range') return 'The expiry date must lie in the future.';
+  if (field === 'permissions' && reason === 'too_many') {
+    return `Choose at most ${KeyManager.MAX_PERMISSIONS} permissions; a wildcard such as “email:*” covers many.`;
+  }
+  if (field === 'allowedIps' && index !== undefined) {
+    const line = lineOf[index];
+    return line === undefined ? sentence(message) : `Line ${line + 1}: ${message}.`;
+  }
+  return sentence(message);
 }
 
 /**
- * The manager's permission check, entry by entry. `message` is about the first refused entry;
- * `withheld` are the refused entries the manager's message would not repeat as typed (shaped like an
- * API key, or cut short): they are dropped from the input the form shows again, so a pasted key is
- * never echoed back.
+ * Permissions whose refusal the page must not repeat as typed: shaped like an API key, or cut short
+ * or redacted when quoted. They are dropped from the input the form shows again.
  */
-function permissionProblems(permissions: readonly string[]): { message?: string; withheld: Set<string> } {
+function withheldPermissions(issues: readonly InputIssue[], permissions: readonly string[]): Set<string> {
   const withheld = new Set<string>();
-  let message: string | undefined;
-  for (const [i, p] of permissions.entries()) {
-    const { error } = attempt(() => validPermissions([p]));
-    if (!error) continue;
-    const repeated = quote(p) === JSON.stringify(p) && error.message.includes(quote(p));
-    if (!repeated) withheld.add(p);
-    message ??= repeated
-      ? `“${p}” is not a permission name (letters, digits and _ . : * / -).`
-      : `${error.message.replace(/^permissions\[0\]/, `Entry ${i + 1}`)}; it is not shown again.`;
+  for (const { field, index, reason } of issues) {
+    if (field !== 'permissions' || index === undefined) continue;
+    const p = permissions[index];
+    if (typeof p === 'string' && (reason === 'key_shaped' || quote(p) !== JSON.stringify(p))) withheld.add(p);
   }
-  return { message, withheld };
+  return withheld;
 }
 
-/** Every allow-list line parsed; the first bad one named with its line number. */
-function allowList(text: string): { entries: string[]; error?: string } {
+// The form's words for a permission entry: the value itself when it may be shown, else its position.
+function permissionProblems(issues: readonly InputIssue[], permissions: readonly string[], withheld: Set<string>) {
+  return issues.map((issue) => {
+    const p = issue.index === undefined ? undefined : permissions[issue.index];
+    if (issue.field !== 'permissions' || p === undefined) return issue;
+    const message = withheld.has(p)
+      ? `Entry ${(issue.index as number) + 1} ${issue.reason === 'key_shaped' ? 'looks like an API key, not a permission name' : 'is not a permission name'}; it is not shown again`
+      : `“${p}” is not a permission name (letters, digits and _ . : * / -)`;
+    return { ...issue, message };
+  });
+}
+
+/** The allow-list text as entries (one or more per line, by comma), with the line each came from. */
+function allowListEntries(text: string): { entries: string[]; lineOf: number[] } {
   const entries: string[] = [];
-  const all = text.split(/\r?\n/);
-  for (let i = 0; i < all.length; i++) {
-    for (const entry of lines(all[i] ?? '')) {
-      try {
-        entries.push(parseAllowListEntry(entry).canonical);
-      } catch (err) {
-        return { entries, error: `Line ${i + 1}: ${(err as Error).message}.` };
-      }
+  const lineOf: number[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    for (const entry of lines(line)) {
+      entries.push(entry);
+      lineOf.push(i);
     }
-  }
-  return { entries: [...new Set(entries)] };
+  });
+  return { entries, lineOf };
 }
 
-function expiry(text: string, now: number): { at: string | null; error?: string } {
+// What the date field holds as typed: an ISO instant for the manager, or the form's own refusal.
+function expiry(text: string): { at: string | null; error?: string } {
   if (text === '') return { at: null };
   const ms = DAY.test(text) ? Date.parse(`${text}T00:00:00Z`) : Number.NaN;
   if (Number.isNaN(ms)) return { at: null, error: `“${text}” is not a date (YYYY-MM-DD).` };
-  const checked = attempt(() => validExpiry(new Date(ms).toISOString(), now));
-  if (checked.error) return { at: null, error: reworded(checked.error, 'expiresAt', 'The expiry date') };
-  return { at: checked.value };
+  return { at: new Date(ms).toISOString() };
 }
 
+// What the rate-limit fields hold as typed: a setting for the manager, or the form's own refusal.
 function rateLimit(values: KeyFormValues): { setting: RateLimitSetting | null; error?: string } {
   if (values.rateLimit === '') return { setting: null };
-  const notANumber = `“${values.rateLimit}” is not a whole number of requests of 1 or more.`;
-  if (!WHOLE.test(values.rateLimit)) return { setting: null, error: notANumber };
+  if (!WHOLE.test(values.rateLimit)) return { setting: null, error: notANumber(values.rateLimit) };
   const windowMs = RATE_LIMIT_WINDOWS.find(([name]) => name === values.rateLimitWindow)?.[1];
   if (windowMs === undefined) return { setting: null, error: 'Choose the window: second, minute, hour or day.' };
-  const checked = attempt(() => validRateLimit({ limit: Number(values.rateLimit), windowMs }));
-  if (checked.error)
-    return {
-      setting: null,
-      error: checked.error.field === 'rateLimit.limit' ? notANumber : `${checked.error.message}.`,
-    };
-  return { setting: checked.value };
+  return { setting: { limit: Number(values.rateLimit), windowMs } };
 }
 
+const notANumber = (typed: string) => `“${typed}” is not a whole number of requests of 1 or more.`;
+
 /**
- * Checks the form with the manager's own validators, field by field, so that every bad field gets its
- * own message next to it (the manager stops at the first). `currentAllowedIps`: the key's list, for
- * the rule that clearing a non-empty list needs "Allow any address" ticked. A permission shaped like
- * an API key is also taken out of `values` (the input shown again), so the page never repeats it.
+ * Checks the form with the manager's own rules (`KeyManager.check`), so that every bad field gets
+ * its own message next to it, and every bad allow-list line is named by its number. What the
+ * fields hold as typed (a date, a whole number) the form reads first. `currentAllowedIps`: the key's
+ * list, for the rule that clearing a non-empty list needs "Allow any address" ticked. A permission
+ * shaped like an API key is also taken out of `values` (the input shown again), so the page never
+ * repeats it.
  */
 export function validateKeyForm(
   values: KeyFormValues,
   options: { now: number; creating: boolean; currentAllowedIps?: readonly string[] },
 ): { errors: FieldErrors; input: KeyFormInput } {
-  const errors: FieldErrors = {};
-  const nameProblem = nameError(values.name);
-  if (nameProblem) errors.name = nameProblem;
-  if (options.creating && attempt(() => validMode(values.mode)).error) errors.mode = 'Choose test or live.';
-  const permissions = permissionProblems(values.permissions);
-  if (permissions.message) errors.permissions = permissions.message;
-  if (permissions.withheld.size > 0) withhold(values, permissions.withheld);
-  const ips = allowList(values.allowedIps);
-  if (ips.error) errors.allowedIps = ips.error;
-  else if (ips.entries.length === 0 && (options.currentAllowedIps?.length ?? 0) > 0 && !values.allowAny) {
+  const typedExpiry = expiry(values.expires);
+  const typedLimit = rateLimit(values);
+  const ips = allowListEntries(values.allowedIps);
+  const checked = KeyManager.check(
+    {
+      name: values.name,
+      ...(options.creating ? { mode: values.mode } : {}),
+      permissions: values.permissions,
+      allowedIps: ips.entries,
+      expiresAt: typedExpiry.at,
+      rateLimit: typedLimit.error ? undefined : typedLimit.setting,
+    },
+    { now: options.now, partial: true },
+  );
+  const issues = checked.ok ? [] : checked.issues;
+  const withheld = withheldPermissions(issues, values.permissions);
+  const errors = formErrorsOf(permissionProblems(issues, values.permissions, withheld), ips.lineOf);
+  if (withheld.size > 0) withhold(values, withheld);
+  if (typedExpiry.error) errors.expires = typedExpiry.error;
+  if (typedLimit.error) errors.rateLimit = typedLimit.error;
+  if (issues.some((i) => i.field === 'rateLimit.limit')) errors.rateLimit = notANumber(values.rateLimit);
+  const clearing = ips.entries.length === 0 && (options.currentAllowedIps?.length ?? 0) > 0;
+  if (clearing && !values.allowAny) {
     errors.allowedIps = 'The list is empty: tick “Allow any address” to let this key be used from any address.';
   }
-  const expires = expiry(values.expires, options.now);
-  if (expires.error) errors.expires = expires.error;
-  const limit = rateLimit(values);
-  if (limit.error) errors.rateLimit = limit.error;
+  const value = checked.ok ? checked.value : {};
   return {
     errors,
     input: {
-      name: values.name.trim(),
+      name: value.name ?? values.name.trim(),
       mode: values.mode === 'live' ? 'live' : 'test',
-      permissions: [...new Set(values.permissions)],
-      allowedIps: ips.entries,
-      expiresAt: expires.at,
-      rateLimit: limit.setting,
+      permissions: value.permissions ?? [...new Set(values.permissions)],
+      allowedIps: value.allowedIps ?? [],
+      expiresAt: value.expiresAt ?? null,
+      rateLimit: value.rateLimit ?? null,
     },
   };
 }

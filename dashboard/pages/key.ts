@@ -5,6 +5,7 @@ import { utcDay } from 'keygate/store-kit';
 import type { Dash, DashEnv } from '../context.js';
 import {
   type FieldErrors,
+  formErrorsOf,
   type KeyFormValues,
   type RateLimitSetting,
   readKeyForm,
@@ -142,15 +143,12 @@ function changesOf(
 }
 
 /**
- * The manager's `InvalidInputError` as a form error on its field: `allowedIps[2]` is `allowedIps`,
- * `rateLimit.limit` is `rateLimit`, `expiresAt` is `expires`; a field the form does not have goes
- * under "Name".
+ * The manager's `InvalidInputError` as form errors, placed by its issues' fields: `allowedIps` on
+ * "Allowed IPs", `rateLimit.limit` on "Rate limit", `expiresAt` on "Expires"; a field the form does
+ * not have goes under "Name".
  */
 export function fieldErrorOf(err: unknown): FieldErrors | null {
-  if (!(err instanceof InvalidInputError)) return null;
-  const field = String(err.field ?? '').replace(/[[.].*$/, '');
-  const known = field === 'expiresAt' ? 'expires' : field in FIELD_LABELS ? field : 'name';
-  return { [known]: err.message };
+  return err instanceof InvalidInputError ? formErrorsOf(err.issues) : null;
 }
 
 /** `GET /keys/:id` (the key page) and `POST /keys/:id` (save its settings). */

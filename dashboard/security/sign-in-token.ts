@@ -1,7 +1,5 @@
-import { InvalidInputError } from 'keygate';
+import { type InputIssue, InvalidInputError, KeyManager } from 'keygate';
 import { quote } from 'keygate/store-kit';
-// The manager's own account-id check, bundled from the sources (the dashboard is built as a kit).
-import { validAccountId as managerAccountId } from '../../src/validate/fields.js';
 import { normalizeBasePath, under } from '../paths.js';
 import { createSigner, openSigned, randomId, type Signer, seal, secretBytes } from './crypto.js';
 
@@ -32,20 +30,18 @@ export interface SignInLinkOptions {
 }
 
 /**
- * An account id as `KeyManager` accepts it: the manager's own check (1-200 characters, no control
- * characters), trimmed. A refusal is rethrown as `keygate`'s `InvalidInputError` (field
- * `accountId`): the CLI bundles this file from the sources without mapping the error classes to
- * `keygate`'s, and its own copy of the class would fail `instanceof` there.
+ * An account id as `KeyManager` accepts it (`KeyManager.check`: 1-200 characters, at least one
+ * visible, no control, bidirectional-override or line-separator character), trimmed. A refusal is
+ * an `InvalidInputError` naming `accountId`, with the manager's issues.
  *
  * @example
  * validAccountId(' acct_1 ') // 'acct_1'
  */
 export function validAccountId(value: unknown): string {
-  try {
-    return managerAccountId(value);
-  } catch (err) {
-    throw new InvalidInputError('accountId', (err as Error).message);
-  }
+  // An absent id is checked as an empty one: `partial` skips only what is undefined.
+  const checked = KeyManager.check({ accountId: value ?? '' }, { partial: true });
+  if (checked.ok) return checked.value.accountId as string;
+  throw new InvalidInputError('accountId', (checked.issues[0] as InputIssue).message, { issues: checked.issues });
 }
 
 /** What a valid sign-in token carries. */

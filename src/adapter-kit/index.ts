@@ -2,7 +2,7 @@
 // are authenticated through the package's own name (like every other entry point), so an adapter and
 // the application share one copy of the core: one error class, one cache of compiled keys. Option
 // validation (`resolveAuthOptions`) is bundled from the sources, as in every kit: it is stateless and
-// throws the root's error classes (see tsup.config.ts).
+// throws the root's error classes, which every entry imports through `#errors` (see tsup.config.ts).
 export type { AuthenticateOptions, AuthFailure, AuthRequest, AuthResult, KeyStore } from 'keygate';
 export { authenticate, authenticateEager } from 'keygate';
 export type { ResolvedOptions } from '../auth/authenticate.js';

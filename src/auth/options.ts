@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '#errors';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from '../rate-limit/options.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';

@@ -1,5 +1,6 @@
-import { InvalidInputError } from '../errors.js';
+import { type InputIssue, InvalidInputError } from '#errors';
 import { quote } from '../validate/describe.js';
+import { attempt, refusal } from '../validate/issues.js';
 import { formatIPv4, formatIPv6, parseAddress } from './parse.js';
 
 // Allow lists are compiled once into sorted, merged numeric ranges; a request does one strict parse
@@ -27,20 +28,19 @@ function prefixOf(text: string, max: number): number {
   return n <= max ? n : -1;
 }
 
-function hostBitsClear(words: readonly number[], prefix: number): boolean {
-  for (let i = 0; i < words.length; i++) {
-    const bitsHere = Math.min(32, Math.max(0, prefix - i * 32));
-    const mask = bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0;
-    if (((words[i] as number) & ~mask) >>> 0 !== 0) return false;
-  }
-  return true;
+// The mask of word `i` (32 bits, big-endian) of a network whose prefix is `prefix` bits long.
+function wordMask(i: number, prefix: number): number {
+  const bits = Math.min(32, Math.max(0, prefix - i * 32));
+  return bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
 }
 
 // The network words of an entry's address part: IPv4 as one word, IPv6 as four. An IPv4-mapped entry
 // is kept as IPv6 so that its prefix keeps its IPv6 meaning.
 function addressWords(entry: string, addressText: string, field: string): number[] {
   if (addressText.includes('%')) {
-    throw new InvalidInputError(field, `allow-list entry ${quote(entry)} has a zone id; zone ids are not allowed`);
+    throw new InvalidInputError(field, `allow-list entry ${quote(entry)} has a zone id; zone ids are not allowed`, {
+      reason: 'not_allowed',
+    });
   }
   const parsed = new Uint32Array(4);
   const kind = parseAddress(addressText, parsed);
@@ -48,6 +48,7 @@ function addressWords(entry: string, addressText: string, field: string): number
     throw new InvalidInputError(
       field,
       `allow-list entry ${quote(entry)} is not an IPv4 address (four decimal parts, no leading zeros) or an IPv6 address, optionally with /prefix`,
+      { reason: 'unparseable' },
     );
   }
   if (!addressText.includes(':')) return [parsed[0] as number];
@@ -60,20 +61,19 @@ function formatWords(words: readonly number[]): string {
 
 // Refuses an entry with host bits set, suggesting the network the user probably meant.
 function assertNetwork(entry: string, words: readonly number[], prefix: number, field: string): void {
-  if (hostBitsClear(words, prefix)) return;
-  const masked = words.map((w, i) => {
-    const bitsHere = Math.min(32, Math.max(0, prefix - i * 32));
-    return (w & (bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0)) >>> 0;
-  });
+  const masked = words.map((w, i) => (w & wordMask(i, prefix)) >>> 0);
+  if (masked.every((w, i) => w === words[i])) return;
   throw new InvalidInputError(
     field,
     `allow-list entry ${quote(entry)} has host bits set; did you mean ${formatWords(masked)}/${prefix}?`,
+    { reason: 'host_bits_set' },
   );
 }
 
 /**
  * Parses one allow-list entry strictly, or throws `InvalidInputError` whose `field` is `field` and
- * whose message names the entry and what is wrong with it.
+ * whose message names the entry and what is wrong with it; its issue's `reason` is `wrong_type`,
+ * `unparseable`, `out_of_range` (the prefix length), `host_bits_set` or `not_allowed` (a zone id).
  *
  * @example
  * parseAllowListEntry('2001:DB8::/32').canonical // '2001:db8::/32'
@@ -81,7 +81,9 @@ function assertNetwork(entry: string, words: readonly number[], prefix: number, 
  */
 export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): ParsedEntry {
   if (typeof entry !== 'string') {
-    throw new InvalidInputError(field, `allow-list entry must be a string, got ${typeof entry}`);
+    throw new InvalidInputError(field, `allow-list entry must be a string, got ${typeof entry}`, {
+      reason: 'wrong_type',
+    });
   }
   const slash = entry.indexOf('/');
   const words = addressWords(entry, slash < 0 ? entry : entry.slice(0, slash), field);
@@ -91,6 +93,7 @@ export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): Parse
     throw new InvalidInputError(
       field,
       `allow-list entry ${quote(entry)} has a prefix length that is not a whole number from 0 to ${max}`,
+      { reason: 'out_of_range' },
     );
   }
   assertNetwork(entry, words, prefix, field);
@@ -98,24 +101,38 @@ export function parseAllowListEntry(entry: unknown, field = 'allowedIps'): Parse
   return { kind: max === 128 ? 6 : 4, words, prefix, canonical: prefix === max ? address : `${address}/${prefix}` };
 }
 
+/** The most entries an allow list holds: 100,000 (matching stays one binary search however long it is). */
+export const MAX_ALLOW_LIST_ENTRIES = 100_000;
+
 /**
  * Validates a whole allow list and returns its entries in canonical form, duplicates removed, order kept.
- * Throws `InvalidInputError` naming the first bad entry (`field` is `allowedIps[i]`).
+ * Throws one `InvalidInputError` reporting every bad entry (its `issues`, each with `field` and the
+ * entry's `index`; the error's own `field` is the first one's, such as `allowedIps[1]`).
  *
  * @example
  * normalizeAllowList(['203.0.113.0/24', '2001:DB8::/32']) // ['203.0.113.0/24', '2001:db8::/32']
  */
 export function normalizeAllowList(entries: unknown, field = 'allowedIps'): string[] {
   if (!Array.isArray(entries)) {
-    throw new InvalidInputError(field, `${field} must be an array of IP addresses or CIDR ranges`);
+    throw new InvalidInputError(field, `${field} must be an array of IP addresses or CIDR ranges`, {
+      reason: 'wrong_type',
+    });
   }
-  if (entries.length > 100_000) {
-    throw new InvalidInputError(field, `${field} has ${entries.length} entries; at most 100000 are allowed`);
+  if (entries.length > MAX_ALLOW_LIST_ENTRIES) {
+    throw new InvalidInputError(
+      field,
+      `${field} has ${entries.length} entries; at most ${MAX_ALLOW_LIST_ENTRIES} are allowed`,
+      { reason: 'too_many' },
+    );
   }
   const seen = new Set<string>();
-  entries.forEach((entry, i) => {
-    seen.add(parseAllowListEntry(entry, `${field}[${i}]`).canonical);
+  const issues: InputIssue[] = [];
+  entries.forEach((entry, index) => {
+    const parsed = attempt(() => parseAllowListEntry(entry, field));
+    if (parsed.ok) seen.add(parsed.value.canonical);
+    else for (const { reason, message } of parsed.issues) issues.push({ field, index, reason, message });
   });
+  if (issues.length > 0) throw refusal(issues);
   return [...seen];
 }
 
@@ -152,8 +169,7 @@ function rangeOf(entry: ParsedEntry): { start: Words; end: Words } {
   const start = [0, 0, 0, 0] as Words;
   const end = [0, 0, 0, 0] as Words;
   for (let i = 0; i < 4; i++) {
-    const bitsHere = Math.min(32, Math.max(0, entry.prefix - i * 32));
-    const mask = bitsHere === 0 ? 0 : (0xffffffff << (32 - bitsHere)) >>> 0;
+    const mask = wordMask(i, entry.prefix);
     const w = (entry.words[i] as number) >>> 0;
     start[i] = (w & mask) >>> 0;
     end[i] = (w | ~mask) >>> 0;

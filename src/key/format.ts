@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '#errors';
 import type { KeyMode } from '../types.js';
 import { describeValue, quote } from '../validate/describe.js';
 import { base62Digit, encodeBase62, randomBase62 } from './base62.js';

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '#errors';
 import { keyHint, parseKey } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
 import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';

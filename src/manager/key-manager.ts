@@ -1,5 +1,3 @@
-import { toPublicKey } from '../auth/compiled-key.js';
-import { capabilityOf } from '../capabilities.js';
 import {
   InvalidInputError,
   KeyConflictError,
@@ -7,7 +5,9 @@ import {
   KeyNotFoundError,
   KeyRevokedError,
   UnsupportedError,
-} from '../errors.js';
+} from '#errors';
+import { toPublicKey } from '../auth/compiled-key.js';
+import { capabilityOf } from '../capabilities.js';
 import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
 import { randomBase62 } from '../key/base62.js';
 import { assertPrefix, DEFAULT_PREFIX, generateKey, keyHint } from '../key/format.js';
@@ -17,20 +17,15 @@ import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
 import { type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
 import { quote } from '../validate/describe.js';
-import {
-  validAccountId,
-  validAllowList,
-  validDuration,
-  validExpiry,
-  validMetadata,
-  validMode,
-  validName,
-  validPermissions,
-  validRateLimit,
-} from '../validate/fields.js';
+import { MAX_PERMISSIONS, validAccountId, validDuration } from '../validate/fields.js';
+import type { InputCheck } from '../validate/issues.js';
+import { refusal } from '../validate/issues.js';
+import { checkKeyFields, type KeyCheckOptions, type ValidKeyInput } from '../validate/key-input.js';
 import { type ImportKeyInput, importedKey } from './import-key.js';
 import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
 
+export type { InputCheck } from '../validate/issues.js';
+export type { KeyCheckOptions, ValidKeyInput } from '../validate/key-input.js';
 export type { ImportFromDigest, ImportFromSecret, ImportKeyFields, ImportKeyInput, KeyDigest } from './import-key.js';
 export { DEFAULT_QUIET_FOR_MS, type RotationStatus } from './rotation-status.js';
 
@@ -62,11 +57,13 @@ export type ManagedKey = PublicKey & {
 
 /** Input of {@link KeyManager.create}. */
 export interface CreateKeyInput {
+  /** 1-200 characters, at least one visible; no control, bidirectional-override or line-separator character. */
   accountId: string;
+  /** 1-200 characters, trimmed, at least one visible; no control, bidirectional-override or line-separator character. */
   name: string;
   /** `'live'` (real data, billed) or `'test'` (sandbox, never billed). */
   mode: KeyMode;
-  /** @default [] */
+  /** At most {@link KeyManager.MAX_PERMISSIONS} (100) names of 1-128 characters of `A-Z a-z 0-9 _ . : * / -`. @default [] */
   permissions?: readonly string[];
   /** IPv4/IPv6 addresses and CIDR ranges; empty allows any address. @default [] */
   allowedIps?: readonly string[];
@@ -175,18 +172,33 @@ export class KeyManager {
     return new Date(this.clock()).toISOString();
   }
 
-  // The fields create and import share, validated the same way.
-  private validFields(input: CreateKeyInput | ImportKeyInput, call: string): SharedFields {
+  /**
+   * Checks a new key's fields (or, with `partial`, the fields given, as for an update) the way
+   * `create` and `update` do before they write, without throwing and without a store: every bad
+   * field and every bad entry of a list is reported, each as an `InputIssue` with a stable `reason`.
+   * For a form that shows each problem next to its field.
+   *
+   * @param options.now the time an expiry must lie after, in epoch milliseconds. @default Date.now()
+   * @param options.partial check only the fields present. @default false
+   * @example
+   * const checked = KeyManager.check({ accountId: 'acct_1', name: 'ci', mode: 'test', allowedIps: ['10/8', '::1'] });
+   * if (!checked.ok) checked.issues; // [{ field: 'allowedIps', index: 0, reason: 'unparseable', message: '...' }]
+   */
+  static check(input: unknown, options?: KeyCheckOptions & { partial?: false }): InputCheck<ValidKeyInput>;
+  static check(input: unknown, options: KeyCheckOptions & { partial: true }): InputCheck<Partial<ValidKeyInput>>;
+  static check(input: unknown, options: KeyCheckOptions = {}): InputCheck<Partial<ValidKeyInput>> {
+    return checkKeyFields(input, { now: options.now ?? Date.now(), partial: options.partial });
+  }
+
+  /** The most permissions a key holds: 100. Refused beyond it with `invalid_input`, reason `too_many`. */
+  static readonly MAX_PERMISSIONS = MAX_PERMISSIONS;
+
+  // The fields create and import share, validated the same way, every issue reported at once.
+  private validFields(input: CreateKeyInput | ImportKeyInput, call: 'create' | 'import'): Partial<ValidKeyInput> {
     if (input === null || typeof input !== 'object') throw new InvalidInputError('input', `${call} takes an object`);
-    return {
-      accountId: validAccountId(input.accountId),
-      name: validName(input.name),
-      permissions: validPermissions(input.permissions ?? []),
-      allowedIps: validAllowList(input.allowedIps ?? []),
-      expiresAt: validExpiry(input.expiresAt, this.clock()),
-      metadata: validMetadata(input.metadata),
-      rateLimit: validRateLimit(input.rateLimit),
-    };
+    const checked = checkKeyFields(input, { now: this.clock(), skip: call === 'import' ? 'mode' : undefined });
+    if (!checked.ok) throw refusal(checked.issues);
+    return checked.value;
   }
 
   /**
@@ -196,8 +208,7 @@ export class KeyManager {
    * const { secret, key } = await keys.create({ accountId: 'acct_1', name: 'prod', mode: 'live', allowedIps: ['203.0.113.0/24'] });
    */
   async create(input: CreateKeyInput): Promise<CreatedKey> {
-    const fields = this.validFields(input, 'create');
-    const mode = validMode(input.mode);
+    const { mode, ...fields } = this.validFields(input, 'create') as ValidKeyInput;
     const created = await this.insertNew({ ...fields, mode, rotatedFrom: null });
     this.emit('key.created', created.record);
     return { secret: created.secret, key: created.key };
@@ -217,7 +228,7 @@ export class KeyManager {
    *   digest: { algorithm: 'sha256', hex: row.sha256 } });
    */
   async import(input: ImportKeyInput): Promise<ManagedKey> {
-    const fields = this.validFields(input, 'import');
+    const fields = this.validFields(input, 'import') as SharedFields;
     const key = await importedKey(input, this.prefix, this.pepper);
     const holder = await this.store.findByHash(key.hash);
     if (holder) throw new KeyConflictError('a key with this digest already exists', { keyId: holder.id });
@@ -340,25 +351,22 @@ export class KeyManager {
   // The store patch for `changes`: a field left out or undefined stays as it is; only null clears.
   private patchOf(changes: UpdateKeyInput): KeyPatch {
     if (changes === null || typeof changes !== 'object')
-      throw new InvalidInputError('changes', 'update takes an object of changes');
+      throw new InvalidInputError('changes', 'update takes an object of changes', { reason: 'wrong_type' });
     for (const [field, value] of Object.entries(changes)) {
       if (value !== undefined && !UPDATABLE.has(field)) {
         throw new InvalidInputError(
           field,
           `${field} cannot be changed; updatable fields are ${[...UPDATABLE].join(', ')}`,
+          { reason: 'not_allowed' },
         );
       }
     }
-    const patch: KeyPatch = { updatedAt: this.nowIso() };
-    if (changes.name !== undefined) patch.name = validName(changes.name);
-    if (changes.permissions !== undefined) patch.permissions = validPermissions(changes.permissions);
-    if (changes.allowedIps !== undefined) patch.allowedIps = validAllowList(changes.allowedIps);
-    if (changes.expiresAt !== undefined) patch.expiresAt = validExpiry(changes.expiresAt, this.clock());
-    if (changes.metadata !== undefined) patch.metadata = validMetadata(changes.metadata);
-    if (changes.rateLimit !== undefined) patch.rateLimit = validRateLimit(changes.rateLimit);
-    if (Object.keys(patch).length === 1)
-      throw new InvalidInputError('changes', 'update needs at least one field to change');
-    return patch;
+    const checked = checkKeyFields(changes, { now: this.clock(), partial: true });
+    if (!checked.ok) throw refusal(checked.issues);
+    if (Object.keys(checked.value).length === 0) {
+      throw new InvalidInputError('changes', 'update needs at least one field to change', { reason: 'empty' });
+    }
+    return { ...checked.value, updatedAt: this.nowIso() };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { RateLimiterUnavailableError } from '../errors.js';
+import { RateLimiterUnavailableError } from '#errors';
 
 /**
  * Runs one backend call of a shared limiter under a deadline of `timeoutMs` milliseconds. Resolves with

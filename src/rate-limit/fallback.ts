@@ -1,5 +1,5 @@
+import { InvalidInputError, RateLimiterUnavailableError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable, type Degradable } from '../capabilities.js';
-import { InvalidInputError, RateLimiterUnavailableError } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
 import type { RateLimit } from '../types.js';
 import { withLimiterDeadline } from './deadline.js';

@@ -1,6 +1,6 @@
+import { InvalidInputError } from '#errors';
 import type { AuthRequest } from '../auth/result.js';
 import { capabilityOf } from '../capabilities.js';
-import { InvalidInputError } from '../errors.js';
 import type { EventHook } from '../events.js';
 import type { RateLimit } from '../types.js';
 import { quote } from '../validate/describe.js';

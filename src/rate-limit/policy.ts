@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '#errors';
 import type { RateLimit } from '../types.js';
 import { quote } from '../validate/describe.js';
 

@@ -13,9 +13,12 @@
  *
  * @packageDocumentation
  */
+
 export { toPublicKey } from '../auth/compiled-key.js';
 export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';
+// For messages that carry what a driver or a user echoed back: a raw key never reaches an error.
+export { redactKeys } from '../key/redact.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
 export { withLimiterDeadline } from '../rate-limit/deadline.js';
 export type { ConsumeArgs } from '../rate-limit/policy.js';

@@ -1,4 +1,4 @@
-import { InvalidInputError, KeyConflictError, KeyRevokedError } from '../errors.js';
+import { InvalidInputError, KeyConflictError, KeyRevokedError } from '#errors';
 import type { ApiKeyRecord, KeyPatch, WriteCondition } from '../types.js';
 import { quote } from '../validate/describe.js';
 

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
+import { KeyStoreUnavailableError, UnsupportedError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
-import { KeyStoreUnavailableError, UnsupportedError } from '../errors.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore, WriteCondition } from '../types.js';
 import { validPositiveInteger } from '../validate/fields.js';

@@ -1,5 +1,5 @@
+import { KeyConflictError, KeyNotFoundError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
-import { KeyConflictError, KeyNotFoundError } from '../errors.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCondition } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
 import { quote } from '../validate/describe.js';

@@ -1,5 +1,5 @@
 import type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '#errors';
 
 /**
  * Where keygate reports what it does: an OpenTelemetry `Meter` and/or `Tracer` from

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '#errors';
 import { validPositiveInteger } from '../validate/fields.js';
 import { clientBucket } from './client-bucket.js';
 import { BUSY_WAIT_MS, LocalAttempts } from './local-attempts.js';

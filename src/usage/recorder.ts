@@ -1,6 +1,6 @@
+import { InvalidInputError } from '#errors';
 import type { AuthFailure, AuthRequest, AuthResult } from '../auth/result.js';
 import { capabilityOf } from '../capabilities.js';
-import { InvalidInputError } from '../errors.js';
 import { type EventHook, emitSafely } from '../events.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import { describeValue } from '../validate/describe.js';

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors.js';
+import { InvalidInputError } from '#errors';
 import type { KeygateEvent } from '../events.js';
 import { describeValue } from '../validate/describe.js';
 import { type KeyTally, keyEvent } from './counting.js';

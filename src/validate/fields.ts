@@ -1,31 +1,46 @@
-import { InvalidInputError } from '../errors.js';
+import type { InputIssue, InputIssueReason } from '#errors';
 import { normalizeAllowList } from '../ip/allow-list.js';
 import { looksLikeKey } from '../key/redact.js';
 import { checkRateLimit } from '../rate-limit/policy.js';
 import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
 import { describeValue, quote } from './describe.js';
+import { attempt, issue, refusal, refuse } from './issues.js';
+import { textIssue } from './text.js';
 
-// Write-time validation: every check a management call needs, each naming its field.
+// Write-time validation: every check a management call needs, each naming its field and giving a
+// stable reason (`InputIssueReason`); a list reports every bad entry, each with its index.
 
-const PERMISSION = /^[A-Za-z0-9_.:*/-]{1,128}$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * The most permissions a key holds: 100. A key that needs more wants a wildcard (`email:*`).
+ *
+ * @example
+ * validPermissions(Array.from({ length: 101 }, (_, i) => `p:${i}`)) // throws, reason 'too_many'
+ */
+export const MAX_PERMISSIONS = 100;
+
+/** The longest permission name, in characters: 128. */
+export const MAX_PERMISSION_LENGTH = 128;
+
+const PERMISSION = /^[A-Za-z0-9_.:*/-]+$/;
 
 function text(field: string, value: unknown, max: number): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new InvalidInputError(field, `${field} must be a non-empty string`);
-  }
-  if (value.length > max) throw new InvalidInputError(field, `${field} is longer than ${max} characters`);
-  if (CONTROL.test(value)) throw new InvalidInputError(field, `${field} contains control characters`);
-  return value.trim();
+  const problem = textIssue(field, value, max);
+  if (problem) throw refusal([problem]);
+  return (value as string).trim();
 }
 
-/** A key's account id: 1-200 characters, no control characters. */
+/**
+ * A key's account id: 1-200 characters once trimmed, at least one of them visible, and no control,
+ * bidirectional-override or line-separator character (see `textIssue`).
+ */
 export function validAccountId(value: unknown): string {
   return text('accountId', value, 200);
 }
 
-/** A key's name: 1-200 characters, no control characters, trimmed. */
+/**
+ * A key's name: 1-200 characters, trimmed, at least one of them visible, and no control,
+ * bidirectional-override or line-separator character. Accents, CJK and emoji are names like any other.
+ */
 export function validName(value: unknown): string {
   return text('name', value, 200);
 }
@@ -33,38 +48,64 @@ export function validName(value: unknown): string {
 /** `'live'` or `'test'`. A refused value is described (type and length), never quoted: it may be a pasted key. */
 export function validMode(value: unknown): KeyMode {
   if (value !== 'live' && value !== 'test') {
-    throw new InvalidInputError('mode', `mode must be "live" or "test", got ${describeValue(value)}`);
+    refuse('mode', 'not_allowed', `mode must be "live" or "test", got ${describeValue(value)}`);
   }
   return value;
 }
 
-/**
- * Permission names such as `email:verify`: 1-128 of `A-Z a-z 0-9 _ . : * / -`, duplicates removed. A value
- * shaped like an API key (or its 32 random characters) is refused without being repeated.
- */
-export function validPermissions(value: unknown): string[] {
-  if (!Array.isArray(value)) throw new InvalidInputError('permissions', 'permissions must be an array of strings');
-  const out = new Set<string>();
-  value.forEach((p, i) => {
-    // A key pasted here would be stored in the record and shown wherever it is listed.
-    if (typeof p === 'string' && looksLikeKey(p)) {
-      throw new InvalidInputError(
-        `permissions[${i}]`,
-        `permissions[${i}] looks like an API key, not a permission name such as "email:verify" (${describeValue(p)}, not repeated here)`,
-      );
-    }
-    if (typeof p !== 'string' || !PERMISSION.test(p)) {
-      throw new InvalidInputError(
-        `permissions[${i}]`,
-        `permission ${quote(p)} must be 1-128 characters of letters, digits and _ . : * / -`,
-      );
-    }
-    out.add(p);
-  });
-  return [...out];
+// Why entry `i` cannot be a permission name, or undefined when it can.
+function permissionIssue(p: unknown, i: number): InputIssue | undefined {
+  // A key pasted here would be stored in the record and shown wherever it is listed.
+  if (typeof p === 'string' && looksLikeKey(p)) {
+    return issue(
+      'permissions',
+      'key_shaped',
+      `permissions[${i}] looks like an API key, not a permission name such as "email:verify" (${describeValue(p)}, not repeated here)`,
+      i,
+    );
+  }
+  const reason: InputIssueReason | undefined =
+    typeof p !== 'string'
+      ? 'wrong_type'
+      : p === ''
+        ? 'empty'
+        : p.length > MAX_PERMISSION_LENGTH
+          ? 'too_long'
+          : PERMISSION.test(p)
+            ? undefined
+            : 'bad_character';
+  if (reason === undefined) return undefined;
+  const rule = `1-${MAX_PERMISSION_LENGTH} characters of letters, digits and _ . : * / -`;
+  return issue('permissions', reason, `permission ${quote(p)} must be ${rule}`, i);
 }
 
-/** Allow-list entries, strictly parsed and canonicalised. */
+/**
+ * Permission names such as `email:verify`: at most {@link MAX_PERMISSIONS} (100) entries, each 1-128 of
+ * `A-Z a-z 0-9 _ . : * / -`, duplicates removed. A value shaped like an API key (or its 32 random
+ * characters) is refused without being repeated. Every bad entry is reported, with its index.
+ *
+ * @example
+ * validPermissions(['email:verify', 'email:verify']) // ['email:verify']
+ */
+export function validPermissions(value: unknown): string[] {
+  if (!Array.isArray(value)) refuse('permissions', 'wrong_type', 'permissions must be an array of strings');
+  if (value.length > MAX_PERMISSIONS) {
+    refuse(
+      'permissions',
+      'too_many',
+      `permissions has ${value.length} entries; a key holds at most ${MAX_PERMISSIONS} (a wildcard such as "email:*" covers many)`,
+    );
+  }
+  const issues: InputIssue[] = [];
+  value.forEach((p, i) => {
+    const problem = permissionIssue(p, i);
+    if (problem) issues.push(problem);
+  });
+  if (issues.length > 0) throw refusal(issues);
+  return [...new Set<string>(value)];
+}
+
+/** Allow-list entries, strictly parsed and canonicalised; every bad entry reported, with its index. */
 export function validAllowList(value: unknown): string[] {
   return normalizeAllowList(value, 'allowedIps');
 }
@@ -73,16 +114,19 @@ export function validAllowList(value: unknown): string[] {
 export function validExpiry(value: unknown, nowMs: number): string | null {
   if (value === null || value === undefined) return null;
   const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (Number.isNaN(ms))
-    throw new InvalidInputError('expiresAt', 'expiresAt must be a Date, an ISO-8601 date string or null');
-  if (ms <= nowMs) throw new InvalidInputError('expiresAt', 'expiresAt must lie in the future');
+  if (Number.isNaN(ms)) {
+    const reason = value instanceof Date || typeof value === 'string' ? 'unparseable' : 'wrong_type';
+    refuse('expiresAt', reason, 'expiresAt must be a Date, an ISO-8601 date string or null');
+  }
+  if (ms <= nowMs) refuse('expiresAt', 'out_of_range', 'expiresAt must lie in the future');
   return new Date(ms).toISOString();
 }
 
 /** A duration in milliseconds: a number >= 0 (`Infinity` allowed). */
 export function validDuration(field: string, value: unknown): number {
   if (typeof value !== 'number' || !(value >= 0)) {
-    throw new InvalidInputError(field, `${field} must be a number of milliseconds >= 0, got ${describeValue(value)}`);
+    const reason = typeof value === 'number' ? 'out_of_range' : 'wrong_type';
+    refuse(field, reason, `${field} must be a number of milliseconds >= 0, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -97,7 +141,8 @@ export function validDuration(field: string, value: unknown): number {
  */
 export function validPositiveInteger(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${describeValue(value)}`);
+    const reason = typeof value === 'number' ? 'out_of_range' : 'wrong_type';
+    refuse(field, reason, `${field} must be a whole number >= 1, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -106,15 +151,15 @@ export function validPositiveInteger(field: string, value: unknown): number {
 export function validMetadata(value: unknown): KeyMetadata {
   if (value === undefined) return {};
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidInputError('metadata', 'metadata must be a plain object');
+    refuse('metadata', 'wrong_type', 'metadata must be a plain object');
   }
   let json: string;
   try {
     json = JSON.stringify(value);
   } catch {
-    throw new InvalidInputError('metadata', 'metadata must be JSON-serialisable');
+    refuse('metadata', 'wrong_type', 'metadata must be JSON-serialisable');
   }
-  if (json.length > 8192) throw new InvalidInputError('metadata', 'metadata is larger than 8 KiB once serialised');
+  if (json.length > 8192) refuse('metadata', 'too_long', 'metadata is larger than 8 KiB once serialised');
   return JSON.parse(json) as KeyMetadata;
 }
 
@@ -125,6 +170,19 @@ export function validMetadata(value: unknown): KeyMetadata {
  */
 export function validRateLimit(value: unknown): RateLimit | null {
   if (value === null || value === undefined) return null;
-  const { limit, windowMs } = checkRateLimit(value, 'rateLimit', true);
-  return { limit, windowMs };
+  const checked = attempt(() => checkRateLimit(value, 'rateLimit', true));
+  if (!checked.ok) {
+    const { field, message } = checked.issues[0] as InputIssue;
+    refuse(field, rateLimitReason(value as Record<string, unknown>, field), message);
+  }
+  return { limit: checked.value.limit, windowMs: checked.value.windowMs };
+}
+
+// Why `checkRateLimit` refused `field` of `value` (it names the field; the request path's copy of it
+// stays small, so the reason is worked out here, where keys are written).
+function rateLimitReason(value: Record<string, unknown>, field: string): InputIssueReason {
+  const member = field.slice('rateLimit.'.length);
+  if (field === 'rateLimit') return 'wrong_type';
+  if (member !== 'limit' && member !== 'windowMs') return 'not_allowed';
+  return typeof value[member] === 'number' ? 'out_of_range' : 'wrong_type';
 }

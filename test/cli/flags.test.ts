@@ -85,3 +85,24 @@ describe('errors never carry a raw key', () => {
     120_000,
   );
 });
+
+describe('names that disguise themselves', () => {
+  it.each([
+    ['a right-to-left override', 'invoice\u202efdp.exe', '--name', 'name'],
+    ['a C1 control', 'ci\u009b31m', '--name', 'name'],
+    ['only zero-width characters', '\u200b\u200d', '--name', 'name'],
+    ['a right-to-left override', 'acct\u202e1', '--account', 'accountId'],
+  ])(
+    'with %s are refused: exit 1, invalid_input naming the field, nothing written',
+    async (_, value, flag, field) => {
+      const account = 'acct_disguise';
+      const args = { '--account': account, '--name': 'ci', [flag]: value };
+      const refused = await run('keys', 'create', ...Object.entries(args).flat(), '--mode', 'test', '--json');
+      expect(refused.code).toBe(1);
+      expect(errorOf(refused)).toMatchObject({ code: 'invalid_input', field });
+      const listed = await run('keys', 'list', '--account', account, '--json');
+      expect(JSON.parse(listed.stdout)).toEqual([]);
+    },
+    60_000,
+  );
+});

@@ -82,6 +82,67 @@ describe('the create form', () => {
   });
 });
 
+describe('every problem at once', () => {
+  it('names every bad allow-list line by its number, keeps the input, creates nothing', async () => {
+    const s = await signedIn();
+    const allowedIps = '203.0.113.0/24\n10.0.0.300\n2001:db8::/32\n10.1.2.3/8, fe80::1%eth0';
+    const response = await s.client.post(`${BASE}/keys`, { name: 'k', mode: 'test', allowedIps });
+    expect(response.status).toBe(422);
+    const html = await response.text();
+    expect(html).toContain('Line 2: allow-list entry &quot;10.0.0.300&quot; is not an IPv4 address');
+    expect(html).toContain(
+      'Line 4: allow-list entry &quot;10.1.2.3/8&quot; has host bits set; did you mean 10.0.0.0/8?',
+    );
+    expect(html).toContain('Line 4: allow-list entry &quot;fe80::1%eth0&quot; has a zone id');
+    expect(html).not.toContain('Line 1:');
+    expect(html).not.toContain('Line 3:');
+    expect(html).toContain('10.0.0.300\n2001:db8::/32\n10.1.2.3/8, fe80::1%eth0');
+    expect(await s.keys.list('acct_1')).toEqual([]);
+  });
+
+  it('shows a message next to every bad field', async () => {
+    const s = await signedIn({ permissions: undefined });
+    const response = await s.client.post(`${BASE}/keys`, {
+      name: '',
+      mode: 'test',
+      permissionsText: 'ok:one\nno spaces',
+      allowedIps: 'nope',
+      expires: '2001-01-01',
+    });
+    expect(response.status).toBe(422);
+    const html = await response.text();
+    for (const id of ['name', 'permissions', 'allowedIps', 'expires']) expect(html).toContain(`id="${id}-error"`);
+  });
+});
+
+describe('a name that disguises itself', () => {
+  it.each([
+    ['a right-to-left override', 'invoice\u202efdp.exe', 'direction-changing'],
+    ['a C1 control', 'ci\u009b31m', 'control'],
+    ['only zero-width characters', '\u200b\u200d', 'at least one visible character'],
+  ])('with %s is refused (422) on the create form, nothing created', async (_, name, message) => {
+    const s = await signedIn();
+    const response = await s.client.post(`${BASE}/keys`, { name, mode: 'test' });
+    expect(response.status).toBe(422);
+    const html = await response.text();
+    expect(html).toContain('id="name-error"');
+    expect(html).toContain(message);
+    expect(await s.keys.list('acct_1')).toEqual([]);
+    expect(s.events).toEqual([]);
+  });
+});
+
+describe('more permissions than a key holds', () => {
+  it('are refused (422) naming the cap, nothing created', async () => {
+    const s = await signedIn({ permissions: undefined });
+    const permissionsText = Array.from({ length: 101 }, (_, i) => `email:scope${i}`).join('\n');
+    const response = await s.client.post(`${BASE}/keys`, { name: 'k', mode: 'test', permissionsText });
+    expect(response.status).toBe(422);
+    expect(await response.text()).toContain('Choose at most 100 permissions');
+    expect(await s.keys.list('acct_1')).toEqual([]);
+  });
+});
+
 describe('a rule only the manager knows', () => {
   it('comes back as the form with 422 naming its field, not as an error page', async () => {
     const store = new MemoryKeyStore();

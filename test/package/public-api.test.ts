@@ -61,6 +61,11 @@ const ROOT_TYPES = [
   'ImportFromSecret',
   'ImportKeyFields',
   'ImportKeyInput',
+  'InputCheck',
+  'InputIssue',
+  'InputIssueReason',
+  'InvalidInputDetails',
+  'KeyCheckOptions',
   'KeyDigest',
   'KeyManagerOptions',
   'KeyMetadata',
@@ -86,6 +91,7 @@ const ROOT_TYPES = [
   'UpdateKeyInput',
   'UsageRecorderOptions',
   'UsageReport',
+  'ValidKeyInput',
   'WritableKeyStore',
 ];
 
@@ -105,6 +111,7 @@ const STORE_KIT_VALUES = [
   'pageOfKeys',
   'parseChange',
   'quote',
+  'redactKeys',
   'summarizeUsage',
   'toPublicKey',
   'utcDay',

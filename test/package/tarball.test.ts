@@ -89,38 +89,52 @@ describe('the tarball', () => {
   });
 });
 
+/** What an entry point throws for bad input: an error of the root's classes, whichever entry threw it. */
+const refused = (field: string) => ({ code: 'invalid_input', field, keygateError: true, invalidInput: true });
+
 /** Entry point, its dist file, exports a user relies on, what its requests answered. */
 const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   [
     'keygate',
     'index',
     ['authenticate', 'KeyManager', 'MemoryKeyStore', 'CachedKeyStore', 'generateKey', 'parseKey', 'hashKey'],
-    { secretShape: true, answers: [401, 200], mode: 'test' },
+    { secretShape: true, answers: [401, 200], mode: 'test', thrown: refused('store') },
   ],
-  ['keygate/express', 'express', ['apiKeyAuth'], { answers: [401, 200] }],
-  ['keygate/fastify', 'fastify', ['apiKeyAuth', 'default'], { answers: [401, 200], defaultIsPlugin: true }],
-  ['keygate/fetch', 'fetch', ['withApiKeyAuth', 'clientIp'], { answers: [401, 200] }],
-  ['keygate/hono', 'hono', ['apiKeyAuth'], { answers: [401, 200] }],
-  ['keygate/postgres', 'postgres', ['PostgresKeyStore'], { answers: [200, 'revoked_api_key'] }],
+  ['keygate/express', 'express', ['apiKeyAuth'], { answers: [401, 200], thrown: refused('store') }],
+  [
+    'keygate/fastify',
+    'fastify',
+    ['apiKeyAuth', 'default'],
+    { answers: [401, 200], defaultIsPlugin: true, thrown: refused('config.apiKey') },
+  ],
+  ['keygate/fetch', 'fetch', ['withApiKeyAuth', 'clientIp'], { answers: [401, 200], thrown: refused('handler') }],
+  ['keygate/hono', 'hono', ['apiKeyAuth'], { answers: [401, 200], thrown: refused('store') }],
+  [
+    'keygate/postgres',
+    'postgres',
+    ['PostgresKeyStore'],
+    { answers: [200, 'revoked_api_key'], thrown: refused('client') },
+  ],
   ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
+  // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).
   ['keygate/testing', 'testing', ['describeKeyStoreContract'], { contract: 'function' }],
   [
     'keygate/adapter-kit',
     'adapter-kit',
     ['resolveAdapterOptions', 'createDenialResponder', 'createNodeDenier', 'createFetchDenier', 'authenticateEager'],
-    { answers: [401, 200], retryAfter: '3', sharedErrorClass: true },
+    { answers: [401, 200], retryAfter: '3', sharedErrorClass: true, thrown: refused('retryAfterMs') },
   ],
   [
     'keygate/store-kit',
     'store-kit',
     ['applyPatch', 'ChangeRelay', 'changeOf', 'mergeUsage', 'parseChange'],
-    { thrown: 'key_revoked', rootClass: true },
+    { thrown: 'key_revoked', rootClass: true, invalidArguments: refused('keyId') },
   ],
   [
     'keygate/dashboard',
     'dashboard',
     ['dashboard', 'createSignInLink', 'toNodeHandler'],
-    { answers: [303, 200], listsKey: true },
+    { answers: [303, 200], listsKey: true, thrown: refused('manager'), signInLinkThrown: refused('accountId') },
   ],
 ];
 
@@ -134,7 +148,19 @@ describe.each([
     expect(got?.file).toBe(join(project, 'node_modules', 'keygate', 'dist', `${file}${extension}`));
     expect(got?.exports).toEqual(expect.arrayContaining(names));
     const redis = withRedis ? { answers: [200] } : { skipped: 'no Redis at 127.0.0.1:6379' };
+    if (name === 'keygate/redis') expect(got?.thrown).toEqual(refused('client'));
     expect(got).toMatchObject(name === 'keygate/redis' ? redis : expected);
+  });
+});
+
+describe('the error classes', () => {
+  it('exist once per module format, in the module every entry point imports', () => {
+    const dist = join(project, 'node_modules', 'keygate', 'dist');
+    const files = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((file) => /\.c?js$/.test(file));
+    const defining = files.filter((file) =>
+      /\bKeygateError = class\b|\bclass KeygateError\b/.test(readFileSync(join(dist, file), 'utf8')),
+    );
+    expect(defining.sort()).toEqual(['errors.cjs', 'errors.js']);
   });
 });
 
@@ -177,5 +203,14 @@ describe('the keygate binary', () => {
       ),
     );
     expect(listed.map((key: { id: string }) => key.id)).toEqual([created.key.id]);
+  }, 120_000);
+
+  it("reports a refused input by the root's classes: exit 1, invalid_input naming the field", async () => {
+    const store = `pglite:${join(work, 'store')}`;
+    const args = ['keys', 'create', '--store', store, '--account', 'acct_1', '--name', 'ci\u202e', '--mode', 'test'];
+    const bin = join(project, 'node_modules', '.bin', 'keygate');
+    const refused = await run(process.execPath, [bin, ...args, '--json'], project);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stderr).error).toMatchObject({ code: 'invalid_input', field: 'name' });
   }, 120_000);
 });

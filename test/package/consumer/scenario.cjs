@@ -17,6 +17,24 @@ async function seeded(core, store = new core.MemoryKeyStore()) {
   return { store, keys, secret, key };
 }
 
+/**
+ * What an entry point threw when given bad input: its code and field, and whether it is an instance
+ * of the root's classes (one class family across every entry point and module format).
+ */
+async function thrownBy(core, provoke) {
+  try {
+    await provoke();
+  } catch (error) {
+    return {
+      code: error?.code,
+      field: error?.field,
+      keygateError: error instanceof core.KeygateError,
+      invalidInput: error instanceof core.InvalidInputError,
+    };
+  }
+  return { code: null };
+}
+
 /** Status of a request without a key, then with the key: what every adapter must answer. */
 async function statuses(send, secret) {
   return [await send({}), await send({ 'x-api-key': secret })];
@@ -38,10 +56,16 @@ module.exports = async function run(load, resolvePath) {
     const { store, secret } = await seeded(core);
     const ok = await core.authenticate({ headers: { 'x-api-key': secret }, ip: '203.0.113.7' }, store);
     const missing = await core.authenticate({ headers: {}, ip: undefined }, store);
-    return { secretShape: SECRET_SHAPE.test(secret), answers: [missing.status, ok.status], mode: ok.key?.mode };
+    return {
+      secretShape: SECRET_SHAPE.test(secret),
+      answers: [missing.status, ok.status],
+      mode: ok.key?.mode,
+      thrown: await thrownBy(core, () => new core.KeyManager({ store: {} })),
+    };
   });
 
   await entry('keygate/express', async ({ apiKeyAuth }) => {
+    const thrown = await thrownBy(core, () => apiKeyAuth({}));
     const express = await load('express');
     const { store, secret } = await seeded(core);
     const app = (express.default ?? express)();
@@ -54,6 +78,7 @@ module.exports = async function run(load, resolvePath) {
       const base = `http://127.0.0.1:${server.address().port}`;
       return {
         answers: await statuses(async (headers) => (await fetch(`${base}/v1/check`, { headers })).status, secret),
+        thrown,
       };
     } finally {
       server.close();
@@ -69,7 +94,13 @@ module.exports = async function run(load, resolvePath) {
     await app.ready();
     try {
       const send = async (headers) => (await app.inject({ url: '/v1/check', headers })).statusCode;
-      return { answers: await statuses(send, secret), defaultIsPlugin: plugin.default === plugin.apiKeyAuth };
+      const thrown = await thrownBy(core, async () => {
+        const other = (fastify.default ?? fastify)();
+        await other.register(plugin.default, { store });
+        other.get('/v1/other', { config: { apiKey: 'yes' } }, async () => ({}));
+        await other.ready();
+      });
+      return { answers: await statuses(send, secret), defaultIsPlugin: plugin.default === plugin.apiKeyAuth, thrown };
     } finally {
       await app.close();
     }
@@ -79,7 +110,10 @@ module.exports = async function run(load, resolvePath) {
     const { store, secret } = await seeded(core);
     const handler = withApiKeyAuth((_request, key) => Response.json({ name: key.name }), { store });
     const send = async (headers) => (await handler(new Request('http://api.test/v1/check', { headers }))).status;
-    return { answers: await statuses(send, secret) };
+    return {
+      answers: await statuses(send, secret),
+      thrown: await thrownBy(core, () => withApiKeyAuth(null, { store })),
+    };
   });
 
   await entry('keygate/hono', async ({ apiKeyAuth }) => {
@@ -87,7 +121,10 @@ module.exports = async function run(load, resolvePath) {
     const { store, secret } = await seeded(core);
     const app = new Hono();
     app.get('/v1/check', apiKeyAuth({ store }), (c) => c.json({ name: c.get('apiKey').name }));
-    return { answers: await statuses(async (headers) => (await app.request('/v1/check', { headers })).status, secret) };
+    return {
+      answers: await statuses(async (headers) => (await app.request('/v1/check', { headers })).status, secret),
+      thrown: await thrownBy(core, () => apiKeyAuth({ store: {} })),
+    };
   });
 
   await entry('keygate/postgres', async ({ PostgresKeyStore }) => {
@@ -101,14 +138,16 @@ module.exports = async function run(load, resolvePath) {
       await keys.revoke(key.id);
       const after = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
       await store.close?.();
-      return { answers: [before.status, after.code] };
+      const thrown = await thrownBy(core, () => new PostgresKeyStore({ client: {} }));
+      return { answers: [before.status, after.code], thrown };
     } finally {
       await client.close();
     }
   });
 
   await entry('keygate/redis', async ({ RedisKeyStore }) => {
-    if (process.env.KEYGATE_TARBALL_REDIS !== '1') return { skipped: 'no Redis at 127.0.0.1:6379' };
+    const thrown = await thrownBy(core, () => new RedisKeyStore({ client: {} }));
+    if (process.env.KEYGATE_TARBALL_REDIS !== '1') return { skipped: 'no Redis at 127.0.0.1:6379', thrown };
     const { createClient } = await load('redis');
     const client = createClient({ url: 'redis://127.0.0.1:6379', socket: { reconnectStrategy: false } });
     await client.connect();
@@ -118,7 +157,7 @@ module.exports = async function run(load, resolvePath) {
       const { secret } = await seeded(core, store);
       const ok = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
       await store.close?.();
-      return { answers: [ok.status] };
+      return { answers: [ok.status], thrown };
     } finally {
       for (const key of await client.keys(`${prefix}*`)) await client.del(key);
       await client.close();
@@ -140,6 +179,7 @@ module.exports = async function run(load, resolvePath) {
       retryAfter: respond({ code: 'key_store_unavailable' }).headers['retry-after'],
       // One copy of the core for every entry point: the kit throws the class the root exports.
       sharedErrorClass: refusal instanceof core.InvalidInputError && refusal.field === 'store',
+      thrown: await thrownBy(core, () => kit.createDenialResponder({ retryAfterMs: -1 })),
     };
   });
 
@@ -150,7 +190,14 @@ module.exports = async function run(load, resolvePath) {
     const cookie = signIn.headers.getSetCookie()[0].split(';')[0];
     const list = await ui.fetch(new Request('http://ui.test/dashboard/', { headers: { cookie } }));
     const html = await list.text();
-    return { answers: [signIn.status, list.status], listsKey: html.includes('>tarball</a>') };
+    return {
+      answers: [signIn.status, list.status],
+      listsKey: html.includes('>tarball</a>'),
+      thrown: await thrownBy(core, () => dashboard({ manager: {}, secret: 'tarball-secret-of-at-least-32-bytes' })),
+      signInLinkThrown: await thrownBy(core, () =>
+        ui.signInLink({ accountId: 'acct\u202e1', baseUrl: 'http://ui.test' }),
+      ),
+    };
   });
 
   await entry('keygate/testing', async ({ describeKeyStoreContract }) => ({
@@ -158,7 +205,7 @@ module.exports = async function run(load, resolvePath) {
   }));
 
   // A store built on the kit throws the root's error classes (one class family across entry points).
-  await entry('keygate/store-kit', async ({ applyPatch }) => {
+  await entry('keygate/store-kit', async ({ applyPatch, validConsumeArgs }) => {
     const { store, keys, secret, key } = await seeded(core);
     await keys.revoke(key.id);
     const revoked = await store.findByHash(await core.hashKey(secret));
@@ -166,7 +213,11 @@ module.exports = async function run(load, resolvePath) {
       applyPatch(revoked, { name: 'renamed', updatedAt: new Date().toISOString() });
       return { thrown: null };
     } catch (error) {
-      return { thrown: error.code, rootClass: error instanceof core.KeygateError };
+      return {
+        thrown: error.code,
+        rootClass: error instanceof core.KeygateError,
+        invalidArguments: await thrownBy(core, () => validConsumeArgs('', { limit: 1, windowMs: 1 }, 1)),
+      };
     }
   });
 

@@ -17,16 +17,18 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
 
 /**
  * Budgets in bytes, min+gzip. The core is what every user ships; keep it small. The root line grew by
- * about 2 kB with KeyManager.import, throttle reservations, verdicts for records changed in place).
+ * about 2 kB with KeyManager.import, throttle reservations and verdicts for records changed in place.
  * Per-key rate limits (check row 9) added about 2.6 kB to `authenticate` and 1.5 kB to the root: the
  * option's validation and step, and the per-process fallback that a shared limiter gets (which needs
  * the memory limiter) cannot be shaken out of `authenticate`, since the option decides at run time.
  * The `telemetry` option (instrument creation, the lookup span) adds about 0.8 kB to `authenticate` and
  * 1.7 kB to the root for the same reason. Structured validation (every refused field and list entry
  * as an issue with a stable reason, `KeyManager.check`, the rules on names' characters) added about
- * 0.95 kB to the root and 0.04 kB to `authenticate` (the allow-list parser's reasons).
+ * 0.95 kB to the root and 0.04 kB to `authenticate` (the allow-list parser's reasons). Redacting
+ * every string property of every error (not just the message), and reading named capabilities instead
+ * of properties, took `authenticate` from 9.95 to 10.05 kB: its budget is 10.25 kB since.
  */
-const BUDGET = { keygate: 25_500, 'keygate (authenticate only)': 10_000 };
+const BUDGET = { keygate: 25_500, 'keygate (authenticate only)': 10_250 };
 
 async function measure(contents, external) {
   const result = await build({

@@ -149,7 +149,9 @@ export class InvalidInputError extends KeygateError {
   readonly issues: readonly InputIssue[];
   constructor(field: string, message: string, details: InvalidInputDetails = {}) {
     super('invalid_input', message, { ...details, field });
-    this.issues = details.issues ?? [{ field, reason: details.reason ?? 'invalid', message }];
+    // Each issue's strings are redacted like the error's own: an issue names what the user typed.
+    const issues = details.issues ?? [{ field, reason: details.reason ?? 'invalid', message }];
+    this.issues = issues.map((i) => ({ ...i, field: redactKeys(i.field), message: redactKeys(i.message) }));
   }
 }
 

@@ -17,7 +17,7 @@ export function matchesKeyQuery(record: ApiKeyRecord, query: KeyPageQuery): bool
 }
 
 /**
- * The page of `records` that `query` asks for: those matching its filters ({@link matchesKeyQuery}),
+ * The page of `records` that `query` asks for: those matching its filters (text in the name, hint or id; status; mode),
  * newest first (`createdAt`, then `id`, descending), `limit` from `offset`, and how many match. For a
  * `DashboardStore` that reads every key of the account and pages them itself.
  *

@@ -14,10 +14,10 @@ import { checkCreditAmount } from './amount.js';
  * @example
  * await ledger.hold('acct_1', 3); // lapses DEFAULT_HOLD_TTL_MS (600,000 ms) from now unless closed first
  */
-export const DEFAULT_HOLD_TTL_MS = 10 * 60_000;
+export const DEFAULT_HOLD_TTL_MS = 600_000;
 
 // The longest hold, in milliseconds: 24 hours.
-const MAX_HOLD_TTL_MS = 24 * 60 * 60_000;
+const MAX_HOLD_TTL_MS = 86_400_000;
 
 /**
  * The deadline of one call of a shared ledger (PostgreSQL, Redis), in milliseconds: 1,000.

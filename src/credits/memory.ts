@@ -54,7 +54,8 @@ interface Hold {
 // A hold id carries its account after this prefix and 16 random characters, so that a settle or a
 // release of a hold already closed or lapsed still answers that account's balance.
 const HOLD_PREFIX = 'hold_';
-const HOLD_ACCOUNT_AT = HOLD_PREFIX.length + 16 + 1;
+// A literal (not `HOLD_PREFIX.length + 17`), so bundlers drop it from bundles without the ledger.
+const HOLD_ACCOUNT_AT = 22;
 
 /**
  * A credit ledger for one process: balances, open holds and entries live in this process's memory,

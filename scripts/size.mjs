@@ -27,8 +27,10 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * 0.95 kB to the root and 0.04 kB to `authenticate` (the allow-list parser's reasons). Redacting
  * every string property of every error (not just the message), and reading named capabilities instead
  * of properties, took `authenticate` from 9.95 to 10.05 kB: its budget is 10.25 kB since.
+ * `MemoryCreditLedger` (row 10: the ledger, its argument checks and `CreditLedgerUnavailableError`) adds
+ * about 1.45 kB to the root and nothing to `authenticate`: the root's budget is 26.50 kB since.
  */
-const BUDGET = { keygate: 25_500, 'keygate (authenticate only)': 10_250 };
+const BUDGET = { keygate: 26_500, 'keygate (authenticate only)': 10_250 };
 
 async function measure(contents, external) {
   const result = await build({

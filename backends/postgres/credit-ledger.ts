@@ -12,6 +12,7 @@ import {
   type TopUpOptions,
 } from 'keygate';
 import {
+  amountOverflow,
   amountOverHold,
   CAPABILITIES,
   type Capabilities,
@@ -28,8 +29,7 @@ import {
 } from 'keygate/store-kit';
 import type { Pool } from 'pg';
 import { type EntryRow, entryOf } from './credit-rows.js';
-import { CREDIT_TABLES, type CreditStatements, creditStatements, MAX_BALANCE } from './credit-sql.js';
-import { sqlState } from './errors.js';
+import { CREDIT_TABLES, type CreditStatements, creditStatements } from './credit-sql.js';
 import { type PGliteLike, type Query, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
 /**
@@ -63,6 +63,11 @@ const LOCK_CLASS = 0x6b69;
 
 interface Available {
   available: string | number;
+}
+
+interface Credits {
+  used: boolean;
+  held: string | number;
 }
 
 interface HoldRow {
@@ -136,23 +141,20 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf…' }); // { balance: 500 }, and again: { balance: 500 }
    */
-  topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
+  async topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
     const args = validTopUpArgs(accountId, amount, options);
     return this.call(() =>
-      this.sql
-        .transaction(async (q) => {
-          await q(this.statements.open, [args.accountId]);
-          const before = (await this.lockAndSweep(q, args.accountId)) ?? 0;
-          const { rows } = await q<Available>(this.statements.topUp, [
-            args.accountId,
-            args.amount,
-            args.reference ?? null,
-          ]);
-          return { balance: rows[0] ? Number(rows[0].available) : before };
-        })
-        .catch((err: unknown) => {
-          throw overCap(err) ? balanceOverCap(args.amount) : err;
-        }),
+      this.sql.transaction(async (q) => {
+        await q(this.statements.open, [args.accountId]);
+        const before = (await this.lockAndSweep(q, args.accountId)) ?? 0;
+        const { rows } = await q<Credits>(this.statements.credits, [args.accountId, args.reference ?? null]);
+        if (rows[0]?.used) return { balance: before };
+        if (args.amount > Number.MAX_SAFE_INTEGER - (before + Number(rows[0]?.held ?? 0))) {
+          throw amountOverflow(args.amount);
+        }
+        const credited = await q<Available>(this.statements.topUp, [args.accountId, args.amount, args.reference ?? null]);
+        return { balance: Number(credited.rows[0]?.available) };
+      }),
     );
   }
 
@@ -162,7 +164,7 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.balance('acct_1'); // 497
    */
-  balance(accountId: string): Promise<number> {
+  async balance(accountId: string): Promise<number> {
     const account = validCreditAccount(accountId);
     return this.call(async () => {
       const { rows } = await this.sql.query<Available>(this.statements.balance, [account]);
@@ -177,7 +179,7 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    * @example
    * const held = await ledger.hold('acct_1', 3, { keyId: key.id, ttlMs: 30_000 }); // { ok: true, holdId, balance: 497 }
    */
-  hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
+  async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
     const { accountId: account, amount: credits, keyId, ttlMs } = validHoldArgs(accountId, amount, options);
     return this.call(() =>
       this.sql.transaction(async (q): Promise<HoldResult> => {
@@ -198,7 +200,7 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    * await ledger.settle(held.holdId);    // { charged: 3, balance: 497 }
    * await ledger.settle(held.holdId);    // { charged: 0, balance: 497 }
    */
-  settle(holdId: string, amount?: number): Promise<SettleResult> {
+  async settle(holdId: string, amount?: number): Promise<SettleResult> {
     const { holdId: id, amount: charge } = validSettleArgs(holdId, amount);
     return this.call(() =>
       this.sql.transaction(async (q): Promise<SettleResult> => {
@@ -221,7 +223,7 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.release(held.holdId); // { balance: 500 }
    */
-  release(holdId: string): Promise<CreditBalance> {
+  async release(holdId: string): Promise<CreditBalance> {
     const id = validHoldId(holdId);
     return this.call(() =>
       this.sql.transaction(async (q): Promise<CreditBalance> => {
@@ -240,7 +242,7 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.entries('acct_1', { limit: 2 }); // [{ kind: 'charge', amount: -3, balance: 497, ... }, { kind: 'top_up', ... }]
    */
-  entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
+  async entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
     const { accountId: account, limit } = validEntriesArgs(accountId, options);
     return this.call(async () => {
       const { rows } = await this.sql.query<EntryRow>(this.statements.entries, [account, limit]);
@@ -280,15 +282,4 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
 
 function newHoldId(): string {
   return `hold_${crypto.randomUUID().replaceAll('-', '')}`;
-}
-
-// A top-up that would take the balance past what a JavaScript number holds exactly trips the table's CHECK.
-function overCap(err: unknown): boolean {
-  return err instanceof KeyStoreUnavailableError && sqlState(err.cause) === '23514';
-}
-
-function balanceOverCap(amount: number): InvalidInputError {
-  return new InvalidInputError('amount', `amount ${amount} would take the balance past ${MAX_BALANCE} credits`, {
-    reason: 'out_of_range',
-  });
 }

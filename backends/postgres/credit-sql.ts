@@ -1,13 +1,10 @@
-/** The largest balance an account may reach: 2**53 - 1, the largest whole number a JavaScript number holds exactly. */
-export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
-
 /**
  * The credit ledger's tables, created by `PostgresCreditLedger.migrate()`. `S` stands for the quoted
  * schema. Each statement is idempotent (`IF NOT EXISTS`), like the rate limiter's table: a new column
  * or index is a further idempotent statement, appended here.
  *
  * - `keygate_credit_balances`: one row per account, its available balance (top-ups - charges - open
- *   holds). Every call that changes an account locks this row first, so they run one at a time per
+ *   holds), never past 2**53 - 1 (the largest whole number a JavaScript number holds exactly). Every call that changes an account locks this row first, so they run one at a time per
  *   account, in every process.
  * - `keygate_credit_holds`: every hold, open or closed (`state`), kept as the record of what each
  *   request held and how it ended. Only open holds count against the balance.
@@ -17,7 +14,7 @@ export const MAX_BALANCE = Number.MAX_SAFE_INTEGER;
 export const CREDIT_TABLES: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS S.keygate_credit_balances (
     account_id text PRIMARY KEY,
-    available bigint NOT NULL CHECK (available >= 0 AND available <= ${MAX_BALANCE})
+    available bigint NOT NULL CHECK (available >= 0 AND available <= 9007199254740991)
   )`,
   `CREATE TABLE IF NOT EXISTS S.keygate_credit_holds (
     id text PRIMARY KEY,
@@ -42,7 +39,7 @@ export const CREDIT_TABLES: readonly string[] = [
     reference text,
     hold_id text,
     created_at timestamptz NOT NULL,
-    CHECK ((kind = 'top_up' AND amount > 0) OR (kind = 'charge' AND amount <= 0))
+    CHECK ((kind = 'top_up' AND amount > 0) OR (kind = 'charge' AND amount < 0))
   )`,
   `CREATE INDEX IF NOT EXISTS keygate_credit_entries_account
     ON S.keygate_credit_entries (account_id, seq DESC)`,
@@ -84,12 +81,13 @@ export function creditStatements(s: string) {
       UPDATE ${balances} SET available = available + (SELECT sum(amount) FROM lapsed)
       WHERE account_id = $1 AND EXISTS (SELECT 1 FROM lapsed)
       RETURNING available`,
-    /** $1 account (locked), $2 amount, $3 reference or null. No row when the reference was used before. */
+    /** $1 account (locked), $2 reference or null. Whether a top-up used the reference, and the credits held. */
+    credits: `SELECT
+        EXISTS (SELECT 1 FROM ${entries} WHERE account_id = $1 AND reference = $2::text) AS used,
+        (SELECT coalesce(sum(amount), 0) FROM ${holds} WHERE account_id = $1 AND state = 'open') AS held`,
+    /** $1 account (locked), $2 amount, $3 reference or null. Adds the amount and writes the entry. */
     topUp: `WITH credited AS (
-        UPDATE ${balances} SET available = available + $2::bigint
-        WHERE account_id = $1 AND NOT EXISTS (
-          SELECT 1 FROM ${entries} WHERE account_id = $1 AND reference = $3::text
-        )
+        UPDATE ${balances} SET available = available + $2::bigint WHERE account_id = $1
         RETURNING available
       ), entry AS (
         INSERT INTO ${entries} (account_id, kind, amount, balance, reference, created_at)
@@ -115,7 +113,8 @@ export function creditStatements(s: string) {
     findHold: `SELECT account_id, amount FROM ${holds} WHERE id = $1`,
     /**
      * $1 hold id (its account locked), $2 the amount charged. Closes the open hold, returns the rest of
-     * it to the balance and writes one `charge` entry; no row when the hold is no longer open.
+     * it to the balance and writes one `charge` entry (none for a charge of 0); no row when the hold is
+     * no longer open.
      */
     settle: `WITH settled AS (
         UPDATE ${holds} SET state = 'settled', charged = $2::bigint, closed_at = statement_timestamp()
@@ -128,7 +127,7 @@ export function creditStatements(s: string) {
       ), entry AS (
         INSERT INTO ${entries} (account_id, kind, amount, balance, key_id, hold_id, created_at)
         SELECT s.account_id, 'charge', -$2::bigint, r.available, s.key_id, $1, statement_timestamp()
-        FROM settled s, returned r
+        FROM settled s, returned r WHERE $2::bigint > 0
       )
       SELECT available FROM returned`,
     /** $1 hold id (its account locked). Closes the open hold and returns all of it; no row when it is no longer open. */

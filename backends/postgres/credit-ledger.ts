@@ -83,8 +83,9 @@ interface HoldRow {
  * `UPDATE ... SET available = available - $amount WHERE available >= $amount`, so no interleaving
  * overdraws an account or loses a credit. Expired holds lapse inside the next call on their account
  * (no background job), and `balance()` counts them as returned from the moment they expire, by the
- * database's clock. A call that timed out may still complete in the database: a hold taken that way
- * lapses after its `ttlMs`.
+ * database's clock. Closed holds stay in `keygate_credit_holds` with how they ended (`settled`,
+ * `released`, `lapsed`). A call that timed out may still complete in the database: a hold taken that
+ * way lapses after its `ttlMs`.
  *
  * @example
  * const ledger = new PostgresCreditLedger({ client: new pg.Pool({ connectionString }) });
@@ -152,7 +153,11 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
         if (args.amount > Number.MAX_SAFE_INTEGER - (before + Number(rows[0]?.held ?? 0))) {
           throw amountOverflow(args.amount);
         }
-        const credited = await q<Available>(this.statements.topUp, [args.accountId, args.amount, args.reference ?? null]);
+        const credited = await q<Available>(this.statements.topUp, [
+          args.accountId,
+          args.amount,
+          args.reference ?? null,
+        ]);
         return { balance: Number(credited.rows[0]?.available) };
       }),
     );
@@ -193,8 +198,9 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
   }
 
   /**
-   * Charges `amount` of the hold (0..held, default all) as one `charge` entry and returns the rest.
-   * A hold already settled, released or lapsed, or an unknown id, changes nothing: `charged` is 0.
+   * Charges `amount` of the hold (0..held, default all) as one `charge` entry (none for 0) and returns
+   * the rest; more than the open hold is an `InvalidInputError` naming `amount`. A hold already
+   * settled, released or lapsed, or an unknown id (balance 0), changes nothing: `charged` is 0.
    *
    * @example
    * await ledger.settle(held.holdId);    // { charged: 3, balance: 497 }
@@ -206,10 +212,15 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
       this.sql.transaction(async (q): Promise<SettleResult> => {
         const found = await this.findHold(q, id);
         if (!found) return { charged: 0, balance: 0 };
-        const held = Number(found.amount);
-        if (charge !== undefined && charge > held) throw amountOverHold(charge, held);
         const before = (await this.lockAndSweep(q, found.account_id)) ?? 0;
+        const held = Number(found.amount);
         const charged = charge ?? held;
+        if (charged > held) {
+          // More than the hold is refused while it is open; a closed hold's settle changes nothing.
+          const open = await q(this.statements.openHold, [id]);
+          if (open.rows.length > 0) throw amountOverHold(charged, held);
+          return { charged: 0, balance: before };
+        }
         const { rows } = await q<Available>(this.statements.settle, [id, charged]);
         return rows[0] ? { charged, balance: Number(rows[0].available) } : { charged: 0, balance: before };
       }),
@@ -218,7 +229,7 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
 
   /**
    * Returns the whole hold to the balance, writing no entry. A hold already settled, released or
-   * lapsed, or an unknown id, changes nothing.
+   * lapsed, or an unknown id (balance 0), changes nothing.
    *
    * @example
    * await ledger.release(held.holdId); // { balance: 500 }

@@ -111,6 +111,8 @@ export function creditStatements(s: string) {
       SELECT available FROM taken`,
     /** $1 hold id. Whose hold it is and how much it held, open or closed. */
     findHold: `SELECT account_id, amount FROM ${holds} WHERE id = $1`,
+    /** $1 hold id (its account locked). A row when the hold is open. */
+    openHold: `SELECT 1 FROM ${holds} WHERE id = $1 AND state = 'open' AND NOT ${expired}`,
     /**
      * $1 hold id (its account locked), $2 the amount charged. Closes the open hold, returns the rest of
      * it to the balance and writes one `charge` entry (none for a charge of 0); no row when the hold is

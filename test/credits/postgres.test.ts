@@ -79,6 +79,18 @@ describe('PostgresCreditLedger over PGlite', () => {
     expect(capabilityOf(ledger, 'deadline')?.timeoutMs).toBe(1_000);
   });
 
+  it('refuses to settle more than an open hold, but a settle of more than a closed hold changes nothing', async () => {
+    const ledger = new PostgresCreditLedger({ client: await embedded(), schema: 'credits' });
+    const account = freshAccount('over_closed');
+    await ledger.topUp(account, 10);
+    const held = await ledger.hold(account, 3);
+    const holdId = held.ok ? held.holdId : '';
+    expect(await rejection(ledger.settle(holdId, 4))).toMatchObject({ code: 'invalid_input', field: 'amount' });
+    expect(await ledger.release(holdId)).toEqual({ balance: 10 });
+    expect(await ledger.settle(holdId, 4)).toEqual({ charged: 0, balance: 10 });
+    expect(await ledger.entries(account)).toHaveLength(1);
+  });
+
   it('rejects with credit_ledger_unavailable, the client error as cause, once the database is closed', async () => {
     const db = await PGlite.create();
     const ledger = new PostgresCreditLedger({ client: db });

@@ -10,6 +10,9 @@
  *   request held and how it ended. Only open holds count against the balance.
  * - `keygate_credit_entries`: the ledger, `top_up` (positive) and `charge` (negative) lines, each with
  *   the balance just after it. A reference credits an account once; a hold is charged once.
+ *
+ * @example
+ * for (const statement of CREDIT_TABLES) await q(statement.replaceAll('S.', '"billing".'));
  */
 export const CREDIT_TABLES: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS S.keygate_credit_balances (

@@ -1,3 +1,4 @@
+export { PostgresCreditLedger, type PostgresCreditLedgerOptions } from './credit-ledger.js';
 export { PostgresDashboardStore, type PostgresDashboardStoreOptions } from './dashboard-store.js';
 export type { PGliteFolder } from './pglite-folder.js';
 export { openPGliteFolder } from './pglite-folder.js';

@@ -1,0 +1,296 @@
+import {
+  type CreditBalance,
+  type CreditEntry,
+  type CreditLedger,
+  CreditLedgerUnavailableError,
+  type EntriesOptions,
+  type HoldOptions,
+  type HoldResult,
+  InvalidInputError,
+  KeyStoreUnavailableError,
+  type SettleResult,
+  type TopUpOptions,
+} from 'keygate';
+import {
+  amountOverflow,
+  amountOverHold,
+  CAPABILITIES,
+  type Capabilities,
+  type Capable,
+  DEFAULT_LEDGER_TIMEOUT_MS,
+  quote,
+  validCreditAccount,
+  validEntriesArgs,
+  validHoldArgs,
+  validHoldId,
+  validSettleArgs,
+  validTopUpArgs,
+  withLedgerDeadline,
+} from 'keygate/store-kit';
+import type { Pool } from 'pg';
+import { type EntryRow, entryOf } from './credit-rows.js';
+import { CREDIT_TABLES, type CreditStatements, creditStatements } from './credit-sql.js';
+import { type PGliteLike, type Query, type SqlClient, sqlClient, validSchema } from './sql-client.js';
+
+/**
+ * Options of {@link PostgresCreditLedger}.
+ *
+ * @example
+ * const options: PostgresCreditLedgerOptions = { client: new pg.Pool({ connectionString }), schema: 'billing', timeoutMs: 500 };
+ */
+export interface PostgresCreditLedgerOptions {
+  /** A `pg` Pool (not a single Client) or a PGlite instance. The caller owns it and ends it. */
+  client: Pool | PGliteLike;
+  /**
+   * Schema of the `keygate_credit_*` tables, created by `migrate()` if missing. Lower-case letters,
+   * digits and `_`, at most 40 characters.
+   *
+   * @default 'public'
+   */
+  schema?: string;
+  /**
+   * Milliseconds a call may take before it rejects with `CreditLedgerUnavailableError`. The ledger
+   * declares it as its `deadline` capability.
+   *
+   * @default 1000
+   */
+  timeoutMs?: number;
+}
+
+const MAX_TIMEOUT = 2_147_483_647;
+// Neither the key store's nor the rate limiter's lock class: the three migrations may run at once.
+const LOCK_CLASS = 0x6b69;
+
+interface Available {
+  available: string | number;
+}
+
+interface Credits {
+  used: boolean;
+  held: string | number;
+}
+
+interface HoldRow {
+  account_id: string;
+  amount: string | number;
+}
+
+/**
+ * A credit ledger in PostgreSQL (through a `pg` Pool) or PGlite, exact across every process that
+ * shares the database. Every call that changes an account runs in one transaction that first locks the
+ * account's balance row (`SELECT ... FOR UPDATE`), so calls on one account run one at a time whichever
+ * process sends them; a hold then takes its credits with one conditional
+ * `UPDATE ... SET available = available - $amount WHERE available >= $amount`, so no interleaving
+ * overdraws an account or loses a credit. Expired holds lapse inside the next call on their account
+ * (no background job), and `balance()` counts them as returned from the moment they expire, by the
+ * database's clock. Closed holds stay in `keygate_credit_holds` with how they ended (`settled`,
+ * `released`, `lapsed`). A call that timed out may still complete in the database: a hold taken that
+ * way lapses after its `ttlMs`.
+ *
+ * @example
+ * const ledger = new PostgresCreditLedger({ client: new pg.Pool({ connectionString }) });
+ * await ledger.migrate();
+ * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf…' });
+ * const held = await ledger.hold('acct_1', 3, { keyId: key.id });
+ * if (held.ok) await ledger.settle(held.holdId);
+ */
+export class PostgresCreditLedger implements CreditLedger, Capable {
+  /** Its `deadline`: each call settles within `timeoutMs`. */
+  declare readonly [CAPABILITIES]: Capabilities;
+  readonly schema: string;
+  /** Milliseconds a call may take before it rejects. */
+  readonly timeoutMs: number;
+  private readonly sql: SqlClient;
+  private readonly statements: CreditStatements;
+
+  constructor(options: PostgresCreditLedgerOptions) {
+    this.sql = sqlClient(options?.client);
+    const schema = validSchema(options.schema ?? 'public');
+    const timeoutMs = options.timeoutMs ?? DEFAULT_LEDGER_TIMEOUT_MS;
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT)) {
+      throw new InvalidInputError(
+        'timeoutMs',
+        `timeoutMs must be a number of milliseconds > 0, got ${quote(timeoutMs)}`,
+      );
+    }
+    this.schema = schema;
+    this.timeoutMs = timeoutMs;
+    this[CAPABILITIES] = { deadline: this };
+    // The schema is validated above and quoted, never taken from request data; values always go as parameters.
+    this.statements = creditStatements(`"${schema}"`);
+  }
+
+  /**
+   * Creates the schema (unless `public`) and the ledger's tables and indexes if missing. Idempotent;
+   * concurrent callers are serialised by an advisory lock.
+   *
+   * @example
+   * await ledger.migrate(); // at start-up, before the first call
+   */
+  async migrate(): Promise<void> {
+    await this.sql.transaction(async (q) => {
+      await q('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, this.schema]);
+      if (this.schema !== 'public') await q(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
+      for (const statement of CREDIT_TABLES) await q(statement.replaceAll('S.', `"${this.schema}".`));
+    });
+  }
+
+  /**
+   * Adds `amount` credits to the account and writes a `top_up` entry. With a `reference` already used
+   * for this account, changes nothing and returns the balance.
+   *
+   * @example
+   * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf…' }); // { balance: 500 }, and again: { balance: 500 }
+   */
+  async topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
+    const args = validTopUpArgs(accountId, amount, options);
+    return this.call(() =>
+      this.sql.transaction(async (q) => {
+        await q(this.statements.open, [args.accountId]);
+        const before = (await this.lockAndSweep(q, args.accountId)) ?? 0;
+        const { rows } = await q<Credits>(this.statements.credits, [args.accountId, args.reference ?? null]);
+        if (rows[0]?.used) return { balance: before };
+        if (args.amount > Number.MAX_SAFE_INTEGER - (before + Number(rows[0]?.held ?? 0))) {
+          throw amountOverflow(args.amount);
+        }
+        const credited = await q<Available>(this.statements.topUp, [
+          args.accountId,
+          args.amount,
+          args.reference ?? null,
+        ]);
+        return { balance: Number(credited.rows[0]?.available) };
+      }),
+    );
+  }
+
+  /**
+   * The account's available balance: top-ups minus charges minus open holds; 0 for an unknown account.
+   *
+   * @example
+   * await ledger.balance('acct_1'); // 497
+   */
+  async balance(accountId: string): Promise<number> {
+    const account = validCreditAccount(accountId);
+    return this.call(async () => {
+      const { rows } = await this.sql.query<Available>(this.statements.balance, [account]);
+      return rows[0] ? Number(rows[0].available) : 0;
+    });
+  }
+
+  /**
+   * Takes `amount` credits from the available balance for `ttlMs`, or nothing when the balance does
+   * not cover it (`ok: false`).
+   *
+   * @example
+   * const held = await ledger.hold('acct_1', 3, { keyId: key.id, ttlMs: 30_000 }); // { ok: true, holdId, balance: 497 }
+   */
+  async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
+    const { accountId: account, amount: credits, keyId, ttlMs } = validHoldArgs(accountId, amount, options);
+    return this.call(() =>
+      this.sql.transaction(async (q): Promise<HoldResult> => {
+        const before = await this.lockAndSweep(q, account);
+        if (before === undefined) return { ok: false, balance: 0 };
+        const holdId = newHoldId();
+        const { rows } = await q<Available>(this.statements.hold, [account, credits, holdId, keyId ?? null, ttlMs]);
+        return rows[0] ? { ok: true, holdId, balance: Number(rows[0].available) } : { ok: false, balance: before };
+      }),
+    );
+  }
+
+  /**
+   * Charges `amount` of the hold (0..held, default all) as one `charge` entry (none for 0) and returns
+   * the rest; more than the open hold is an `InvalidInputError` naming `amount`. A hold already
+   * settled, released or lapsed, or an unknown id (balance 0), changes nothing: `charged` is 0.
+   *
+   * @example
+   * await ledger.settle(held.holdId);    // { charged: 3, balance: 497 }
+   * await ledger.settle(held.holdId);    // { charged: 0, balance: 497 }
+   */
+  async settle(holdId: string, amount?: number): Promise<SettleResult> {
+    const { holdId: id, amount: charge } = validSettleArgs(holdId, amount);
+    return this.call(() =>
+      this.sql.transaction(async (q): Promise<SettleResult> => {
+        const found = await this.findHold(q, id);
+        if (!found) return { charged: 0, balance: 0 };
+        const before = (await this.lockAndSweep(q, found.account_id)) ?? 0;
+        const held = Number(found.amount);
+        const charged = charge ?? held;
+        if (charged > held) {
+          // More than the hold is refused while it is open; a closed hold's settle changes nothing.
+          const open = await q(this.statements.openHold, [id]);
+          if (open.rows.length > 0) throw amountOverHold(charged, held);
+          return { charged: 0, balance: before };
+        }
+        const { rows } = await q<Available>(this.statements.settle, [id, charged]);
+        return rows[0] ? { charged, balance: Number(rows[0].available) } : { charged: 0, balance: before };
+      }),
+    );
+  }
+
+  /**
+   * Returns the whole hold to the balance, writing no entry. A hold already settled, released or
+   * lapsed, or an unknown id (balance 0), changes nothing.
+   *
+   * @example
+   * await ledger.release(held.holdId); // { balance: 500 }
+   */
+  async release(holdId: string): Promise<CreditBalance> {
+    const id = validHoldId(holdId);
+    return this.call(() =>
+      this.sql.transaction(async (q): Promise<CreditBalance> => {
+        const found = await this.findHold(q, id);
+        if (!found) return { balance: 0 };
+        const before = (await this.lockAndSweep(q, found.account_id)) ?? 0;
+        const { rows } = await q<Available>(this.statements.release, [id]);
+        return { balance: rows[0] ? Number(rows[0].available) : before };
+      }),
+    );
+  }
+
+  /**
+   * The account's entries, newest first, at most `limit` of them.
+   *
+   * @example
+   * await ledger.entries('acct_1', { limit: 2 }); // [{ kind: 'charge', amount: -3, balance: 497, ... }, { kind: 'top_up', ... }]
+   */
+  async entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
+    const { accountId: account, limit } = validEntriesArgs(accountId, options);
+    return this.call(async () => {
+      const { rows } = await this.sql.query<EntryRow>(this.statements.entries, [account, limit]);
+      return rows.map(entryOf);
+    });
+  }
+
+  /** Locks the account's row, then lapses its expired holds: the balance after, or undefined for no account. */
+  private async lockAndSweep(q: Query, account: string): Promise<number | undefined> {
+    const { rows } = await q<Available>(this.statements.lock, [account]);
+    if (!rows[0]) return undefined;
+    const swept = await q<Available>(this.statements.sweep, [account]);
+    return Number((swept.rows[0] ?? rows[0]).available);
+  }
+
+  private async findHold(q: Query, id: string): Promise<HoldRow | undefined> {
+    const { rows } = await q<HoldRow>(this.statements.findHold, [id]);
+    return rows[0];
+  }
+
+  /**
+   * Runs `work` under the deadline. The SQL client reports a database failure as the key store's
+   * error; the ledger reports it as its own, with the database's error as `cause`.
+   */
+  private call<T>(work: () => Promise<T>): Promise<T> {
+    return withLedgerDeadline('PostgresCreditLedger', this.timeoutMs, () =>
+      work().catch((err: unknown) => {
+        if (!(err instanceof KeyStoreUnavailableError)) throw err;
+        throw new CreditLedgerUnavailableError(
+          "PostgresCreditLedger failed; the database's error is the cause",
+          err.cause,
+        );
+      }),
+    );
+  }
+}
+
+function newHoldId(): string {
+  return `hold_${crypto.randomUUID().replaceAll('-', '')}`;
+}

@@ -1,0 +1,160 @@
+/**
+ * The credit ledger's tables, created by `PostgresCreditLedger.migrate()`. `S` stands for the quoted
+ * schema. Each statement is idempotent (`IF NOT EXISTS`), like the rate limiter's table: a new column
+ * or index is a further idempotent statement, appended here.
+ *
+ * - `keygate_credit_balances`: one row per account, its available balance (top-ups - charges - open
+ *   holds), never past 2**53 - 1 (the largest whole number a JavaScript number holds exactly). Every call that changes an account locks this row first, so they run one at a time per
+ *   account, in every process.
+ * - `keygate_credit_holds`: every hold, open or closed (`state`), kept as the record of what each
+ *   request held and how it ended. Only open holds count against the balance.
+ * - `keygate_credit_entries`: the ledger, `top_up` (positive) and `charge` (negative) lines, each with
+ *   the balance just after it. A reference credits an account once; a hold is charged once.
+ *
+ * @example
+ * for (const statement of CREDIT_TABLES) await q(statement.replaceAll('S.', '"billing".'));
+ */
+export const CREDIT_TABLES: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS S.keygate_credit_balances (
+    account_id text PRIMARY KEY,
+    available bigint NOT NULL CHECK (available >= 0 AND available <= 9007199254740991)
+  )`,
+  `CREATE TABLE IF NOT EXISTS S.keygate_credit_holds (
+    id text PRIMARY KEY,
+    account_id text NOT NULL,
+    amount bigint NOT NULL CHECK (amount > 0),
+    key_id text,
+    state text NOT NULL CHECK (state IN ('open', 'settled', 'released', 'lapsed')),
+    charged bigint CHECK (charged >= 0 AND charged <= amount),
+    created_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    closed_at timestamptz
+  )`,
+  `CREATE INDEX IF NOT EXISTS keygate_credit_holds_open
+    ON S.keygate_credit_holds (account_id, expires_at) WHERE state = 'open'`,
+  `CREATE TABLE IF NOT EXISTS S.keygate_credit_entries (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    account_id text NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('top_up', 'charge')),
+    amount bigint NOT NULL,
+    balance bigint NOT NULL CHECK (balance >= 0),
+    key_id text,
+    reference text,
+    hold_id text,
+    created_at timestamptz NOT NULL,
+    CHECK ((kind = 'top_up' AND amount > 0) OR (kind = 'charge' AND amount < 0))
+  )`,
+  `CREATE INDEX IF NOT EXISTS keygate_credit_entries_account
+    ON S.keygate_credit_entries (account_id, seq DESC)`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS keygate_credit_entries_reference
+    ON S.keygate_credit_entries (account_id, reference)`,
+  `CREATE UNIQUE INDEX IF NOT EXISTS keygate_credit_entries_hold
+    ON S.keygate_credit_entries (hold_id)`,
+];
+
+/**
+ * The statements of the ledger's calls, for the quoted schema `s`. Times come from the database's
+ * clock: `statement_timestamp()`, the moment each statement began (after the account's lock was
+ * granted, unlike `now()`, which a transaction fixes at its start), so every process agrees on when a
+ * hold lapses.
+ *
+ * @example
+ * const sql = creditStatements('"public"');
+ * await q(sql.lock, ['acct_1']);
+ */
+export function creditStatements(s: string) {
+  const balances = `${s}.keygate_credit_balances`;
+  const holds = `${s}.keygate_credit_holds`;
+  const entries = `${s}.keygate_credit_entries`;
+  const expired = 'expires_at <= statement_timestamp()';
+  return {
+    /** $1 account. Creates the account's row (balance 0) if missing. */
+    open: `INSERT INTO ${balances} (account_id, available) VALUES ($1, 0) ON CONFLICT (account_id) DO NOTHING`,
+    /** $1 account. Locks the account's row until the transaction ends; no row for an unknown account. */
+    lock: `SELECT available FROM ${balances} WHERE account_id = $1 FOR UPDATE`,
+    /**
+     * $1 account (locked). Lapses its expired open holds and returns their credits; returns the new
+     * balance, or no row when nothing lapsed (the balance row is then left unwritten).
+     */
+    sweep: `WITH lapsed AS (
+        UPDATE ${holds} SET state = 'lapsed', closed_at = statement_timestamp()
+        WHERE account_id = $1 AND state = 'open' AND ${expired}
+        RETURNING amount
+      )
+      UPDATE ${balances} SET available = available + (SELECT sum(amount) FROM lapsed)
+      WHERE account_id = $1 AND EXISTS (SELECT 1 FROM lapsed)
+      RETURNING available`,
+    /** $1 account (locked), $2 reference or null. Whether a top-up used the reference, and the credits held. */
+    credits: `SELECT
+        EXISTS (SELECT 1 FROM ${entries} WHERE account_id = $1 AND reference = $2::text) AS used,
+        (SELECT coalesce(sum(amount), 0) FROM ${holds} WHERE account_id = $1 AND state = 'open') AS held`,
+    /** $1 account (locked), $2 amount, $3 reference or null. Adds the amount and writes the entry. */
+    topUp: `WITH credited AS (
+        UPDATE ${balances} SET available = available + $2::bigint WHERE account_id = $1
+        RETURNING available
+      ), entry AS (
+        INSERT INTO ${entries} (account_id, kind, amount, balance, reference, created_at)
+        SELECT $1, 'top_up', $2::bigint, available, $3::text, statement_timestamp() FROM credited
+      )
+      SELECT available FROM credited`,
+    /**
+     * $1 account (locked), $2 amount, $3 hold id, $4 key id or null, $5 ttl in ms. Takes the amount
+     * only if the balance covers it, and records the hold; no row when it does not.
+     */
+    hold: `WITH taken AS (
+        UPDATE ${balances} SET available = available - $2::bigint
+        WHERE account_id = $1 AND available >= $2::bigint
+        RETURNING available
+      ), held AS (
+        INSERT INTO ${holds} (id, account_id, amount, key_id, state, created_at, expires_at)
+        SELECT $3, $1, $2::bigint, $4::text, 'open', statement_timestamp(),
+          statement_timestamp() + $5::bigint * interval '1 millisecond'
+        FROM taken
+      )
+      SELECT available FROM taken`,
+    /** $1 hold id. Whose hold it is and how much it held, open or closed. */
+    findHold: `SELECT account_id, amount FROM ${holds} WHERE id = $1`,
+    /** $1 hold id (its account locked). A row when the hold is open. */
+    openHold: `SELECT 1 FROM ${holds} WHERE id = $1 AND state = 'open' AND NOT ${expired}`,
+    /**
+     * $1 hold id (its account locked), $2 the amount charged. Closes the open hold, returns the rest of
+     * it to the balance and writes one `charge` entry (none for a charge of 0); no row when the hold is
+     * no longer open.
+     */
+    settle: `WITH settled AS (
+        UPDATE ${holds} SET state = 'settled', charged = $2::bigint, closed_at = statement_timestamp()
+        WHERE id = $1 AND state = 'open' AND NOT ${expired}
+        RETURNING account_id, amount, key_id
+      ), returned AS (
+        UPDATE ${balances} b SET available = b.available + s.amount - $2::bigint
+        FROM settled s WHERE b.account_id = s.account_id
+        RETURNING b.available
+      ), entry AS (
+        INSERT INTO ${entries} (account_id, kind, amount, balance, key_id, hold_id, created_at)
+        SELECT s.account_id, 'charge', -$2::bigint, r.available, s.key_id, $1, statement_timestamp()
+        FROM settled s, returned r WHERE $2::bigint > 0
+      )
+      SELECT available FROM returned`,
+    /** $1 hold id (its account locked). Closes the open hold and returns all of it; no row when it is no longer open. */
+    release: `WITH released AS (
+        UPDATE ${holds} SET state = 'released', closed_at = statement_timestamp()
+        WHERE id = $1 AND state = 'open' AND NOT ${expired}
+        RETURNING account_id, amount
+      )
+      UPDATE ${balances} b SET available = b.available + r.amount
+      FROM released r WHERE b.account_id = r.account_id
+      RETURNING b.available`,
+    /** $1 account. The available balance, counting open holds that have expired as returned (no lock, no write). */
+    balance: `SELECT b.available + coalesce((
+        SELECT sum(h.amount) FROM ${holds} h
+        WHERE h.account_id = $1 AND h.state = 'open' AND h.${expired}
+      ), 0) AS available
+      FROM ${balances} b WHERE b.account_id = $1`,
+    /** $1 account, $2 limit. The newest entries first. */
+    entries: `SELECT seq, account_id, kind, amount, balance, key_id, reference, created_at
+      FROM ${entries} WHERE account_id = $1 ORDER BY seq DESC LIMIT $2::integer`,
+  };
+}
+
+/** The statements {@link creditStatements} returns. */
+export type CreditStatements = ReturnType<typeof creditStatements>;

@@ -15,6 +15,7 @@ export const EXIT_CODES = {
   key_in_use: 3,
   key_store_unavailable: 4,
   rate_limiter_unavailable: 4,
+  credit_ledger_unavailable: 4,
 } as const satisfies Record<KeygateErrorCode, number>;
 
 /** What each exit code means, for `--help` (a code missing here does not compile). */

@@ -11,6 +11,7 @@ import { quote } from './validate/describe.js';
  * - `key_in_use`: a revocation that asked for a quiet period found recent traffic (`lastUsedAt`).
  * - `key_store_unavailable`: the store (or its client) failed or timed out; the client's error is `cause`.
  * - `rate_limiter_unavailable`: a shared rate limiter failed or timed out; the client's error is `cause`.
+ * - `credit_ledger_unavailable`: a shared credit ledger failed or timed out; the client's error is `cause`.
  * - `store_locked`: an embedded store folder is held by another live process (`holderPid`).
  * - `unsupported`: the store lacks a capability the call needs (writes, usage statistics); `field` is `store`.
  */
@@ -22,6 +23,7 @@ export type KeygateErrorCode =
   | 'key_in_use'
   | 'key_store_unavailable'
   | 'rate_limiter_unavailable'
+  | 'credit_ledger_unavailable'
   | 'store_locked'
   | 'unsupported';
 
@@ -239,6 +241,18 @@ export class KeyStoreUnavailableError extends KeygateError {
 export class RateLimiterUnavailableError extends KeygateError {
   constructor(message: string, cause?: unknown) {
     super('rate_limiter_unavailable', message, { cause });
+  }
+}
+
+/**
+ * A shared credit ledger failed or did not answer in time. `cause` holds the client's own error.
+ *
+ * @example
+ * throw new CreditLedgerUnavailableError('redis: connection refused', err);
+ */
+export class CreditLedgerUnavailableError extends KeygateError {
+  constructor(message: string, cause?: unknown) {
+    super('credit_ledger_unavailable', message, { cause });
   }
 }
 

@@ -6,6 +6,7 @@ export type {
   KeygateErrorDetails,
 } from '#errors';
 export {
+  CreditLedgerUnavailableError,
   InvalidInputError,
   KeyConflictError,
   KeygateError,
@@ -28,6 +29,16 @@ export type {
 export { authenticate, authenticateEager } from './auth/authenticate.js';
 export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
+export type {
+  CreditBalance,
+  CreditEntry,
+  CreditLedger,
+  EntriesOptions,
+  HoldOptions,
+  HoldResult,
+  SettleResult,
+  TopUpOptions,
+} from './credits/types.js';
 export type { EventHook, KeygateEvent, KeygateEventType } from './events.js';
 export type { GenerateKeyOptions, ParsedKey } from './key/format.js';
 export { generateKey, isWellFormedKey, keyHint, parseKey } from './key/format.js';

@@ -4,8 +4,10 @@
  * `usage` with a `UsageStore`, `deadline`, ...), applies every patch with
  * {@link applyPatch}, announces its writes with {@link ChangeFeed} or {@link ChangeRelay} and
  * {@link changeOf}, and proves itself with `describeKeyStoreContract` from `keygate/testing`; beside it,
- * a `DashboardStore` serves the dashboard and proves itself with `describeDashboardStoreContract`. The
- * error classes a store throws (`KeyConflictError`, `KeyNotFoundError`, `KeyStoreUnavailableError`,
+ * a `DashboardStore` serves the dashboard and proves itself with `describeDashboardStoreContract`. A
+ * `CreditLedger` checks its arguments with {@link validTopUpArgs}, {@link validHoldArgs},
+ * {@link validSettleArgs} and {@link validEntriesArgs}, bounds each call with {@link withLedgerDeadline},
+ * and proves itself with `describeCreditLedgerContract`. The error classes a store throws (`KeyConflictError`, `KeyNotFoundError`, `KeyStoreUnavailableError`,
  * ...) come from `keygate` itself, so an application's `instanceof` checks hold for them.
  *
  * @example
@@ -17,6 +19,30 @@
 export { toPublicKey } from '../auth/compiled-key.js';
 export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';
+// For authors of credit ledgers over other backends (keygate/postgres and keygate/redis use them).
+export { amountOverHold, checkCreditAmount } from '../credits/amount.js';
+export type { HoldArgs, TopUpArgs } from '../credits/arguments.js';
+export {
+  DEFAULT_HOLD_TTL_MS,
+  DEFAULT_LEDGER_TIMEOUT_MS,
+  validCreditAccount,
+  validEntriesArgs,
+  validHoldArgs,
+  validHoldId,
+  validSettleArgs,
+  validTopUpArgs,
+} from '../credits/arguments.js';
+export { withLedgerDeadline } from '../credits/deadline.js';
+export type {
+  CreditBalance,
+  CreditEntry,
+  CreditLedger,
+  EntriesOptions,
+  HoldOptions,
+  HoldResult,
+  SettleResult,
+  TopUpOptions,
+} from '../credits/types.js';
 // For messages that carry what a driver or a user echoed back: a raw key never reaches an error.
 export { redactKeys } from '../key/redact.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).

@@ -1,3 +1,5 @@
+export type { CreditLedgerContractOptions, CreditLedgerFixture } from './credit-contract.js';
+export { describeCreditLedgerContract } from './credit-contract.js';
 export type {
   DashboardStoreContractOptions,
   DashboardStoreFixture,

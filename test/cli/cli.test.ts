@@ -276,7 +276,7 @@ describe('keygate CLI without a store', () => {
       '1  invalid_input, unsupported, store_locked',
       '2  key_not_found',
       '3  key_revoked, key_conflict, key_in_use',
-      '4  key_store_unavailable, rate_limiter_unavailable',
+      '4  key_store_unavailable, rate_limiter_unavailable, credit_ledger_unavailable',
     ]) {
       expect(help.stdout).toContain(line);
     }

@@ -12,12 +12,13 @@ const PREFIX = `keygate:test:${RUN_ID}:cx:`;
 // Children run the TypeScript sources, bundled by esbuild (see stores/support/child-process.ts).
 const cleanups: (() => Promise<unknown>)[] = [];
 let bundle: ChildBundle | undefined;
-let client: ReturnType<typeof createClient> | undefined;
+const open = () => createClient({ url: REDIS_URL }).connect();
+let client: Awaited<ReturnType<typeof open>> | undefined;
 
 beforeAll(async () => {
   if (!available) return;
   bundle = await bundleChild(join(import.meta.dirname, 'support/hold-child.ts'));
-  client = await createClient({ url: REDIS_URL }).connect();
+  client = await open();
 });
 
 afterAll(async () => {

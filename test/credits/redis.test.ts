@@ -3,7 +3,7 @@ import { RedisCreditLedger } from 'keygate/redis';
 import { describeCreditLedgerContract } from 'keygate/testing';
 import { createClient as createClient6 } from 'redis';
 import { createClient as createClient4 } from 'redis4';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { rejectedWith, settlesAt } from '../rate-limit/support/deadline.js';
 import { rejection } from '../rate-limit/support/rejection.js';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
@@ -110,6 +110,26 @@ describe.skipIf(!available)('RedisCreditLedger', () => {
     const keys = ((await redis.sendCommand(['KEYS', `${prefix}*`])) as string[]).sort();
     expect(keys).toEqual(['available', 'entries', 'held', 'holds', 'refs'].map((part) => `${prefix}{${tag}}:${part}`));
     expect(held.ok && held.holdId).toMatch(new RegExp(`^hold_${tag}\\.[0-9a-f]{24}$`));
+  });
+
+  it('times holds and stamps entries by the server’s clock, not the process’s', async () => {
+    const ledger = new RedisCreditLedger({ client: await client(), prefix: PREFIX });
+    const account = freshAccount('clock');
+    const realNow = Date.now();
+    // This process's clock runs an hour behind: an expiry computed from it would lapse a minute's hold at once.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(realNow - 3_600_000);
+      await ledger.topUp(account, 10);
+      const held = await ledger.hold(account, 4, { ttlMs: 60_000 });
+      expect(await ledger.balance(account)).toBe(6);
+      expect(await ledger.settle(held.ok ? held.holdId : '')).toEqual({ charged: 4, balance: 6 });
+    } finally {
+      vi.useRealTimers();
+    }
+    for (const entry of await ledger.entries(account)) {
+      expect(Math.abs(Date.parse(entry.createdAt) - realNow)).toBeLessThan(60_000);
+    }
   });
 
   it('answers each call in one command once its scripts are loaded', async () => {

@@ -29,6 +29,8 @@ export type {
 export { authenticate, authenticateEager } from './auth/authenticate.js';
 export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
+export type { MemoryCreditLedgerOptions } from './credits/memory.js';
+export { MemoryCreditLedger } from './credits/memory.js';
 export type {
   CreditBalance,
   CreditEntry,

@@ -37,3 +37,17 @@ export function amountOverHold(amount: number, held: number): InvalidInputError 
     reason: 'out_of_range',
   });
 }
+
+/**
+ * The error of a `topUp` that would take an account's credits (available plus held) past
+ * `Number.MAX_SAFE_INTEGER`, where a balance could no longer be told exactly: `InvalidInputError`
+ * naming `amount`, reason `out_of_range`. Throw it before writing anything.
+ *
+ * @example
+ * if (amount > Number.MAX_SAFE_INTEGER - (available + held)) throw amountOverflow(amount);
+ */
+export function amountOverflow(amount: number): InvalidInputError {
+  return new InvalidInputError('amount', `a top-up of ${amount} would take the account past 2**53 - 1 credits`, {
+    reason: 'out_of_range',
+  });
+}

@@ -33,7 +33,7 @@ const MAX_ENTRIES_LIMIT = 1_000;
 
 const REFERENCE_MAX = 200;
 const KEY_ID_MAX = 512;
-const HOLD_ID_MAX = 200;
+const HOLD_ID_MAX = 256;
 
 function refuse(field: string, reason: InputIssueReason, message: string): never {
   throw new InvalidInputError(field, message, { reason });
@@ -143,7 +143,7 @@ export function validHoldArgs(accountId: unknown, amount: unknown, options?: unk
 }
 
 /**
- * Checks a hold id (`settle`, `release`): a non-empty string of at most 200 characters. An id no hold
+ * Checks a hold id (`settle`, `release`): a non-empty string of at most 256 characters. An id no hold
  * has is not an error (the call changes nothing); a value that cannot be an id is.
  *
  * @example

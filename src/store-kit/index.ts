@@ -20,7 +20,7 @@ export { toPublicKey } from '../auth/compiled-key.js';
 export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';
 // For authors of credit ledgers over other backends (keygate/postgres and keygate/redis use them).
-export { amountOverHold, checkCreditAmount } from '../credits/amount.js';
+export { amountOverflow, amountOverHold, checkCreditAmount } from '../credits/amount.js';
 export type { HoldArgs, TopUpArgs } from '../credits/arguments.js';
 export {
   DEFAULT_HOLD_TTL_MS,

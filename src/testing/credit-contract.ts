@@ -331,6 +331,20 @@ async function refusesAmount({ ledger, expect }: Context, amount: unknown, reaso
   expect(await ledger.topUp(account, 1, { reference: 'pay_bad' })).toEqual({ balance: 8 });
 }
 
+async function refusesOverflow({ ledger, expect }: Context): Promise<void> {
+  const account = freshAccount('overflow');
+  await ledger.topUp(account, Number.MAX_SAFE_INTEGER - 5);
+  heldId(await ledger.hold(account, 3), expect);
+  expect(await rejection(ledger.topUp(account, 6))).toMatchObject({
+    code: 'invalid_input',
+    field: 'amount',
+    issues: [{ reason: 'out_of_range' }],
+  });
+  expect(await ledger.balance(account)).toBe(Number.MAX_SAFE_INTEGER - 8);
+  expect(await ledger.entries(account)).toHaveLength(1);
+  expect(await ledger.topUp(account, 5)).toEqual({ balance: Number.MAX_SAFE_INTEGER - 3 });
+}
+
 async function refusesZero({ ledger, expect }: Context): Promise<void> {
   const account = freshAccount('zero');
   const refused = { code: 'invalid_input', field: 'amount', issues: [{ reason: 'out_of_range' }] };
@@ -378,7 +392,7 @@ async function refusesArgument({ ledger, expect }: Context, field: string, call:
  * refused), release, each closing a hold once (a second call, a call after the other, an unknown hold
  * id change nothing); a hold lapsing after its `ttlMs` with its credits back within a second; entries
  * newest first with `limit`; the sum of the entries equal to the balance plus the open holds; bad
- * amounts and arguments refused as `invalid_input` naming them, with nothing written; and exactness
+ * amounts (and a top-up past 2**53 - 1 credits) and arguments refused as `invalid_input` naming them, with nothing written; and exactness
  * under concurrency (50 holds of 1 against 20 credits, settles racing releases), spread over `peer`
  * when the fixture has one. It runs in real time (a lapse is found by polling), and every test uses
  * accounts of its own, so a fixture may share one backend between tests and runs.
@@ -422,6 +436,10 @@ export function describeCreditLedgerContract(
     ['grants exactly 20 of 50 concurrent holds of 1 against a balance of 20', concurrentHolds],
     ['charges a hold at most once when settles and a release race', chargesOnce],
     ['refuses an amount of 0 to topUp and hold as invalid_input naming amount', refusesZero],
+    [
+      'refuses a top-up that would take the credits, available and held, past 2**53 - 1, writing nothing',
+      refusesOverflow,
+    ],
   ];
   describe(`credit ledger contract: ${name}`, () => {
     beforeEach(async () => {

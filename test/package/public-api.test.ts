@@ -27,6 +27,7 @@ const ROOT_VALUES = [
   'KeyRevokedError',
   'KeyStoreUnavailableError',
   'KeygateError',
+  'MemoryCreditLedger',
   'MemoryKeyStore',
   'MemoryRateLimiter',
   'RateLimiterUnavailableError',
@@ -84,6 +85,7 @@ const ROOT_TYPES = [
   'KeygateEvent',
   'KeygateEventType',
   'ManagedKey',
+  'MemoryCreditLedgerOptions',
   'MemoryRateLimiterOptions',
   'ParsedKey',
   'PublicKey',
@@ -107,6 +109,7 @@ const ROOT_TYPES = [
 const STORE_KIT_VALUES = [
   'DEFAULT_HOLD_TTL_MS',
   'DEFAULT_LEDGER_TIMEOUT_MS',
+  'amountOverflow',
   'amountOverHold',
   'checkCreditAmount',
   'validCreditAccount',

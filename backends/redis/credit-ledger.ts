@@ -10,6 +10,7 @@ import {
   type TopUpOptions,
 } from 'keygate';
 import {
+  amountOverflow,
   amountOverHold,
   CAPABILITIES,
   type Capabilities,
@@ -112,7 +113,8 @@ export class RedisCreditLedger implements CreditLedger, Capable {
   /**
    * Adds `amount` (a positive safe integer) to the account and writes a `top_up` entry. A `reference`
    * already used for the account changes nothing and answers the balance. A top-up that would take
-   * the balance past `Number.MAX_SAFE_INTEGER` is an `InvalidInputError` naming `amount`.
+   * the account's credits (available and held) past `Number.MAX_SAFE_INTEGER` is an `InvalidInputError`
+   * naming `amount`, and nothing is written.
    *
    * @example
    * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf' }); // { balance: 500 }
@@ -121,11 +123,7 @@ export class RedisCreditLedger implements CreditLedger, Capable {
     const args = validTopUpArgs(accountId, amount, options);
     const argv = [String(args.amount), newEntryId(), args.reference ?? ''];
     const [status, balance] = await this.run(TOP_UP, await accountTag(args.accountId), argv, tuple);
-    if (status === 'overflow') {
-      throw new InvalidInputError('amount', `amount ${args.amount} would take the balance past 2**53 - 1`, {
-        reason: 'out_of_range',
-      });
-    }
+    if (status === 'overflow') throw amountOverflow(args.amount);
     return { balance };
   }
 

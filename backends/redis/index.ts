@@ -1,3 +1,4 @@
+export { RedisCreditLedger, type RedisCreditLedgerOptions } from './credit-ledger.js';
 export { RedisDashboardStore, type RedisDashboardStoreOptions } from './dashboard-store.js';
 export { RedisRateLimiter, type RedisRateLimiterOptions } from './rate-limiter.js';
 export type { RedisClientLike, RedisKeyStoreOptions, RedisSubscriberLike } from './store.js';

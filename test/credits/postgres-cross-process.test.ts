@@ -17,7 +17,7 @@ let ledger: PostgresCreditLedger;
 
 beforeAll(async () => {
   if (!available) return;
-  bundle = await bundleChild(join(import.meta.dirname, 'support/hold-child.ts'));
+  bundle = await bundleChild(join(import.meta.dirname, 'support/postgres-hold-child.ts'));
   pool = new pg.Pool({ connectionString: PG_URL });
   ledger = new PostgresCreditLedger({ client: pool, schema: SCHEMA, timeoutMs: 10_000 });
   await ledger.migrate();

@@ -1,0 +1,73 @@
+// Where the credit ledger keeps an account, and how a hold id leads back to it.
+//
+// An account's keys are `<prefix>{<tag>}:<part>`, where the tag is the SHA-256 of the account id
+// (base64url, 43 characters). The tag is the keys' hash tag, so all of an account's keys sit in one
+// hash slot and each script touches one slot: the same scripts run on Redis Cluster. A hold id carries
+// the tag (`hold_<tag>.<24 random hex digits>`), so `settle` and `release` name the account's keys from
+// the id alone, in one round trip. A hold -> account mapping could not do that: whoever reads it does
+// not know the account yet, so it would sit in another slot and cost a second round trip. The tag,
+// not the account id itself, goes into the hold id so that every id is short (71 characters) whatever
+// the account id holds, and a brace in an account id cannot move the hash tag.
+
+const encoder = new TextEncoder();
+
+function base64url(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+}
+
+function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * The tag of an account's keys: the SHA-256 of its id, in base64url.
+ *
+ * @example
+ * await accountTag('acct_1') // 43 characters of [A-Za-z0-9_-]
+ */
+export async function accountTag(accountId: string): Promise<string> {
+  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(accountId))));
+}
+
+/**
+ * The account's five keys, in the order the scripts of `credit-scripts.ts` expect them.
+ *
+ * @example
+ * accountKeys('keygate:credits:', tag) // ['keygate:credits:{<tag>}:available', ...]
+ */
+export function accountKeys(prefix: string, tag: string): string[] {
+  const base = `${prefix}{${tag}}:`;
+  return [`${base}available`, `${base}holds`, `${base}held`, `${base}entries`, `${base}refs`];
+}
+
+/** A fresh entry id: `ce_` and 24 random hex digits. */
+export function newEntryId(): string {
+  return `ce_${randomHex(12)}`;
+}
+
+/**
+ * A fresh hold id of the account whose tag is `tag`.
+ *
+ * @example
+ * newHoldId(await accountTag('acct_1')) // 'hold_<tag>.5f0c…e1'
+ */
+export function newHoldId(tag: string): string {
+  return `hold_${tag}.${randomHex(12)}`;
+}
+
+const HOLD_ID = /^hold_([A-Za-z0-9_-]{43})\.[0-9a-f]{24}$/;
+
+/**
+ * The tag of the account a hold id was made for, or undefined when `holdId` is no id
+ * {@link newHoldId} makes (such a hold is unknown: settling or releasing it changes nothing).
+ *
+ * @example
+ * tagOfHold(newHoldId(tag)) // tag
+ * tagOfHold('hold_1')       // undefined
+ */
+export function tagOfHold(holdId: string): string | undefined {
+  return HOLD_ID.exec(holdId)?.[1];
+}

@@ -43,6 +43,7 @@ export default defineConfig({
           { text: 'Key management', link: '/guide/key-management' },
           { text: 'The dashboard', link: '/guide/dashboard' },
           { text: 'Rate limits', link: '/guide/rate-limits' },
+          { text: 'Prepaid credits', link: '/guide/credits' },
           { text: 'Failed-attempt throttling', link: '/guide/failed-attempts' },
           { text: 'Usage and spike alerts', link: '/guide/usage-and-alerts' },
           { text: 'Telemetry', link: '/guide/telemetry' },

@@ -1,4 +1,5 @@
 import { CreditLedgerUnavailableError, KeygateError } from '#errors';
+import { withDeadline } from '../deadline.js';
 
 /**
  * Runs one backend call of a shared credit ledger under a deadline of `timeoutMs` milliseconds
@@ -12,40 +13,15 @@ import { CreditLedgerUnavailableError, KeygateError } from '#errors';
  * const reply = await withLedgerDeadline('RedisCreditLedger', this.timeoutMs, () => client.eval(script, keys, args));
  */
 export function withLedgerDeadline<T>(name: string, timeoutMs: number, call: () => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(() => {
-      settled = true;
-      reject(
-        new CreditLedgerUnavailableError(
-          `${name} did not answer within ${timeoutMs} ms`,
-          new Error(`timed out after ${timeoutMs} ms`),
-        ),
-      );
-    }, timeoutMs);
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(call());
-    } catch (err) {
-      pending = Promise.reject(err);
-    }
-    pending.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(
-          err instanceof KeygateError
-            ? err
-            : new CreditLedgerUnavailableError(`${name} failed; its client's error is the cause`, err),
-        );
-      },
-    );
+  return withDeadline(timeoutMs, call, {
+    timedOut: () =>
+      new CreditLedgerUnavailableError(
+        `${name} did not answer within ${timeoutMs} ms`,
+        new Error(`timed out after ${timeoutMs} ms`),
+      ),
+    failed: (err) =>
+      err instanceof KeygateError
+        ? err
+        : new CreditLedgerUnavailableError(`${name} failed; its client's error is the cause`, err),
   });
 }

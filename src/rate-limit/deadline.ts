@@ -1,4 +1,5 @@
 import { RateLimiterUnavailableError } from '#errors';
+import { withDeadline } from '../deadline.js';
 
 /**
  * Runs one backend call of a shared limiter under a deadline of `timeoutMs` milliseconds. Resolves with
@@ -10,40 +11,15 @@ import { RateLimiterUnavailableError } from '#errors';
  * const reply = await withLimiterDeadline('MyRateLimiter', 250, () => client.eval(script, [key], [cost]));
  */
 export function withLimiterDeadline<T>(name: string, timeoutMs: number, call: () => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(() => {
-      settled = true;
-      reject(
-        new RateLimiterUnavailableError(
-          `${name} did not answer within ${timeoutMs} ms`,
-          new Error(`timed out after ${timeoutMs} ms`),
-        ),
-      );
-    }, timeoutMs);
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(call());
-    } catch (err) {
-      pending = Promise.reject(err);
-    }
-    pending.then(
-      (value) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        reject(
-          err instanceof RateLimiterUnavailableError
-            ? err
-            : new RateLimiterUnavailableError(`${name} failed; its client's error is the cause`, err),
-        );
-      },
-    );
+  return withDeadline(timeoutMs, call, {
+    timedOut: () =>
+      new RateLimiterUnavailableError(
+        `${name} did not answer within ${timeoutMs} ms`,
+        new Error(`timed out after ${timeoutMs} ms`),
+      ),
+    failed: (err) =>
+      err instanceof RateLimiterUnavailableError
+        ? err
+        : new RateLimiterUnavailableError(`${name} failed; its client's error is the cause`, err),
   });
 }

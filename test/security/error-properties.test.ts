@@ -18,6 +18,7 @@ const MAKERS: Record<string, (key: string) => Error> = {
   KeyInUseError: (key) => new keygate.KeyInUseError(key, key),
   KeyStoreUnavailableError: (key) => new keygate.KeyStoreUnavailableError(key),
   RateLimiterUnavailableError: (key) => new keygate.RateLimiterUnavailableError(key),
+  CreditLedgerUnavailableError: (key) => new keygate.CreditLedgerUnavailableError(key),
   StoreLockedError: (key) => new keygate.StoreLockedError(key, 4242, key),
   UnsupportedError: (key) => new keygate.UnsupportedError(key, key),
 };

@@ -6,7 +6,6 @@ import {
   type EntriesOptions,
   type HoldOptions,
   type HoldResult,
-  InvalidInputError,
   KeyStoreUnavailableError,
   type SettleResult,
   type TopUpOptions,
@@ -18,12 +17,12 @@ import {
   type Capabilities,
   type Capable,
   DEFAULT_LEDGER_TIMEOUT_MS,
-  quote,
   validCreditAccount,
   validEntriesArgs,
   validHoldArgs,
   validHoldId,
   validSettleArgs,
+  validTimeoutMs,
   validTopUpArgs,
   withLedgerDeadline,
 } from 'keygate/store-kit';
@@ -57,7 +56,6 @@ export interface PostgresCreditLedgerOptions {
   timeoutMs?: number;
 }
 
-const MAX_TIMEOUT = 2_147_483_647;
 // Neither the key store's nor the rate limiter's lock class: the three migrations may run at once.
 const LOCK_CLASS = 0x6b69;
 
@@ -106,13 +104,7 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
   constructor(options: PostgresCreditLedgerOptions) {
     this.sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    const timeoutMs = options.timeoutMs ?? DEFAULT_LEDGER_TIMEOUT_MS;
-    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT)) {
-      throw new InvalidInputError(
-        'timeoutMs',
-        `timeoutMs must be a number of milliseconds > 0, got ${quote(timeoutMs)}`,
-      );
-    }
+    const timeoutMs = validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS);
     this.schema = schema;
     this.timeoutMs = timeoutMs;
     this[CAPABILITIES] = { deadline: this };

@@ -1,10 +1,10 @@
-import { InvalidInputError, type RateLimit, type RateLimitDecision, type RateLimiter } from 'keygate';
+import type { RateLimit, RateLimitDecision, RateLimiter } from 'keygate';
 import {
   CAPABILITIES,
   type Capabilities,
   type Capable,
-  quote,
   validConsumeArgs,
+  validTimeoutMs,
   withLimiterDeadline,
 } from 'keygate/store-kit';
 import type { Pool } from 'pg';
@@ -35,7 +35,6 @@ export interface PostgresRateLimiterOptions {
   timeoutMs?: number;
 }
 
-const MAX_TIMEOUT = 2_147_483_647;
 // Not the key store's lock class: the two migrations may run at once without waiting for each other.
 const LOCK_CLASS = 0x6b68;
 
@@ -72,13 +71,7 @@ export class PostgresRateLimiter implements RateLimiter, Capable {
   constructor(options: PostgresRateLimiterOptions) {
     this.sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    const timeoutMs = options.timeoutMs ?? 250;
-    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT)) {
-      throw new InvalidInputError(
-        'timeoutMs',
-        `timeoutMs must be a number of milliseconds > 0, got ${quote(timeoutMs)}`,
-      );
-    }
+    const timeoutMs = validTimeoutMs(options.timeoutMs, 250);
     this.schema = schema;
     this.timeoutMs = timeoutMs;
     this[CAPABILITIES] = { deadline: this };

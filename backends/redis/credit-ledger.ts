@@ -16,12 +16,12 @@ import {
   type Capabilities,
   type Capable,
   DEFAULT_LEDGER_TIMEOUT_MS,
-  quote,
   validCreditAccount,
   validEntriesArgs,
   validHoldArgs,
   validHoldId,
   validSettleArgs,
+  validTimeoutMs,
   validTopUpArgs,
   withLedgerDeadline,
 } from 'keygate/store-kit';
@@ -54,8 +54,6 @@ export interface RedisCreditLedgerOptions {
    */
   timeoutMs?: number;
 }
-
-const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /**
  * A prepaid credit ledger in Redis, exact across every process that shares the server and the prefix:
@@ -96,14 +94,7 @@ export class RedisCreditLedger implements CreditLedger, Capable {
       });
     }
     this.prefix = validPrefix(options.prefix ?? 'keygate:credits:');
-    const timeoutMs = options.timeoutMs ?? DEFAULT_LEDGER_TIMEOUT_MS;
-    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT_MS)) {
-      throw new InvalidInputError(
-        'timeoutMs',
-        `timeoutMs must be a number of milliseconds > 0, got ${quote(timeoutMs)}`,
-        { reason: 'out_of_range' },
-      );
-    }
+    const timeoutMs = validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS);
     this.timeoutMs = timeoutMs;
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));

@@ -3,10 +3,11 @@ import {
   CAPABILITIES,
   type Capabilities,
   type Capable,
-  quote,
   validConsumeArgs,
+  validTimeoutMs,
   withLimiterDeadline,
 } from 'keygate/store-kit';
+import { validPrefix } from './prefix.js';
 import { ScriptRunner } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
 
@@ -60,8 +61,6 @@ if used + cost > limit then return {0, used, ttl} end
 if cost > 0 then used = redis.call('INCRBY', KEYS[1], ARGV[2]) end
 return {1, used, ttl}`;
 
-const MAX_TIMEOUT = 2_147_483_647;
-
 /**
  * A rate limiter in Redis, exact across every process that shares the server and the prefix: one
  * counter per key (`<prefix><keyId>`) that expires with its window, read and changed by one Lua
@@ -86,17 +85,8 @@ export class RedisRateLimiter implements RateLimiter, Capable {
     if (typeof options?.client?.sendCommand !== 'function') {
       throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
     }
-    const prefix = options.prefix ?? 'keygate:ratelimit:';
-    if (typeof prefix !== 'string' || prefix.length > 100 || /\s/.test(prefix)) {
-      throw new InvalidInputError('prefix', `prefix must be at most 100 non-space characters, got ${quote(prefix)}`);
-    }
-    const timeoutMs = options.timeoutMs ?? 250;
-    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0 && timeoutMs <= MAX_TIMEOUT)) {
-      throw new InvalidInputError(
-        'timeoutMs',
-        `timeoutMs must be a number of milliseconds > 0, got ${quote(timeoutMs)}`,
-      );
-    }
+    const prefix = validPrefix(options.prefix ?? 'keygate:ratelimit:');
+    const timeoutMs = validTimeoutMs(options.timeoutMs, 250);
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = prefix;

@@ -73,6 +73,7 @@ export { summarizeUsage } from '../usage/report.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../usage/types.js';
 export { utcDay } from '../usage/types.js';
 export { quote } from '../validate/describe.js';
+export { validTimeoutMs } from '../validate/timeout.js';
 // The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
 export { dailyTotals } from './daily-totals.js';
 export type { DailyTotal, DashboardStore, KeyPage, KeyPageQuery } from './dashboard-store.js';

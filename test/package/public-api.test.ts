@@ -117,6 +117,7 @@ const STORE_KIT_VALUES = [
   'validHoldArgs',
   'validHoldId',
   'validSettleArgs',
+  'validTimeoutMs',
   'validTopUpArgs',
   'withLedgerDeadline',
   'CAPABILITIES',

@@ -29,8 +29,12 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * of properties, took `authenticate` from 9.95 to 10.05 kB: its budget is 10.25 kB since.
  * `MemoryCreditLedger` (row 10: the ledger, its argument checks and `CreditLedgerUnavailableError`) adds
  * about 1.45 kB to the root and nothing to `authenticate`: the root's budget is 26.50 kB since.
+ * Check row 10 in the request path (the `credits` option's validation, the hold step with its 402, 500
+ * and 503, `credits.low` and `credits.exhausted`, the credits counter, the three denials' texts) adds
+ * about 1.25 kB to `authenticate` and to the root: like the rate limit's, it cannot be shaken out of
+ * `authenticate`, since the option decides at run time. Budgets: 27.75 kB and 11.40 kB since.
  */
-const BUDGET = { keygate: 26_500, 'keygate (authenticate only)': 10_250 };
+const BUDGET = { keygate: 27_750, 'keygate (authenticate only)': 11_400 };
 
 async function measure(contents, external) {
   const result = await build({

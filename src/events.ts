@@ -9,7 +9,10 @@ export type KeygateEventType =
   | 'auth.denied'
   | 'usage.spike'
   | 'key.rotation_due'
-  | 'ratelimit.degraded';
+  | 'ratelimit.degraded'
+  | 'credits.low'
+  | 'credits.exhausted'
+  | 'credits.ledger_failed';
 
 /**
  * Something that happened to a key. Never carries a secret or a digest: ids, account, hint and time,
@@ -36,6 +39,20 @@ export interface KeygateEvent {
   readonly ageDays?: number;
   /** For `ratelimit.degraded`: the failing shared limiter (its class name, e.g. `RedisRateLimiter`). */
   readonly limiter?: string;
+  /**
+   * For `credits.low`: the account's available balance just after the hold that crossed the
+   * threshold; for `credits.exhausted`: the balance that could not cover the request.
+   */
+  readonly balance?: number;
+  /** For `credits.low`: the account's `lowBalance` threshold. */
+  readonly threshold?: number;
+  /** For `credits.ledger_failed`: the ledger call that failed or timed out. */
+  readonly operation?: 'hold' | 'settle' | 'release';
+  /**
+   * For `credits.ledger_failed`: whether the request was served anyway (`onLedgerError: 'allow'`, or
+   * a settle or release after the handler had answered; that hold lapses by itself).
+   */
+  readonly served?: boolean;
 }
 
 /** A host's event listener. Its failures (thrown or rejected) are swallowed. */

@@ -24,6 +24,8 @@ export type {
   AuthRequest,
   AuthResult,
   AuthSuccess,
+  CreditOptions,
+  HeldCredits,
   RateLimitOptions,
 } from './auth/authenticate.js';
 export { authenticate, authenticateEager } from './auth/authenticate.js';

@@ -1,10 +1,11 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AuthFailure, AuthResult, PublicKey } from 'keygate';
+import type { AuthFailure, AuthResult, AuthSuccess, HeldCredits, PublicKey } from 'keygate';
 import {
   type AdapterOptions,
   type AdapterRequest,
   authenticateEager,
   createNodeDenier,
+  finishCredits,
   rateLimitHeaderFields,
   resolveAdapterOptions,
 } from 'keygate/adapter-kit';
@@ -14,6 +15,8 @@ declare global {
     interface Request {
       /** The authenticated key's public view, set by keygate's `apiKeyAuth`. */
       apiKey?: PublicKey;
+      /** With the `credits` option, the credits held for this request (settled or released when it ends). */
+      apiKeyCredits?: HeldCredits;
     }
   }
 }
@@ -36,8 +39,9 @@ export interface ExpressApiKeyAuthOptions extends AdapterOptions<Request> {
 
 /**
  * Express 4 and 5 middleware: authenticates the request's API key and sets `req.apiKey`, or answers
- * with RFC 9457 problem+json (401, 403, 429 or 503). With `rateLimit`, a limited key's responses
- * carry `RateLimit-Policy` and `RateLimit` (set before `next()`). The client address is `req.ip`, so Express's
+ * with RFC 9457 problem+json (401, 402, 403, 429, 500 or 503). With `rateLimit`, a limited key's responses
+ * carry `RateLimit-Policy` and `RateLimit` (set before `next()`). With `credits`, `req.apiKeyCredits`
+ * is the hold, settled when the response ends with a status below 500 and released otherwise. The client address is `req.ip`, so Express's
  * `trust proxy` setting decides whether `X-Forwarded-For` counts. Bad options throw
  * `InvalidInputError` here, naming the option in `field`.
  *
@@ -59,7 +63,20 @@ export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
     if (!result.ok) return void deny(result, req, res)?.catch(next);
     req.apiKey = result.key;
     if (result.rateLimit) res.set(rateLimitHeaderFields(result.rateLimit));
+    if (result.credits) bill(result, req, res);
     next();
+  }
+
+  // The hold closes when the handler (or Express's error handler, with a 5xx) ends the response: its
+  // status decides, even if the client has gone ('finish' never comes then, so `end` is watched).
+  function bill(result: AuthSuccess, req: Request, res: Response): void {
+    req.apiKeyCredits = result.credits;
+    const end = res.end;
+    res.end = function endAndBill(this: Response, ...args: unknown[]) {
+      res.end = end;
+      void finishCredits(result, res.statusCode, auth);
+      return end.apply(this, args as never);
+    } as Response['end'];
   }
 
   // A cached key is judged synchronously, so `next()` runs in the same tick: no promise on the hot path.

@@ -1,9 +1,11 @@
-import { type AuthFailure, InvalidInputError, type PublicKey } from 'keygate';
+import { type AuthFailure, type AuthSuccess, type HeldCredits, InvalidInputError, type PublicKey } from 'keygate';
 import {
   type AdapterOptions,
   type AdapterRequest,
+  type AuthenticateOptions,
   authenticate,
   createFetchDenier,
+  finishCredits,
   rateLimitHeaderFields,
   readAddress,
   resolveAdapterOptions,
@@ -35,12 +37,46 @@ export interface FetchApiKeyAuthOptions<Rest extends unknown[] = unknown[]> exte
   onDenied?: (failure: AuthFailure, request: Request, ...rest: Rest) => Response | Promise<Response>;
 }
 
+const held = new WeakMap<Request, HeldCredits>();
+
+/**
+ * The credits held for `request` by {@link withApiKeyAuth} with the `credits` option, for the handler
+ * (whose signature is fixed); `undefined` for a request that holds none (a test key, a free request).
+ *
+ * @example
+ * withApiKeyAuth((request, key) => Response.json({ balance: apiKeyCredits(request)?.balance }), { store, credits });
+ */
+export function apiKeyCredits(request: Request): HeldCredits | undefined {
+  return held.get(request);
+}
+
+// Runs the handler of a request that holds credits: a status below 500 settles them, a 5xx or a throw
+// (rethrown) releases them, awaited so that a serverless runtime cannot cut the settle off.
+async function billed(
+  result: AuthSuccess,
+  auth: AuthenticateOptions,
+  request: Request,
+  run: () => Response | Promise<Response>,
+): Promise<Response> {
+  held.set(request, result.credits as HeldCredits);
+  let response: Response;
+  try {
+    response = await run();
+  } catch (error) {
+    await finishCredits(result, 500, auth);
+    throw error;
+  }
+  await finishCredits(result, response.status, auth);
+  return response;
+}
+
 /**
  * Wraps a Fetch-API handler (Cloudflare Workers, Deno, Bun, Next.js route handlers): authenticates
  * the request's API key and calls `handler(request, key, ...rest)`, or answers with RFC 9457
- * problem+json (401, 403, 429 or 503). With `rateLimit`, a limited key's responses carry
+ * problem+json (401, 402, 403, 429, 500 or 503). With `rateLimit`, a limited key's responses carry
  * `RateLimit-Policy` and `RateLimit` (the handler's `Response` is copied if its headers are
- * immutable). Uses web standards only. Bad options throw `InvalidInputError`
+ * immutable). With `credits`, `apiKeyCredits(request)` gives the handler the hold, which is settled
+ * (a status below 500) or released (a 5xx or a throw) before the `Response` is returned. Uses web standards only. Bad options throw `InvalidInputError`
  * here, naming the option in `field`.
  *
  * @example
@@ -65,9 +101,10 @@ export function withApiKeyAuth<Rest extends unknown[] = []>(
     const asked: AdapterRequest<Request> = { headers: request.headers, ip, native: request };
     const result = await authenticate(asked, store, auth);
     if (!result.ok) return deny(result, request, ...rest);
-    if (!result.rateLimit) return handler(request, result.key, ...rest);
-    const fields = rateLimitHeaderFields(result.rateLimit);
-    return withRateLimitHeaders(await handler(request, result.key, ...rest), fields);
+    const run = () => handler(request, result.key, ...rest);
+    const response = result.credits ? billed(result, auth, request, run) : run();
+    if (!result.rateLimit) return response;
+    return withRateLimitHeaders(await response, rateLimitHeaderFields(result.rateLimit));
   };
 }
 

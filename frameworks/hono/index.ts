@@ -1,11 +1,12 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
-import type { AuthFailure, AuthResult, PublicKey } from 'keygate';
+import type { AuthFailure, AuthResult, AuthSuccess, HeldCredits, PublicKey } from 'keygate';
 import {
   type AdapterOptions,
   type AdapterRequest,
   authenticateEager,
   type ClientAddress,
   createFetchDenier,
+  finishCredits,
   isPromise,
   type RateLimitHeaderFields,
   rateLimitHeaderFields,
@@ -16,12 +17,13 @@ import {
 import { headersOf } from './headers.js';
 
 /**
- * The variables {@link apiKeyAuth} sets: `c.get('apiKey')` is the key's public view.
+ * The variables {@link apiKeyAuth} sets: `c.get('apiKey')` is the key's public view; with the
+ * `credits` option, `c.get('apiKeyCredits')` is the hold of a request that holds credits.
  *
  * @example
  * const app = new Hono<{ Bindings: Env; Variables: ApiKeyVariables & { requestId: string } }>();
  */
-export type ApiKeyVariables = { apiKey: PublicKey };
+export type ApiKeyVariables = { apiKey: PublicKey; apiKeyCredits?: HeldCredits };
 
 /**
  * A Hono env with keygate's variables; pass it to `new Hono<ApiKeyEnv>()` or merge it into yours.
@@ -54,8 +56,10 @@ export interface HonoApiKeyAuthOptions extends AdapterOptions<Context> {
 
 /**
  * Hono middleware: authenticates the key of the request Hono handles (`c.req.raw`, also when a middleware
- * replaced it) and sets `c.get('apiKey')`, or answers with RFC 9457 problem+json (401, 403, 429 or 503).
- * With `rateLimit`, a limited key's responses carry `RateLimit-Policy` and `RateLimit`.
+ * replaced it) and sets `c.get('apiKey')`, or answers with RFC 9457 problem+json (401, 402, 403, 429,
+ * 500 or 503). With `rateLimit`, a limited key's responses carry `RateLimit-Policy` and `RateLimit`.
+ * With `credits`, `c.get('apiKeyCredits')` is the hold, settled after the handler when the response's
+ * status is below 500 and released otherwise (a handler that throws gets Hono's 500).
  * Bad options throw `InvalidInputError` here, naming the option.
  *
  * @example
@@ -75,11 +79,21 @@ export function apiKeyAuth(options: HonoApiKeyAuthOptions): MiddlewareHandler<Ap
     return undefined;
   }
 
+  // After the handler, its response's status decides (Hono answers a throw with its error handler's
+  // response, a 500 unless it is an HTTPException); awaited, so that a serverless runtime cannot cut it off.
+  async function billed(c: Context, next: Next, result: AuthSuccess): Promise<undefined> {
+    c.set('apiKeyCredits', result.credits);
+    await next();
+    await finishCredits(result, c.res.status, auth);
+    return undefined;
+  }
+
   function settle(result: AuthResult, c: Context, next: Next): Promise<Response | undefined> {
     if (!result.ok) return Promise.resolve(deny(result, c));
     c.set('apiKey', result.key);
-    if (result.rateLimit) return limited(c, next, rateLimitHeaderFields(result.rateLimit));
-    return next() as Promise<undefined>;
+    const run: Next = result.credits ? () => billed(c, next, result) : next;
+    if (result.rateLimit) return limited(c, run, rateLimitHeaderFields(result.rateLimit));
+    return run() as Promise<undefined>;
   }
 
   function check(c: Context, next: Next, ip: ClientAddress): Promise<Response | undefined> {

@@ -3,11 +3,22 @@
 // the application share one copy of the core: one error class, one cache of compiled keys. Option
 // validation (`resolveAuthOptions`) is bundled from the sources, as in every kit: it is stateless and
 // throws the root's error classes, which every entry imports through `#errors` (see tsup.config.ts).
-export type { AuthenticateOptions, AuthFailure, AuthRequest, AuthResult, KeyStore } from 'keygate';
+export type {
+  AuthenticateOptions,
+  AuthFailure,
+  AuthRequest,
+  AuthResult,
+  AuthSuccess,
+  CreditOptions,
+  HeldCredits,
+  KeyStore,
+} from 'keygate';
 export { authenticate, authenticateEager } from 'keygate';
 export type { ResolvedOptions } from '../auth/authenticate.js';
 export { resolveAuthOptions } from '../auth/authenticate.js';
 export type { HeaderSource } from '../auth/read-header.js';
+export { finishCredits, holdCredits } from '../credits/finish.js';
+export type { ResolvedCredits } from '../credits/options.js';
 export type { RateLimitHeaderFields } from '../rate-limit/header-fields.js';
 export { rateLimitHeaderFields, withRateLimitHeaders } from '../rate-limit/header-fields.js';
 // The one rule for every Retry-After (whole seconds, rounded up); the dashboard's sign-in throttle uses it too.

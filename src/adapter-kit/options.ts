@@ -1,6 +1,7 @@
 import {
   type AuthenticateOptions,
   type AuthRequest,
+  type CreditOptions,
   InvalidInputError,
   type KeyStore,
   type RateLimitOptions,
@@ -12,14 +13,14 @@ import { createDenialResponder, type DenialResponder } from './problem.js';
  * What every adapter takes: the core options of `authenticate`, the store, and the 503 wait.
  * An adapter extends it with its own `onDenied` (and `clientIp` where the framework has no address).
  * `Native` is the framework's request: the adapter passes it to `authenticate` as the `native`
- * member of an {@link AdapterRequest}, which is what a `rateLimit.cost` function receives.
+ * member of an {@link AdapterRequest}, which is what a `rateLimit.cost` or `credits.cost` function receives.
  *
  * @example
  * interface KoaApiKeyAuthOptions extends AdapterOptions<Context> {
  *   onDenied?: (failure: AuthFailure, ctx: Context) => void | Promise<void>;
  * }
  */
-export interface AdapterOptions<Native = unknown> extends Omit<AuthenticateOptions, 'rateLimit'> {
+export interface AdapterOptions<Native = unknown> extends Omit<AuthenticateOptions, 'rateLimit' | 'credits'> {
   /** Where keys are looked up; usually a `CachedKeyStore`. */
   store: KeyStore;
   /**
@@ -34,6 +35,13 @@ export interface AdapterOptions<Native = unknown> extends Omit<AuthenticateOptio
    * `RateLimit-Policy` and `RateLimit`, and a 429 `Retry-After`. @default undefined (no rate limits)
    */
   rateLimit?: RateLimitOptions<AdapterRequest<Native>> | null;
+  /**
+   * Prepaid credits, as `authenticate` takes them; a `cost` function receives the
+   * {@link AdapterRequest}, like `rateLimit.cost`. The adapter holds the cost before the handler and
+   * settles it after (a status below 500) or releases it (5xx, or a handler that threw), and hands the
+   * handler the hold. @default undefined (no billing)
+   */
+  credits?: CreditOptions<AdapterRequest<Native>> | null;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { capabilityOf } from '../capabilities.js';
+import { withCredits } from '../credits/step.js';
 import { withRateLimit } from '../rate-limit/step.js';
 import { secondsSince } from '../telemetry/telemetry.js';
 import type { KeyStore } from '../types.js';
@@ -7,6 +8,8 @@ import { type AuthenticateOptions, NO_OPTIONS, type ResolvedOptions, resolveAuth
 import type { AuthRequest, AuthResult } from './result.js';
 import { throttled } from './throttled.js';
 
+export type { CreditOptions } from '../credits/options.js';
+export type { HeldCredits } from '../credits/types.js';
 export type { RateLimitOptions } from '../rate-limit/options.js';
 export type { AuthenticateOptions, ResolvedOptions } from './options.js';
 export { resolveAuthOptions } from './options.js';
@@ -37,8 +40,8 @@ function observed(result: AuthResult, request: AuthRequest, o: ResolvedOptions, 
  * {@link authenticate} for adapters that can carry on synchronously: the same checks, options and
  * result, but the result itself when no I/O was needed (a cached key, a remembered unknown key, a
  * missing or malformed one, with Node's synchronous digest) and a Promise only when the store has to
- * be asked. Frameworks charge for every asynchronous step of a middleware; this lets an adapter call
- * `next()` at once on the cached path. Never throws for anything a client sends; bad options throw.
+ * be asked or, with `credits`, a live key's request that costs something is held. Frameworks charge
+ * for every asynchronous step of a middleware; this lets an adapter call `next()` at once on the cached path. Never throws for anything a client sends; bad options throw.
  *
  * @example
  * const r = authenticateEager({ headers: req.headers, ip: req.ip }, store, options);
@@ -54,6 +57,7 @@ export function authenticateEager(
   const start = o.telemetry ? performance.now() : 0;
   let result = o.throttle ? throttled(request, store, o, o.throttle) : decide(request, store, o);
   if (o.rateLimit) result = withRateLimit(result, request, o.rateLimit);
+  if (o.credits) result = withCredits(result, request, o.credits, o.telemetry);
   return 'then' in result ? result.then((r) => observed(r, request, o, start)) : observed(result, request, o, start);
 }
 
@@ -62,7 +66,9 @@ export function authenticateEager(
  * fails decides: missing (401), malformed (401, no store lookup), store failure or timeout (503,
  * never an allow), unknown (401), revoked (401), expired (401), address outside a non-empty allow
  * list (403), missing permission (403), and with `options.rateLimit` a key over its rate limit (429,
- * the result carrying `rateLimit`). With `options.throttle`, an address over its failed-attempt
+ * the result carrying `rateLimit`), and with `options.credits` a live key whose account cannot cover
+ * the request's cost (402; else the result carries the hold as `credits`, which the caller settles
+ * with `ledger.settle(holdId)` once it has answered, or releases). With `options.throttle`, an address over its failed-attempt
  * limit is refused first (429), and every 401 counts against it. Never throws for anything a client sends.
  *
  * @example

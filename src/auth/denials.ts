@@ -10,7 +10,10 @@ export type DenialCode =
   | 'insufficient_permissions'
   | 'rate_limited'
   | 'rate_limiter_unavailable'
-  | 'too_many_failed_attempts';
+  | 'insufficient_credits'
+  | 'credit_ledger_unavailable'
+  | 'too_many_failed_attempts'
+  | 'invalid_credit_cost';
 
 /**
  * Status and human text of each denial, in check order.
@@ -19,7 +22,10 @@ export type DenialCode =
  * DENIALS.ip_not_allowed.status // 403
  */
 export const DENIALS: Readonly<
-  Record<DenialCode, { readonly status: 401 | 403 | 429 | 503; readonly title: string; readonly detail: string }>
+  Record<
+    DenialCode,
+    { readonly status: 401 | 402 | 403 | 429 | 500 | 503; readonly title: string; readonly detail: string }
+  >
 > = {
   missing_api_key: { status: 401, title: 'Missing API key', detail: 'The request carries no API key.' },
   malformed_api_key: {
@@ -56,10 +62,27 @@ export const DENIALS: Readonly<
     title: 'Rate limiter unavailable',
     detail: "The API key's rate limit could not be checked right now. Retry later.",
   },
+  // Only with the `credits` option, for a live key that passed every check above.
+  insufficient_credits: {
+    status: 402,
+    title: 'Insufficient credits',
+    detail: "The account's credit balance does not cover this request. Top up the account and retry.",
+  },
+  credit_ledger_unavailable: {
+    status: 503,
+    title: 'Credit ledger unavailable',
+    detail: "The account's credit balance could not be checked right now. Retry later.",
+  },
   // Only with the `throttle` option; checked before everything else.
   too_many_failed_attempts: {
     status: 429,
     title: 'Too many failed attempts',
     detail: 'Too many requests from this address failed authentication. Retry after the time given.',
+  },
+  // Only with the `credits` option: the route's `cost` function failed, a fault of the server, not the client.
+  invalid_credit_cost: {
+    status: 500,
+    title: 'Invalid credit cost',
+    detail: "The request's cost in credits could not be computed; nothing was charged.",
   },
 };

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '#errors';
+import { type CreditOptions, type ResolvedCredits, resolveCredits } from '../credits/options.js';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from '../rate-limit/options.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
@@ -48,6 +49,14 @@ export interface AuthenticateOptions {
    * gets 429 `rate_limited`. See {@link RateLimitOptions}. @default undefined (no rate limits)
    */
   rateLimit?: RateLimitOptions | null;
+  /**
+   * Prepaid credits (check row 10), e.g. `{ ledger: new PostgresCreditLedger({ client }), cost: 1 }`: a
+   * live key's request that passed every other check holds `cost` credits of its account and the
+   * result carries `credits: { holdId, cost, balance }` (settle or release the hold once the request
+   * is answered); an account that cannot cover it gets 402 `insufficient_credits`. A `mk_test_` key
+   * never touches the ledger. See {@link CreditOptions}. @default undefined (no billing)
+   */
+  credits?: CreditOptions | null;
 }
 
 /** Authentication options after validation, with defaults filled in. See {@link resolveAuthOptions}. */
@@ -63,6 +72,7 @@ export interface ResolvedOptions {
   readonly throttle: AttemptThrottle | undefined;
   readonly telemetry: Telemetry | undefined;
   readonly rateLimit: ResolvedRateLimit | undefined;
+  readonly credits: ResolvedCredits | undefined;
 }
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -117,6 +127,7 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
     throttle,
     telemetry: createTelemetry(options.telemetry),
     rateLimit: resolveRateLimit(options.rateLimit, timeoutMs),
+    credits: resolveCredits(options.credits, timeoutMs),
   };
   resolved.set(options, r);
   return r;

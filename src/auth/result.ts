@@ -1,3 +1,4 @@
+import type { HeldCredits } from '../credits/types.js';
 import type { RateLimitState } from '../rate-limit/types.js';
 import type { PublicKey } from '../types.js';
 import type { DenialCode } from './denials.js';
@@ -20,12 +21,14 @@ export interface AuthSuccess {
   readonly key: PublicKey;
   /** With the `rateLimit` option, for a limited key: where its limit stands after this request. */
   readonly rateLimit?: RateLimitState;
+  /** With the `credits` option, for a live key whose request costs something: the hold its caller settles or releases. */
+  readonly credits?: HeldCredits;
 }
 
 /** A refused request: `status` and `code` from the check-order table; `key` once the key is known. */
 export interface AuthFailure {
   readonly ok: false;
-  readonly status: 401 | 403 | 429 | 503;
+  readonly status: 401 | 402 | 403 | 429 | 500 | 503;
   readonly code: DenialCode;
   readonly message: string;
   readonly key?: PublicKey;

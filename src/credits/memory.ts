@@ -1,4 +1,5 @@
 import { InvalidInputError } from '#errors';
+import { CAPABILITIES, type Capabilities } from '../capabilities.js';
 import { randomBase62 } from '../key/base62.js';
 import { ExpiryHeap } from '../rate-limit/expiry-heap.js';
 import { amountOverflow, amountOverHold } from './amount.js';
@@ -77,6 +78,8 @@ export class MemoryCreditLedger implements CreditLedger {
   private readonly holds = new Map<string, Hold>();
   // When each hold lapses; a closed hold's entry stays until it reaches the top (or the heap is rebuilt).
   private readonly lapses = new ExpiryHeap();
+  /** Its `deadline`: every call is decided before it yields, so `authenticate` arms no timer for it. */
+  declare readonly [CAPABILITIES]: Capabilities;
 
   constructor(options: MemoryCreditLedgerOptions = {}) {
     if (options.clock !== undefined && typeof options.clock !== 'function') {
@@ -85,6 +88,7 @@ export class MemoryCreditLedger implements CreditLedger {
       });
     }
     this.clock = options.clock ?? Date.now;
+    this[CAPABILITIES] = { deadline: { timeoutMs: 1 } };
   }
 
   /**

@@ -119,3 +119,21 @@ export interface CreditLedger {
   /** The account's entries, newest first. */
   entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]>;
 }
+
+/**
+ * What a request that holds credits carries on its successful `authenticate` result (`result.credits`):
+ * the hold to settle or release once the handler has answered, what it cost, and the account's
+ * available balance just after the hold.
+ *
+ * @example
+ * const result = await authenticate(request, store, { credits: { ledger } });
+ * if (result.ok && result.credits) await ledger.settle(result.credits.holdId); // the work was done
+ */
+export interface HeldCredits {
+  /** The hold's id, for `ledger.settle` or `ledger.release`. */
+  readonly holdId: string;
+  /** Credits held for this request (what a settle charges). */
+  readonly cost: number;
+  /** The account's available balance just after the hold. */
+  readonly balance: number;
+}

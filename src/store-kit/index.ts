@@ -53,7 +53,7 @@ export { applyPatch, freezeRecord } from '../store/apply-patch.js';
 export { ChangeFeed, changeOf } from '../store/change-feed.js';
 export { ChangeRelay, parseChange } from '../store/change-relay.js';
 // For stores and limiters that report to OpenTelemetry (see the `telemetry` option).
-export type { ObservedResult, StoreLookupResult, Telemetry } from '../telemetry/telemetry.js';
+export type { CreditOperation, ObservedResult, StoreLookupResult, Telemetry } from '../telemetry/telemetry.js';
 export { createTelemetry, METRICS, observedLookup } from '../telemetry/telemetry.js';
 export type { AttemptWindow, SharedAttemptCounter, SharedReservation } from '../throttle/failed-attempts.js';
 // The record and store contracts also live in `keygate` (applications name them); repeated here so

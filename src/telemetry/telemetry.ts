@@ -20,10 +20,10 @@ export interface TelemetryOptions {
   /**
    * Per-key and per-client attributes, off by default: each multiplies the number of time series
    * (cardinality) and puts identifying data into your monitoring. `keyId` adds `keygate.key.id`,
-   * `hint` adds `keygate.key.hint`, `address` adds `client.address` to `keygate.auth.*` metrics.
-   * Default: all `false`.
+   * `hint` adds `keygate.key.hint`, `address` adds `client.address` to `keygate.auth.*` metrics;
+   * `accountId` adds `keygate.account.id` to `keygate.credits.operations`. Default: all `false`.
    */
-  attributes?: { keyId?: boolean; hint?: boolean; address?: boolean };
+  attributes?: { keyId?: boolean; hint?: boolean; address?: boolean; accountId?: boolean };
 }
 
 /**
@@ -59,6 +59,12 @@ export const METRICS = {
   flushLag: 'keygate.usage.flush.lag',
   /** Counter of usage flushes that failed (their counts are kept and retried). */
   flushFailures: 'keygate.usage.flush.failures',
+  /**
+   * Counter of credit-ledger operations by `keygate.credits.operation`: `hold`, `refused` (a 402),
+   * `settle`, `release`, `lapse` (a settle that found its hold lapsed) or `error` (then
+   * `keygate.credits.step` says which call: `hold`, `settle` or `release`).
+   */
+  credits: 'keygate.credits.operations',
 } as const;
 
 /**
@@ -93,7 +99,17 @@ export interface Telemetry {
   rateLimit(allowed: boolean, degraded: boolean): void;
   /** Records a usage flush: the age in seconds of its oldest count, or a failure. */
   flush(lagSeconds: number, failed: boolean): void;
+  /** Records a credit-ledger operation of `accountId`'s; `step` names the failed call of an `error`. */
+  credits(operation: CreditOperation, accountId: string, step?: 'hold' | 'settle' | 'release'): void;
 }
+
+/**
+ * A credit-ledger operation as the `keygate.credits.operation` attribute.
+ *
+ * @example
+ * telemetry.credits('settle' satisfies CreditOperation, 'acct_1');
+ */
+export type CreditOperation = 'hold' | 'refused' | 'settle' | 'release' | 'lapse' | 'error';
 
 // Bucket bounds in seconds, from 10 µs (a cached key) to 2.5 s (a store at its timeout).
 const LATENCY_BUCKETS = [
@@ -129,6 +145,7 @@ interface Instruments {
   rateLimit: Counter;
   flushLag: Histogram;
   flushFailures: Counter;
+  credits: Counter;
 }
 
 function instrumentsOf(meter: Meter): Instruments {
@@ -145,6 +162,7 @@ function instrumentsOf(meter: Meter): Instruments {
       description: 'Age of usage counts at flush',
     }),
     flushFailures: meter.createCounter(METRICS.flushFailures, { unit: '{flush}', description: 'Failed flushes' }),
+    credits: meter.createCounter(METRICS.credits, { unit: '{operation}', description: 'Credit-ledger operations' }),
   };
 }
 
@@ -222,6 +240,15 @@ export function createTelemetry(options: TelemetryOptions | undefined): Telemetr
       if (!m) return;
       try {
         m.rateLimit.add(1, RATE_LIMITS[allowed ? (degraded ? 3 : 2) : degraded ? 1 : 0] as Attributes);
+      } catch {}
+    },
+    credits(operation, accountId, step) {
+      if (!m) return;
+      const attributes: Attributes = { 'keygate.credits.operation': operation };
+      if (step) attributes['keygate.credits.step'] = step;
+      if (extra.accountId) attributes['keygate.account.id'] = accountId;
+      try {
+        m.credits.add(1, attributes);
       } catch {}
     },
     flush(lagSeconds, failed) {

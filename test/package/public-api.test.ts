@@ -44,6 +44,8 @@ const ROOT_VALUES = [
 ];
 
 const ROOT_TYPES = [
+  'CreditOptions',
+  'HeldCredits',
   'ApiKeyRecord',
   'AttemptReservation',
   'AttemptThrottle',
@@ -149,6 +151,7 @@ const STORE_KIT_TYPES = [
   'Capabilities',
   'Capable',
   'ChangeSource',
+  'CreditOperation',
   'ConsumeArgs',
   'CreditBalance',
   'CreditEntry',

@@ -1,0 +1,61 @@
+import type { AuthenticateOptions } from '../auth/options.js';
+import { resolveAuthOptions } from '../auth/options.js';
+import type { AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
+import { withDeadline } from '../deadline.js';
+import { creditEvent, holdCredits as hold } from './step.js';
+
+const NO_ERRORS = { timedOut: () => 0, failed: () => 0 };
+
+/**
+ * Closes the hold of a successful result once the request has been answered: a `status` below 500
+ * settles the whole cost (the work was done, whether or not the client stayed to read it); 500 and
+ * above releases it. Pass 500 for a handler that threw. Never rejects and never throws: a ledger
+ * failure is counted in telemetry (`keygate.credits.operations`, `error`) and emitted as
+ * `credits.ledger_failed`, and the hold then lapses by itself. A settle that finds its hold lapsed
+ * (`charged: 0`) counts as a `lapse`. A result without `credits` (a test key, a free request) does
+ * nothing. `options` are the ones the result was authenticated with.
+ *
+ * @example
+ * const result = await authenticate(request, store, auth);
+ * const response = await handler(request);
+ * if (result.ok) await finishCredits(result, response.status, auth);
+ */
+export function finishCredits(result: AuthSuccess, status: number, options: AuthenticateOptions): Promise<void> {
+  const held = result.credits;
+  const { credits: c, telemetry: t } = resolveAuthOptions(options);
+  if (!held || !c) return Promise.resolve();
+  const { accountId } = result.key;
+  const settle = status < 500;
+  const operation = settle ? 'settle' : 'release';
+  const close = () => (settle ? c.ledger.settle(held.holdId) : c.ledger.release(held.holdId));
+  // A ledger without a deadline of its own is bounded by the authentication timeout; `then` turns a throw into a rejection.
+  const closing = c.guardMs > 0 ? withDeadline(c.guardMs, close, NO_ERRORS) : Promise.resolve().then(close);
+  return closing.then(
+    (answer) => {
+      const lapsed = settle && (answer as { charged?: unknown } | undefined)?.charged === 0 && held.cost > 0;
+      t?.credits(lapsed ? 'lapse' : operation, accountId);
+    },
+    () => {
+      t?.credits('error', accountId, operation);
+      creditEvent(c, 'credits.ledger_failed', result.key, { operation, served: true });
+    },
+  );
+}
+
+/**
+ * Check row 10 alone, for an adapter that authenticates before the body is parsed and holds after
+ * (Fastify's `preHandler`): holds the cost of a successful result with `options.credits`, exactly as
+ * `authenticate` would have. Returns the result with its `credits`, or the 402, 500 or 503 denial;
+ * any other result (a denial, no `credits` option, a test key, cost 0) as it came. Never rejects.
+ *
+ * @example
+ * const held = holdCredits(result, { headers, ip, native: request }, auth);
+ */
+export function holdCredits(
+  result: AuthResult,
+  request: AuthRequest,
+  options: AuthenticateOptions,
+): AuthResult | Promise<AuthResult> {
+  const o = resolveAuthOptions(options);
+  return o.credits ? hold(result, request, o.credits, o.telemetry) : result;
+}

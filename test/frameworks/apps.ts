@@ -1,7 +1,13 @@
 // The same three routes built with each Fetch-style adapter. Runtime-neutral (no `node:` imports):
 // the Node tests import it directly and the workerd tests bundle it into a worker.
 import { Hono } from 'hono';
-import { type KeyStore, MemoryRateLimiter, type RateLimiter, RateLimiterUnavailableError } from 'keygate';
+import {
+  type KeyStore,
+  MemoryCreditLedger,
+  MemoryRateLimiter,
+  type RateLimiter,
+  RateLimiterUnavailableError,
+} from 'keygate';
 import { withApiKeyAuth } from 'keygate/fetch';
 import { type ApiKeyEnv, apiKeyAuth } from 'keygate/hono';
 import { failingStore, hangingStore } from '../support/fixtures.js';
@@ -18,7 +24,8 @@ const downLimiter: RateLimiter = {
  * Route path -> adapter options, identical in every adapter under test. The rate-limited routes use a
  * limiter whose clock stands still, with costs that keep every answer the same however often a route
  * is called: `/v1/limited` costs 0 (a 200 that reads the state), `/v1/batch` costs one unit more
- * than the `limited` key's whole limit (always a 429, with nothing counted).
+ * than the `limited` key's whole limit (always a 429, with nothing counted). `/v1/broke` bills from a
+ * ledger where no account has any credits: a live key always gets 402, a test key is always free.
  */
 export function routeOptions(store: KeyStore) {
   const limiter = new MemoryRateLimiter({ clock: () => 1_700_000_000_000 });
@@ -30,6 +37,7 @@ export function routeOptions(store: KeyStore) {
     '/v1/limited': { ...verify, rateLimit: { limiter, cost: 0, default: DEFAULT_LIMIT } },
     '/v1/batch': { ...verify, rateLimit: { limiter, cost: 11 } },
     '/v1/limiter-down': { ...verify, rateLimit: { limiter: downLimiter, onLimiterError: 'deny' as const } },
+    '/v1/broke': { ...verify, credits: { ledger: new MemoryCreditLedger() } },
   } as const;
 }
 

@@ -8,7 +8,14 @@ import { expect, it } from 'vitest';
 import { DEFAULT_LIMIT } from './apps.js';
 import { type CaseFixture, LIMITED, type SecretName } from './fixtures.js';
 
-export type CasePath = '/v1/check' | '/v1/down' | '/v1/slow' | '/v1/limited' | '/v1/batch' | '/v1/limiter-down';
+export type CasePath =
+  | '/v1/check'
+  | '/v1/down'
+  | '/v1/slow'
+  | '/v1/limited'
+  | '/v1/batch'
+  | '/v1/limiter-down'
+  | '/v1/broke';
 
 export interface AdapterCase {
   name: string;
@@ -128,6 +135,19 @@ export const CASES: readonly AdapterCase[] = [
     path: '/v1/limiter-down',
     key: 'limited',
     expect: 'rate_limiter_unavailable',
+  },
+  {
+    name: 'credits: a live key without credits is 402',
+    path: '/v1/broke',
+    key: 'limited',
+    expect: 'insufficient_credits',
+  },
+  { name: 'credits: a test key is never billed', path: '/v1/broke', key: 'open', expect: 200 },
+  {
+    name: 'credits: a 403 before row 10 is not billed',
+    path: '/v1/broke',
+    key: 'readOnly',
+    expect: 'insufficient_permissions',
   },
 ];
 

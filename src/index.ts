@@ -35,6 +35,7 @@ export type {
   CreditBalance,
   CreditEntry,
   CreditLedger,
+  CreditReconciliation,
   EntriesOptions,
   HoldOptions,
   HoldResult,

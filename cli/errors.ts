@@ -32,7 +32,7 @@ export const EXIT_MEANINGS: Record<0 | (typeof EXIT_CODES)[KeygateErrorCode] | t
     2: 'no key with that id',
     3: "the key's state forbids it now",
     4: 'the store failed or timed out; try again',
-    5: "credits reconcile: the account's entries do not add up to its balance plus its open holds",
+    5: "the account's credit entries do not add up to its balance plus its open holds (credits reconcile)",
   };
 
 /**

@@ -1,4 +1,4 @@
-import type { KeyManager } from 'keygate';
+import type { CreditLedger, KeyManager } from 'keygate';
 
 /**
  * How a flag reads its value: `string` (one value), `strings` (repeatable, a list), `boolean`, or
@@ -44,6 +44,8 @@ export type FlagValues<F extends Flags> = string extends keyof F
 export interface CommandContext {
   /** The manager over the store `--store` names, opened on first call and closed after the command. */
   manager(): Promise<KeyManager>;
+  /** The credit ledger over the same store, opened on first call (and migrated) and closed with it. */
+  ledger(): Promise<CreditLedger>;
   /** Asks a yes/no question on a terminal; undefined when there is none. */
   confirm: ((question: string) => Promise<boolean>) | undefined;
   /** Whether stdout is a terminal (a person reads it) rather than a pipe or a file (a script does). */
@@ -54,6 +56,8 @@ export interface CommandContext {
 export interface CommandOutput {
   readonly json: unknown;
   readonly text: string;
+  /** The exit code when the command ran but its answer is a failure (`credits reconcile` off). Default 0. */
+  readonly exitCode?: number;
 }
 
 /** The parsed input of a command, typed from its table entry. */
@@ -72,6 +76,8 @@ export interface Command<F extends Flags = Flags, A extends readonly string[] = 
   readonly flags: F;
   /** One line for `--help`. */
   readonly summary: string;
+  /** More for the command's own `--help`, after its usage line (where its data lives, what it exits with). */
+  readonly details?: string;
   // A method, so that a command with specific flags fits the table's general type.
   run(input: CommandInput<F, A>): Promise<CommandOutput>;
 }

@@ -18,14 +18,22 @@ export const EXIT_CODES = {
   credit_ledger_unavailable: 4,
 } as const satisfies Record<KeygateErrorCode, number>;
 
+/**
+ * The exit code of `keygate credits reconcile` when the account's entries do not add up to its
+ * balance plus its open holds: the command ran, and its answer is a failure.
+ */
+export const RECONCILE_MISMATCH_EXIT = 5;
+
 /** What each exit code means, for `--help` (a code missing here does not compile). */
-export const EXIT_MEANINGS: Record<0 | (typeof EXIT_CODES)[KeygateErrorCode], string> = {
-  0: 'done',
-  1: 'refused as given (fix the command or the store; nothing changed)',
-  2: 'no key with that id',
-  3: "the key's state forbids it now",
-  4: 'the store failed or timed out; try again',
-};
+export const EXIT_MEANINGS: Record<0 | (typeof EXIT_CODES)[KeygateErrorCode] | typeof RECONCILE_MISMATCH_EXIT, string> =
+  {
+    0: 'done',
+    1: 'refused as given (fix the command or the store; nothing changed)',
+    2: 'no key with that id',
+    3: "the key's state forbids it now",
+    4: 'the store failed or timed out; try again',
+    5: "the account's credit entries do not add up to its balance plus its open holds (credits reconcile)",
+  };
 
 /**
  * The exit-code table as lines: `1  invalid_input, unsupported, store_locked: refused as given ...`.

@@ -47,13 +47,14 @@ export function helpText(table: readonly Command[], command?: Command): string {
   if (command) {
     return [
       `${command.summary}\n\nUsage:\n  ${synopsis(command)}`,
+      ...(command.details ? [command.details] : []),
       ...(Object.keys(command.flags).length ? [`Options:\n${flagLines(command.flags).join('\n')}`] : []),
       `Global options:\n${flagLines(GLOBAL_FLAGS).join('\n')}`,
       DURATIONS,
     ].join('\n\n');
   }
   return [
-    'keygate: manage API keys',
+    'keygate: manage API keys and prepaid credits',
     `Usage:\n${table.map((c) => `  ${synopsis(c)}`).join('\n')}`,
     `Options:\n${flagLines(GLOBAL_FLAGS).join('\n')}`,
     DURATIONS,

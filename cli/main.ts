@@ -1,4 +1,4 @@
-import { KeyManager } from 'keygate';
+import { type CreditLedger, KeyManager } from 'keygate';
 import { COMMANDS } from './commands/index.js';
 import { reportError } from './errors.js';
 import { helpText } from './help.js';
@@ -40,11 +40,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       args: call.args,
       flags: call.flags,
       manager: () => store.manager(url, pepper),
+      ledger: () => store.ledger(url),
       confirm: io.confirm,
       terminal: io.terminal ?? false,
     });
     io.out(json ? JSON.stringify(output.json, null, 2) : output.text);
-    return 0;
+    return output.exitCode ?? 0;
   } catch (err) {
     return reportError(err, { json, err: io.err });
   } finally {
@@ -57,9 +58,17 @@ class LazyStore {
   private opened: Promise<OpenedStore> | undefined;
 
   async manager(url: string, pepper: string | undefined): Promise<KeyManager> {
-    this.opened ??= openStore(url);
-    const { store } = await this.opened;
+    const { store } = await this.open(url);
     return new KeyManager({ store, ...(pepper ? { pepper } : {}) });
+  }
+
+  async ledger(url: string): Promise<CreditLedger> {
+    return (await this.open(url)).ledger();
+  }
+
+  private open(url: string): Promise<OpenedStore> {
+    this.opened ??= openStore(url);
+    return this.opened;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { AttemptThrottle, KeyManager } from 'keygate';
+import type { AttemptThrottle, CreditLedger, KeyManager } from 'keygate';
 import type { DashboardStore } from 'keygate/store-kit';
 import type { Signer } from './security/crypto.js';
 import type { Session, SessionTimes } from './security/session.js';
@@ -23,6 +23,8 @@ export interface Dash {
   readonly accountPanel:
     | ((accountId: string, request: Request) => readonly AccountPanelEntry[] | Promise<readonly AccountPanelEntry[]>)
     | undefined;
+  /** The ledger the account page reads its "Credits" section from (never written to), or undefined for none. */
+  readonly credits: CreditLedger | undefined;
   readonly resolveAccount:
     | ((request: Request) => string | null | undefined | Promise<string | null | undefined>)
     | undefined;

@@ -1,4 +1,4 @@
-import { type AttemptThrottle, FailedAttemptThrottle, InvalidInputError, KeyManager } from 'keygate';
+import { type AttemptThrottle, type CreditLedger, FailedAttemptThrottle, InvalidInputError, KeyManager } from 'keygate';
 import { readAddress } from 'keygate/adapter-kit';
 import type { DashboardStore } from 'keygate/store-kit';
 import { createApp } from './app.js';
@@ -60,6 +60,18 @@ export interface DashboardOptions {
     request: Request,
   ) => readonly AccountPanelEntry[] | Promise<readonly AccountPanelEntry[]>;
   /**
+   * The account's prepaid credits: with a ledger, the "API keys" page shows a section "Credits" with
+   * the available balance and a table "Latest credit entries" (the 10 newest: date, kind, amount,
+   * balance after, key, reference). The dashboard only reads it (`balance`, `entries`, and the
+   * manager for key names); top-ups are the host's. When the ledger fails or times out, the section
+   * says the balance is unavailable, the error goes to `onError`, and the page is still a 200.
+   * Default: none (no section).
+   *
+   * @example
+   * credits: new PostgresCreditLedger({ client: pool, schema: 'keygate' }), // the service's own ledger
+   */
+  credits?: CreditLedger;
+  /**
    * The client address of a request, for sign-in throttling. Default: the address `toNodeHandler` and
    * `toFastifyPlugin` resolved (the framework's trust-proxy setting), else unknown (every unknown
    * address shares one throttling bucket).
@@ -107,6 +119,19 @@ function optionalFunction<T>(field: string, value: T | undefined): T | undefined
   return value;
 }
 
+// A ledger is an object the section can read balances and entries from; anything else is a mistake.
+function creditsOf(value: unknown): CreditLedger | undefined {
+  if (value === undefined) return undefined;
+  const ledger = value as Partial<CreditLedger> | null;
+  if (typeof ledger?.balance !== 'function' || typeof ledger.entries !== 'function') {
+    throw new InvalidInputError(
+      'credits',
+      "credits must be a CreditLedger (MemoryCreditLedger, or PostgresCreditLedger / RedisCreditLedger from 'keygate/postgres' / 'keygate/redis')",
+    );
+  }
+  return value as CreditLedger;
+}
+
 function catalogueOf(value: unknown): readonly string[] | undefined {
   if (value === undefined) return undefined;
   if (!Array.isArray(value) || value.some((p) => typeof p !== 'string' || p === '')) {
@@ -132,6 +157,7 @@ function settle(options: DashboardOptions): Dash {
     catalogue: catalogueOf(options.permissions),
     rateLimits: options.rateLimits === true,
     accountPanel: optionalFunction('accountPanel', options.accountPanel),
+    credits: creditsOf(options.credits),
     resolveAccount: optionalFunction('resolveAccount', options.resolveAccount),
     clientIp: async (request, rest) =>
       (clientIp ? await readAddress(clientIp, request, ...rest) : nodeClientAddress(request)) ?? undefined,

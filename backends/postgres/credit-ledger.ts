@@ -3,6 +3,7 @@ import {
   type CreditEntry,
   type CreditLedger,
   CreditLedgerUnavailableError,
+  type CreditReconciliation,
   type EntriesOptions,
   type HoldOptions,
   type HoldResult,
@@ -66,6 +67,13 @@ interface Available {
 interface Credits {
   used: boolean;
   held: string | number;
+}
+
+interface Figures {
+  entries: string | number;
+  available: string | number;
+  held: string | number;
+  ok: boolean;
 }
 
 interface HoldRow {
@@ -250,6 +258,24 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
     return this.call(async () => {
       const { rows } = await this.sql.query<EntryRow>(this.statements.entries, [account, limit]);
       return rows.map(entryOf);
+    });
+  }
+
+  /**
+   * Sums every entry of the account in the database (one aggregate over its index) and reads its
+   * balance and open holds in the same statement, so the figures are of one moment; takes no lock.
+   *
+   * @example
+   * await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 500, balance: 497, held: 3, ok: true }
+   */
+  async reconcile(accountId: string): Promise<CreditReconciliation> {
+    const account = validCreditAccount(accountId);
+    return this.call(async () => {
+      const { rows } = await this.sql.query<Figures>(this.statements.reconcile, [account]);
+      const row = rows[0];
+      if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the reconcile statement returned no row');
+      const figures = { entries: Number(row.entries), balance: Number(row.available), held: Number(row.held) };
+      return { accountId: account, ...figures, ok: row.ok === true };
     });
   }
 

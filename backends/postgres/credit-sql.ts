@@ -150,6 +150,21 @@ export function creditStatements(s: string) {
         WHERE h.account_id = $1 AND h.state = 'open' AND h.${expired}
       ), 0) AS available
       FROM ${balances} b WHERE b.account_id = $1`,
+    /**
+     * $1 account. The sum of all its entries, its available balance (expired holds counted as
+     * returned, as `balance` does) and its open unexpired holds, read in one statement (one snapshot,
+     * no lock), and whether the sum equals the other two (compared as exact numerics).
+     */
+    reconcile: `WITH figures AS (
+        SELECT
+          (SELECT coalesce(sum(amount), 0) FROM ${entries} WHERE account_id = $1) AS entries,
+          coalesce((SELECT available FROM ${balances} WHERE account_id = $1), 0) + coalesce((
+            SELECT sum(amount) FROM ${holds} WHERE account_id = $1 AND state = 'open' AND ${expired}
+          ), 0) AS available,
+          (SELECT coalesce(sum(amount), 0) FROM ${holds}
+            WHERE account_id = $1 AND state = 'open' AND NOT ${expired}) AS held
+      )
+      SELECT entries, available, held, entries = available + held AS ok FROM figures`,
     /** $1 account, $2 limit. The newest entries first. */
     entries: `SELECT seq, account_id, kind, amount, balance, key_id, reference, created_at
       FROM ${entries} WHERE account_id = $1 ORDER BY seq DESC LIMIT $2::integer`,

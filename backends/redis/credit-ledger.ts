@@ -2,6 +2,7 @@ import {
   type CreditBalance,
   type CreditEntry,
   type CreditLedger,
+  type CreditReconciliation,
   type EntriesOptions,
   type HoldOptions,
   type HoldResult,
@@ -26,7 +27,7 @@ import {
   withLedgerDeadline,
 } from 'keygate/store-kit';
 import { accountKeys, accountTag, newEntryId, newHoldId, tagOfHold } from './credit-keys.js';
-import { BALANCE, ENTRIES, HOLD, RELEASE, SETTLE, TOP_UP } from './credit-scripts.js';
+import { BALANCE, ENTRIES, HOLD, RECONCILE, RELEASE, SETTLE, TOP_UP } from './credit-scripts.js';
 import { validPrefix } from './prefix.js';
 import { ScriptRunner } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
@@ -186,6 +187,24 @@ export class RedisCreditLedger implements CreditLedger, Capable {
     const args = validEntriesArgs(accountId, options);
     const read = (reply: unknown) => list(reply).map((text) => entryOf(args.accountId, text));
     return this.run(ENTRIES, await accountTag(args.accountId), [String(args.limit)], read);
+  }
+
+  /**
+   * Sums every entry of the account and reads its balance and open holds in one script, so the
+   * figures are of one moment. It reads all the account's entries while Redis serves nothing else:
+   * run it from a tool, not on a request's path.
+   *
+   * @example
+   * await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 500, balance: 497, held: 3, ok: true }
+   */
+  async reconcile(accountId: string): Promise<CreditReconciliation> {
+    const account = validCreditAccount(accountId);
+    const read = (reply: unknown): CreditReconciliation => {
+      const [balance, held, entries] = list(reply).map(count);
+      if (balance === undefined || held === undefined || entries === undefined) throw unexpected(reply);
+      return { accountId: account, entries, balance, held, ok: entries === balance + held };
+    };
+    return this.run(RECONCILE, await accountTag(account), [], read);
   }
 
   // One script under the deadline; a reply the script cannot have sent fails the call like Redis would.

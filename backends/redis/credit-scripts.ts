@@ -100,3 +100,21 @@ return balance()`;
 /** ARGV: the most entries to read. Answers them, newest first, as stored (JSON text). */
 export const ENTRIES = `${SWEEP}
 return redis.call('LRANGE', KEYS[4], 0, tonumber(ARGV[1]) - 1)`;
+
+/**
+ * Answers {balance, held, sum of every entry's amount}, read in one script (one moment). The entries
+ * are read 1,000 at a time, so memory stays flat however many an account has; Redis serves nothing
+ * else meanwhile, which is why this is a tool's call and not a request's. The sum is a Lua number,
+ * exact here: added newest first, each partial sum is the total minus the balance and holds the
+ * account had at some moment, both within 0..2^53 - 1 (`TOP_UP` keeps them there), so no partial sum
+ * leaves the integers a double holds exactly; '%.0f' prints it whole (tostring would keep 14 digits).
+ */
+export const RECONCILE = `${SWEEP}
+local sum = 0
+local count = redis.call('LLEN', KEYS[4])
+for first = 0, count - 1, 1000 do
+  for _, text in ipairs(redis.call('LRANGE', KEYS[4], first, first + 999)) do
+    sum = sum + tonumber(cjson.decode(text).amount)
+  end
+end
+return {balance(), redis.call('HGET', KEYS[3], 'total') or '0', string.format('%.0f', sum)}`;

@@ -1,8 +1,14 @@
 // The command table. Help, parsing and dispatch all read it; a new command is one entry here.
 import type { Command } from '../command.js';
+import { CREDITS_COMMANDS } from './credits.js';
 import { DASHBOARD_LINK_COMMAND } from './dashboard.js';
 import { KEYS_COMMANDS } from './keys.js';
 import { USAGE_COMMAND } from './usage.js';
 
 /** Every `keygate` command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [...KEYS_COMMANDS, USAGE_COMMAND, DASHBOARD_LINK_COMMAND];
+export const COMMANDS: readonly Command[] = [
+  ...KEYS_COMMANDS,
+  USAGE_COMMAND,
+  ...CREDITS_COMMANDS,
+  DASHBOARD_LINK_COMMAND,
+];

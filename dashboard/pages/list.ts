@@ -8,6 +8,7 @@ import { type ListedKey, readKeyList } from '../key-list.js';
 import { readSummaries } from '../usage-summary.js';
 import { dayRange, sparkline } from '../views/chart.js';
 import { badge, count, time } from '../views/format.js';
+import { creditsSection, readCredits } from './credits.js';
 import { render } from './render.js';
 import { type Partners, partnerLink, partnersOf } from './rotation-pair.js';
 
@@ -147,7 +148,8 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
   const { page, pages, total } = list;
   const shown = list.keys;
   const days = dayRange(utcDay(dash.clock()), 30);
-  const [summaries, entries, partners] = await Promise.all([
+  const names = new Map(shown.map((k) => [k.id, k.name]));
+  const [summaries, entries, partners, credits] = await Promise.all([
     readSummaries(
       dash.store,
       shown.map((k) => k.id),
@@ -155,6 +157,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
     ),
     panelEntries(dash, account, c.req.raw),
     partnersOf(dash, account, shown),
+    readCredits(dash, account, names),
   ]);
   // One scale for every sparkline on the page, so that 3 and 11 requests do not look alike.
   const busiestDay = Math.max(0, ...[...summaries.values()].flatMap((s) => s.daily));
@@ -176,6 +179,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
     title: 'API keys',
     body: html`<div class="title-row"><h1>API keys</h1><a class="button primary" href="${dash.path('/keys/new')}">Create key</a></div>
     ${panel(entries)}
+    ${creditsSection(dash, credits)}
     ${filterForm(dash, filter)}
     <p class="muted" role="status">${summaryOf(total, filter)}</p>
     ${

@@ -15,6 +15,7 @@ import type {
   CreditBalance,
   CreditEntry,
   CreditLedger,
+  CreditReconciliation,
   EntriesOptions,
   HoldOptions,
   HoldResult,
@@ -201,6 +202,23 @@ export class MemoryCreditLedger implements CreditLedger {
         newest.push({ ...(entries[i] as CreditEntry) });
       }
       return newest;
+    });
+  }
+
+  /**
+   * Sums every entry of the account and compares it with the balance plus the open holds.
+   *
+   * @example
+   * await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 500, balance: 497, held: 3, ok: true }
+   */
+  reconcile(accountId: string): Promise<CreditReconciliation> {
+    return this.run(() => {
+      const account = validCreditAccount(accountId);
+      const known = this.known(account);
+      const entries = (known?.entries ?? []).reduce((sum, entry) => sum + entry.amount, 0);
+      const balance = known?.available ?? 0;
+      const held = known?.held ?? 0;
+      return { accountId: account, entries, balance, held, ok: entries === balance + held };
     });
   }
 

@@ -92,12 +92,33 @@ export interface CreditBalance {
 }
 
 /**
+ * What {@link CreditLedger.reconcile} answers: the sum of every entry of the account, its available
+ * balance and its open (unexpired) holds, read together, and whether they agree. They always should
+ * (`entries === balance + held`); `ok: false` means the ledger's data was changed outside it.
+ *
+ * @example
+ * const r = await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 100, balance: 95, held: 5, ok: true }
+ * if (!r.ok) alert(`ledger of ${r.accountId} is off by ${r.entries - r.balance - r.held} credits`);
+ */
+export interface CreditReconciliation {
+  accountId: string;
+  /** The sum of all the account's entry amounts (top-ups minus charges), every entry, not one page. */
+  entries: number;
+  /** The available balance, as {@link CreditLedger.balance} answers it. */
+  balance: number;
+  /** The credits of the account's open holds that have not lapsed. */
+  held: number;
+  /** Whether `entries === balance + held`. */
+  ok: boolean;
+}
+
+/**
  * A prepaid credit balance per account, exact enough to bill from. Amounts are non-negative safe
  * integers (anything else is an `InvalidInputError` naming `amount`, and nothing is written). A hold
  * takes credits atomically or not at all; `settle` turns it into one `charge` entry and returns the
  * rest; `release` returns it all and writes no entry; a hold neither settled nor released within its
  * `ttlMs` lapses and its credits return by themselves. The sum of an account's entries always equals
- * its balance plus its open holds. Implementations: `MemoryCreditLedger` (keygate),
+ * its balance plus its open holds (`reconcile` checks it). Implementations: `MemoryCreditLedger` (keygate),
  * `PostgresCreditLedger` (keygate/postgres), `RedisCreditLedger` (keygate/redis); each passes
  * `describeCreditLedgerContract` from `keygate/testing`.
  *
@@ -118,6 +139,13 @@ export interface CreditLedger {
   release(holdId: string): Promise<CreditBalance>;
   /** The account's entries, newest first. */
   entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]>;
+  /**
+   * Sums all of the account's entries and reads its balance and open holds at one moment (one
+   * transaction, one script), and says whether the sum equals the balance plus the held credits. It
+   * reads every entry of the account, so it costs as much as the account has entries: a tool's call
+   * (`keygate credits reconcile`), not a request's. An unknown account reconciles with zeros.
+   */
+  reconcile(accountId: string): Promise<CreditReconciliation>;
 }
 
 /**

@@ -37,6 +37,7 @@ export type {
   CreditBalance,
   CreditEntry,
   CreditLedger,
+  CreditReconciliation,
   EntriesOptions,
   HoldOptions,
   HoldResult,

@@ -263,6 +263,52 @@ async function reconciles({ ledger, expect }: Context): Promise<void> {
   // Every entry amount adds up to the balance plus the open hold (5).
   expect(sumOf(entries)).toBe(balance + 5);
   expect(entries[0]?.balance).toBe(balance);
+  expect(await ledger.reconcile(account)).toEqual({
+    accountId: account,
+    entries: balance + 5,
+    balance,
+    held: 5,
+    ok: true,
+  });
+}
+
+async function reconcilesUnknown({ ledger, expect }: Context): Promise<void> {
+  const account = freshAccount('reconcile_unknown');
+  expect(await ledger.reconcile(account)).toEqual({ accountId: account, entries: 0, balance: 0, held: 0, ok: true });
+}
+
+async function reconcilesHistory({ ledger, expect, lapseMs }: Context): Promise<void> {
+  const account = freshAccount('reconcile_history');
+  await ledger.topUp(account, 100, { reference: 'pay_1' });
+  await ledger.topUp(account, 100, { reference: 'pay_1' });
+  await ledger.topUp(account, 50);
+  const heldAt = Date.now();
+  heldId(await ledger.hold(account, 8, { ttlMs: lapseMs }), expect);
+  await ledger.settle(heldId(await ledger.hold(account, 10, { keyId: 'key_a' }), expect), 4);
+  await ledger.settle(heldId(await ledger.hold(account, 7), expect));
+  await ledger.settle(heldId(await ledger.hold(account, 3), expect), 0);
+  await ledger.release(heldId(await ledger.hold(account, 20), expect));
+  heldId(await ledger.hold(account, 5, { ttlMs: 60_000 }), expect);
+  // Entries: 100 + 50 - 4 - 7 = 139; open: the lapsing 8 and the 5.
+  expect(await ledger.reconcile(account)).toEqual({
+    accountId: account,
+    entries: 139,
+    balance: 126,
+    held: 13,
+    ok: true,
+  });
+  let balance = await ledger.balance(account);
+  while (balance !== 134 && Date.now() - heldAt < lapseMs + LAPSE_GRACE_MS) {
+    await sleep(25);
+    balance = await ledger.balance(account);
+  }
+  expect(await ledger.reconcile(account)).toEqual({
+    accountId: account,
+    entries: 139,
+    balance: 134,
+    held: 5,
+    ok: true,
+  });
 }
 
 async function concurrentHolds({ ledger, peer, expect }: Context): Promise<void> {
@@ -280,6 +326,7 @@ async function concurrentHolds({ ledger, peer, expect }: Context): Promise<void>
   const entries = await ledger.entries(account);
   expect(entries).toHaveLength(21);
   expect(sumOf(entries)).toBe(0);
+  expect(await peer.reconcile(account)).toEqual({ accountId: account, entries: 0, balance: 0, held: 0, ok: true });
 }
 
 async function chargesOnce({ ledger, peer, expect }: Context): Promise<void> {
@@ -302,6 +349,7 @@ async function chargesOnce({ ledger, peer, expect }: Context): Promise<void> {
   const entries = await ledger.entries(account);
   expect(entries).toHaveLength(1 + charged / 3);
   expect(sumOf(entries)).toBe(balance);
+  expect(await ledger.reconcile(account)).toMatchObject({ entries: balance, balance, held: 0, ok: true });
 }
 
 /** Bad amounts: what the case is, the value, and the reason the error gives. */
@@ -364,6 +412,7 @@ const BAD_ARGUMENTS: ReadonlyArray<readonly [field: string, title: string, call:
   ['accountId', 'a number as account id to balance', (l) => loosely(l).balance?.call(l, 42) as Promise<unknown>],
   ['accountId', 'an account id of 201 characters to hold', (l) => l.hold('a'.repeat(201), 1)],
   ['accountId', 'an account id with a line break to entries', (l) => l.entries('acct\n1')],
+  ['accountId', 'an empty account id to reconcile', (l) => l.reconcile('')],
   ['reference', 'an empty reference', (l, a) => l.topUp(a, 1, { reference: '' })],
   ['reference', 'a number as reference', (l, a) => l.topUp(a, 1, { reference: 7 as unknown as string })],
   ['keyId', 'an empty key id', (l, a) => l.hold(a, 1, { keyId: '' })],
@@ -391,7 +440,8 @@ async function refusesArgument({ ledger, expect }: Context, field: string, call:
  * among concurrent calls); holds taken whole or not at all; settle (whole, part, 0, more than held
  * refused), release, each closing a hold once (a second call, a call after the other, an unknown hold
  * id change nothing); a hold lapsing after its `ttlMs` with its credits back within a second; entries
- * newest first with `limit`; the sum of the entries equal to the balance plus the open holds; bad
+ * newest first with `limit`; the sum of the entries equal to the balance plus the open holds, and
+ * `reconcile` reporting it (an unknown account at zeros); bad
  * amounts (and a top-up past 2**53 - 1 credits) and arguments refused as `invalid_input` naming them, with nothing written; and exactness
  * under concurrency (50 holds of 1 against 20 credits, settles racing releases), spread over `peer`
  * when the fixture has one. It runs in real time (a lapse is found by polling), and every test uses
@@ -433,6 +483,7 @@ export function describeCreditLedgerContract(
     ['keeps a hold open before its ttl ends', keepsOpenHold],
     ['lists entries newest first, at most limit of them', listsNewestFirst],
     ['keeps the sum of the entries equal to the balance plus the open holds', reconciles],
+    ['reconciles an unknown account as ok, with zeros', reconcilesUnknown],
     ['grants exactly 20 of 50 concurrent holds of 1 against a balance of 20', concurrentHolds],
     ['charges a hold at most once when settles and a release race', chargesOnce],
     ['refuses an amount of 0 to topUp and hold as invalid_input naming amount', refusesZero],
@@ -453,6 +504,11 @@ export function describeCreditLedgerContract(
     it(
       'lapses a hold not closed within its ttlMs: its credits return within a second, and a later settle charges 0',
       () => lapses(context),
+      lapseMs + LAPSE_GRACE_MS + 5_000,
+    );
+    it(
+      'reconciles after top-ups (one a repeated reference), holds, settles of all, part and 0, a release and a lapse',
+      () => reconcilesHistory(context),
       lapseMs + LAPSE_GRACE_MS + 5_000,
     );
     for (const [title, amount, reason] of BAD_AMOUNTS) {

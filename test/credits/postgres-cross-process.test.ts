@@ -55,6 +55,7 @@ describe.skipIf(!available)('credits across processes', () => {
     expect(held.flat()).toHaveLength(100);
     expect(new Set(held.flat()).size).toBe(100);
     expect(await books(accountId)).toEqual({ entries: 100, balance: 0, open: 100 });
+    expect(await ledger.reconcile(accountId)).toEqual({ accountId, entries: 100, balance: 0, held: 100, ok: true });
 
     // Each process settles half of its holds and releases the other half (one extra settle where odd).
     for (const [i, c] of children.entries()) {
@@ -68,6 +69,13 @@ describe.skipIf(!available)('credits across processes', () => {
     const after = await books(accountId);
     expect(after).toEqual({ entries: 100 - settled, balance: 100 - settled, open: 0 });
     expect(after.entries).toBe(after.balance + after.open);
+    expect(await ledger.reconcile(accountId)).toEqual({
+      accountId,
+      entries: 100 - settled,
+      balance: 100 - settled,
+      held: 0,
+      ok: true,
+    });
     expect(await ledger.entries(accountId, { limit: 1_000 })).toHaveLength(1 + settled);
   }, 60_000);
 
@@ -88,6 +96,7 @@ describe.skipIf(!available)('credits across processes', () => {
     }
     expect(balance).toBe(10);
     expect(await books(accountId)).toEqual({ entries: 10, balance: 10, open: 0 });
+    expect(await ledger.reconcile(accountId)).toEqual({ accountId, entries: 10, balance: 10, held: 0, ok: true });
     // The next call on the account lapses them in its tables, and the credits can be held again.
     expect(await ledger.hold(accountId, 10)).toMatchObject({ ok: true, balance: 0 });
     expect(await books(accountId)).toEqual({ entries: 10, balance: 0, open: 10 });

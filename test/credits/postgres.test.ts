@@ -91,6 +91,39 @@ describe('PostgresCreditLedger over PGlite', () => {
     expect(await ledger.entries(account)).toHaveLength(1);
   });
 
+  it('reconciles as not ok, with the figures, once an entry was written around the ledger', async () => {
+    const db = await embedded();
+    const ledger = new PostgresCreditLedger({ client: db, schema: 'credits' });
+    const account = freshAccount('tampered');
+    await ledger.topUp(account, 10);
+    await ledger.hold(account, 3);
+    await db.query(
+      `INSERT INTO credits.keygate_credit_entries (account_id, kind, amount, balance, created_at) VALUES ($1, 'top_up', 5, 12, now())`,
+      [account],
+    );
+    expect(await ledger.reconcile(account)).toEqual({
+      accountId: account,
+      entries: 15,
+      balance: 7,
+      held: 3,
+      ok: false,
+    });
+  });
+
+  it('sums entries past 2**31 and past one page of entries exactly', async () => {
+    const ledger = new PostgresCreditLedger({ client: await embedded(), schema: 'credits', timeoutMs: 10_000 });
+    const account = freshAccount('big');
+    await ledger.topUp(account, Number.MAX_SAFE_INTEGER - 1_200);
+    for (let i = 0; i < 1_100; i++) await ledger.topUp(account, 1);
+    expect(await ledger.reconcile(account)).toEqual({
+      accountId: account,
+      entries: Number.MAX_SAFE_INTEGER - 100,
+      balance: Number.MAX_SAFE_INTEGER - 100,
+      held: 0,
+      ok: true,
+    });
+  }, 60_000);
+
   it('rejects with credit_ledger_unavailable, the client error as cause, once the database is closed', async () => {
     const db = await PGlite.create();
     const ledger = new PostgresCreditLedger({ client: db });

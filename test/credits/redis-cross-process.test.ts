@@ -47,6 +47,7 @@ describe.skipIf(!available)('RedisCreditLedger across processes', () => {
     expect(await ledger.balance(accountId)).toBe(0);
     // The entries (one top-up of 100) add up to the balance (0) plus the open holds (100).
     expect(sumOf(await ledger.entries(accountId))).toBe(0 + holdIds.length);
+    expect(await ledger.reconcile(accountId)).toEqual({ accountId, entries: 100, balance: 0, held: 100, ok: true });
 
     // Any process may close any hold: this one settles the first half and releases the rest, at once.
     const [settled, released] = [holdIds.slice(0, 50), holdIds.slice(50)];
@@ -61,6 +62,7 @@ describe.skipIf(!available)('RedisCreditLedger across processes', () => {
     expect(entries).toHaveLength(51);
     // No hold is open now: the entries add up to the balance alone.
     expect(sumOf(entries)).toBe(balance + 0);
+    expect(await ledger.reconcile(accountId)).toEqual({ accountId, entries: 50, balance: 50, held: 0, ok: true });
   }, 60_000);
 
   it('returns the credits of a process killed while holding, after the hold’s ttl', async () => {
@@ -81,5 +83,6 @@ describe.skipIf(!available)('RedisCreditLedger across processes', () => {
     }
     expect(balance).toBe(10);
     expect(await ledger.entries(accountId)).toHaveLength(1);
+    expect(await ledger.reconcile(accountId)).toEqual({ accountId, entries: 10, balance: 10, held: 0, ok: true });
   }, 30_000);
 });

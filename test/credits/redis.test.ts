@@ -112,6 +112,40 @@ describe.skipIf(!available)('RedisCreditLedger', () => {
     expect(held.ok && held.holdId).toMatch(new RegExp(`^hold_${tag}\\.[0-9a-f]{24}$`));
   });
 
+  it('reconciles as not ok, with the figures, once an entry was written around the ledger', async () => {
+    const redis = await client();
+    const ledger = new RedisCreditLedger({ client: redis, prefix: PREFIX });
+    const account = freshAccount('tampered');
+    await ledger.topUp(account, 10);
+    await ledger.hold(account, 3);
+    const entry = JSON.stringify({ id: 'ce_x', kind: 'top_up', amount: '5', balance: '12', at: String(Date.now()) });
+    await redis.sendCommand(['LPUSH', `${PREFIX}{${tagOf(account)}}:entries`, entry]);
+    expect(await ledger.reconcile(account)).toEqual({
+      accountId: account,
+      entries: 15,
+      balance: 7,
+      held: 3,
+      ok: false,
+    });
+  });
+
+  it('sums every entry, past the 1,000 a script reads at a time, exactly up to 2**53 - 1', async () => {
+    const redis = await client();
+    const ledger = new RedisCreditLedger({ client: redis, prefix: PREFIX, timeoutMs: 10_000 });
+    const account = freshAccount('big');
+    await ledger.topUp(account, Number.MAX_SAFE_INTEGER - 2_500);
+    await Promise.all(Array.from({ length: 2_500 }, () => ledger.topUp(account, 1)));
+    const held = await ledger.hold(account, 7);
+    await ledger.settle(held.ok ? held.holdId : '', 2);
+    expect(await ledger.reconcile(account)).toEqual({
+      accountId: account,
+      entries: Number.MAX_SAFE_INTEGER - 2,
+      balance: Number.MAX_SAFE_INTEGER - 2,
+      held: 0,
+      ok: true,
+    });
+  }, 60_000);
+
   it('times holds and stamps entries by the server’s clock, not the process’s', async () => {
     const ledger = new RedisCreditLedger({ client: await client(), prefix: PREFIX });
     const account = freshAccount('clock');

@@ -5,7 +5,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { KeyManager, MemoryKeyStore } from 'keygate';
-import { type Dashboard, dashboard, toNodeHandler } from 'keygate/dashboard';
+import { type Dashboard, type DashboardOptions, dashboard, toNodeHandler } from 'keygate/dashboard';
 import { type UsageCount, utcDay } from 'keygate/store-kit';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
@@ -46,8 +46,8 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** The dashboard at /dashboard of a Node HTTP server on 127.0.0.1, over a MemoryKeyStore. */
-export async function startServer(): Promise<TestServer> {
+/** The dashboard at /dashboard of a Node HTTP server on 127.0.0.1, over a MemoryKeyStore; `options` add to its own. */
+export async function startServer(options: Partial<DashboardOptions> = {}): Promise<TestServer> {
   let offset = 0;
   const clock = () => Date.now() + offset;
   const store = new MemoryKeyStore();
@@ -58,6 +58,7 @@ export async function startServer(): Promise<TestServer> {
     basePath: '/dashboard',
     clock,
     permissions: ['email:verify', 'email:find', 'email:score'],
+    ...options,
   });
   const server = http.createServer(toNodeHandler(ui));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -47,6 +47,7 @@ const failingLedger: CreditLedger = {
   settle: down,
   release: down,
   entries: down,
+  reconcile: down,
 };
 /** A ledger that never answers (and declares no deadline of its own). */
 const never = () => new Promise<never>(() => {});
@@ -57,6 +58,7 @@ const hangingLedger: CreditLedger = {
   settle: never,
   release: never,
   entries: never,
+  reconcile: never,
 };
 
 /** An allow of key `id` without `credits` (nor anything else). */

@@ -1,3 +1,4 @@
+import type { AuditAction } from './audit/types.js';
 import type { DenialCode } from './auth/denials.js';
 
 /** The kinds of event keygate reports through `onEvent`. */
@@ -9,7 +10,8 @@ export type KeygateEventType =
   | 'auth.denied'
   | 'usage.spike'
   | 'key.rotation_due'
-  | 'ratelimit.degraded';
+  | 'ratelimit.degraded'
+  | 'audit.failed';
 
 /**
  * Something that happened to a key. Never carries a secret or a digest: ids, account, hint and time,
@@ -36,6 +38,12 @@ export interface KeygateEvent {
   readonly ageDays?: number;
   /** For `ratelimit.degraded`: the failing shared limiter (its class name, e.g. `RedisRateLimiter`). */
   readonly limiter?: string;
+  /**
+   * For `audit.failed`: the action whose audit entry could not be written (the key write itself
+   * succeeded), and the error's `code` (e.g. `key_store_unavailable`) in `errorCode`.
+   */
+  readonly action?: AuditAction;
+  readonly errorCode?: string;
 }
 
 /** A host's event listener. Its failures (thrown or rejected) are swallowed. */

@@ -1,8 +1,9 @@
 // The command table. Help, parsing and dispatch all read it; a new command is one entry here.
 import type { Command } from '../command.js';
+import { AUDIT_COMMAND } from './audit.js';
 import { DASHBOARD_LINK_COMMAND } from './dashboard.js';
 import { KEYS_COMMANDS } from './keys.js';
 import { USAGE_COMMAND } from './usage.js';
 
 /** Every `keygate` command, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [...KEYS_COMMANDS, USAGE_COMMAND, DASHBOARD_LINK_COMMAND];
+export const COMMANDS: readonly Command[] = [...KEYS_COMMANDS, USAGE_COMMAND, AUDIT_COMMAND, DASHBOARD_LINK_COMMAND];

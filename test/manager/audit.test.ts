@@ -137,7 +137,10 @@ describe('KeyManager audit entries', () => {
     const keys = manager();
     const source = manager();
     const { secret } = await source.create({ accountId: 'acct_1', name: 'legacy', mode: 'live' });
-    const key = await keys.import({ accountId: 'acct_1', name: 'legacy', secret }, { actor: { type: 'cli', id: 'ops' } });
+    const key = await keys.import(
+      { accountId: 'acct_1', name: 'legacy', secret },
+      { actor: { type: 'cli', id: 'ops' } },
+    );
     const [entry] = await keys.audit({ accountId: 'acct_1' });
     expect(entry).toMatchObject({ action: 'key.imported', keyId: key.id, actor: { type: 'cli', id: 'ops' } });
     expect(JSON.stringify(entry)).not.toContain(secret);
@@ -147,9 +150,10 @@ describe('KeyManager audit entries', () => {
     const keys = manager();
     const { key } = await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'test' });
     await expect(keys.update(key.id, { allowedIps: ['10/8'] })).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(
-      keys.update(key.id, { name: 'x' }, { actor: { type: 'robot' as 'api' } }),
-    ).rejects.toMatchObject({ code: 'invalid_input', field: 'actor.type' });
+    await expect(keys.update(key.id, { name: 'x' }, { actor: { type: 'robot' as 'api' } })).rejects.toMatchObject({
+      code: 'invalid_input',
+      field: 'actor.type',
+    });
     await expect(keys.revoke(key.id, { address: '' })).rejects.toMatchObject({ field: 'address' });
     await expect(
       keys.create({ accountId: 'acct_1', name: 'b', mode: 'test' }, { actr: { type: 'cli' } } as never),
@@ -208,7 +212,12 @@ describe('KeyManager when the audit append fails after the key write', () => {
     expect(revoked.status).toBe('revoked');
     expect((await keys.get(key.id))?.status).toBe('revoked');
     expect(events.filter((e) => e.type === 'audit.failed')).toEqual([
-      expect.objectContaining({ action: 'key.created', keyId: key.id, accountId: 'acct_1', errorCode: 'key_store_unavailable' }),
+      expect.objectContaining({
+        action: 'key.created',
+        keyId: key.id,
+        accountId: 'acct_1',
+        errorCode: 'key_store_unavailable',
+      }),
       expect.objectContaining({ action: 'key.revoked', keyId: key.id, errorCode: 'key_store_unavailable' }),
     ]);
   });

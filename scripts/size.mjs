@@ -29,8 +29,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * of properties, took `authenticate` from 9.95 to 10.05 kB: its budget is 10.25 kB since.
  * `MemoryCreditLedger` (row 10: the ledger, its argument checks and `CreditLedgerUnavailableError`) adds
  * about 1.45 kB to the root and nothing to `authenticate`: the root's budget is 26.50 kB since.
+ * The audit log (`MemoryKeyStore` holds one; the entry checks that keep secrets out of it, time-ordered
+ * ids, and the `KeyManager`'s writes and `audit()`) adds about 2.5 kB to the root and 0.08 kB to
+ * `authenticate`: the root's budget is 29.00 kB since.
  */
-const BUDGET = { keygate: 26_500, 'keygate (authenticate only)': 10_250 };
+const BUDGET = { keygate: 29_000, 'keygate (authenticate only)': 10_250 };
 
 async function measure(contents, external) {
   const result = await build({

@@ -1,4 +1,4 @@
-import type { CreditLedger, KeyManager } from 'keygate';
+import type { AuditActor, CreditLedger, KeyManager } from 'keygate';
 
 /**
  * How a flag reads its value: `string` (one value), `strings` (repeatable, a list), `boolean`, or
@@ -50,6 +50,8 @@ export interface CommandContext {
   confirm: ((question: string) => Promise<boolean>) | undefined;
   /** Whether stdout is a terminal (a person reads it) rather than a pipe or a file (a script does). */
   terminal: boolean;
+  /** Who runs the command, for the audit log of every change it makes: `{ type: 'cli', id: <user> }`. */
+  actor: AuditActor;
 }
 
 /** What a command printed: `json` with `--json`, `text` otherwise. */

@@ -1,4 +1,5 @@
-import type { ManagedKey, RotationStatus, UsageReport } from 'keygate';
+import type { AuditEntry, ManagedKey, RotationStatus, UsageReport } from 'keygate';
+import { actorText, summarizeChanges } from '../dashboard/views/audit-changes.js';
 import { formatDuration } from './duration.js';
 import { formatRateLimit } from './rate-limit.js';
 
@@ -41,7 +42,7 @@ function minute(iso: string): string {
  */
 export function formatKeyTable(keys: readonly ManagedKey[], lastUsed: ReadonlyMap<string, string | null>): string {
   const cut = (name: string) => (name.length > NAME_WIDTH ? `${name.slice(0, NAME_WIDTH - 1)}…` : name);
-  const rows = [
+  return columns([
     ['ID', 'NAME', 'MODE', 'STATUS', 'HINT', 'CREATED (UTC)', 'LAST USED (UTC)'],
     ...keys.map((key) => {
       const used = lastUsed.get(key.id);
@@ -55,7 +56,11 @@ export function formatKeyTable(keys: readonly ManagedKey[], lastUsed: ReadonlyMa
         used ? minute(used) : 'never',
       ];
     }),
-  ];
+  ]);
+}
+
+/** Rows as columns two spaces apart, each as wide as its widest cell; no trailing spaces. */
+function columns(rows: readonly (readonly string[])[]): string {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
   return rows
     .map((row) =>
@@ -69,6 +74,47 @@ export function formatKeyTable(keys: readonly ManagedKey[], lastUsed: ReadonlyMa
 
 function minutes(ms: number): string {
   return `${Math.floor(ms / 60_000)} min`;
+}
+
+/**
+ * Audit entries as a table, one line each: when (UTC, to the second), action, key, actor and the
+ * changes in one line (see `summarizeChanges`).
+ *
+ * @example
+ * formatAuditTable(entries);
+ * // WHEN (UTC)           ACTION       KEY                       ACTOR      CHANGES
+ * // 2026-11-24 16:31:05  key.updated  key_AxqlFECAiVvjuluiMkfI  cli alice  name: ci → ci-2
+ */
+export function formatAuditTable(entries: readonly AuditEntry[]): string {
+  return columns([
+    ['WHEN (UTC)', 'ACTION', 'KEY', 'ACTOR', 'CHANGES'],
+    ...entries.map((e) => [
+      e.at.slice(0, 19).replace('T', ' '),
+      e.action,
+      e.keyId ?? '-',
+      actorText(e.actor),
+      summarizeChanges(e.changes),
+    ]),
+  ]);
+}
+
+/** Audit entries as blocks of `label: value` lines, one block per entry. */
+export function formatAuditDetails(entries: readonly AuditEntry[]): string {
+  return entries
+    .map((e) => {
+      const lines: Array<[string, string]> = [
+        ['id', e.id],
+        ['at', e.at],
+        ['action', e.action],
+        ['key', e.keyId ?? '-'],
+        ['actor', actorText(e.actor)],
+      ];
+      if (e.address) lines.push(['address', e.address]);
+      const changes = summarizeChanges(e.changes);
+      if (changes) lines.push(['changes', changes]);
+      return lines.map(([label, value]) => `  ${label.padEnd(8)} ${value}`).join('\n');
+    })
+    .join('\n\n');
 }
 
 /** Where a rotation stands, with the next step to take. */

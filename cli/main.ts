@@ -1,4 +1,5 @@
-import { type CreditLedger, KeyManager } from 'keygate';
+import { type AuditActor, type CreditLedger, KeyManager } from 'keygate';
+import { cliActor } from './actor.js';
 import { COMMANDS } from './commands/index.js';
 import { reportError } from './errors.js';
 import { helpText } from './help.js';
@@ -14,6 +15,8 @@ export interface CliIo {
   confirm?: (question: string) => Promise<boolean>;
   /** Whether `out` writes to a terminal: human-sized views by default. @default false */
   terminal?: boolean;
+  /** Who runs it, as the audit log records changes. @default `{ type: 'cli', id: <the OS user name> }` */
+  actor?: AuditActor;
 }
 
 /**
@@ -43,6 +46,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       ledger: () => store.ledger(url),
       confirm: io.confirm,
       terminal: io.terminal ?? false,
+      actor: io.actor ?? cliActor(io.env),
     });
     io.out(json ? JSON.stringify(output.json, null, 2) : output.text);
     return output.exitCode ?? 0;

@@ -4,6 +4,7 @@ import { registerAssets } from './assets/routes.js';
 import type { Dash, DashEnv } from './context.js';
 import { gate } from './gate.js';
 import { registerCreate } from './pages/create.js';
+import { registerHistory } from './pages/history.js';
 import { registerKey } from './pages/key.js';
 import { registerList } from './pages/list.js';
 import { keyNotFound, messagePage } from './pages/render.js';
@@ -67,6 +68,7 @@ export function createApp(dash: Dash): Hono<DashEnv> {
   app.use('*', gate(dash));
   registerSignOut(app, dash);
   registerList(app, dash);
+  registerHistory(app, dash);
   registerCreate(app, dash);
   registerRevoke(app, dash);
   registerRotation(app, dash);

@@ -1,3 +1,4 @@
+import type { AuditLog } from './audit/types.js';
 import type { KeyChangeEvent } from './types.js';
 import type { UsageStore } from './usage/types.js';
 
@@ -69,7 +70,7 @@ export interface ChangeSource {
  * What a part may declare under {@link CAPABILITIES}; every entry is optional.
  *
  * @example
- * const caps: Capabilities = { deadline: { timeoutMs: 2_000 }, changes: feed, usage: store };
+ * const caps: Capabilities = { deadline: { timeoutMs: 2_000 }, changes: feed, usage: store, audit: log };
  */
 export interface Capabilities {
   /** Each call gives up within a deadline of its own. */
@@ -82,6 +83,8 @@ export interface Capabilities {
   readonly changes?: ChangeSource;
   /** This store keeps usage statistics. */
   readonly usage?: UsageStore;
+  /** This store holds an audit log of key management: a `KeyManager` over it writes every action there. */
+  readonly audit?: AuditLog;
 }
 
 /**

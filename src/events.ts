@@ -1,3 +1,4 @@
+import type { AuditAction } from './audit/types.js';
 import type { DenialCode } from './auth/denials.js';
 
 /** The kinds of event keygate reports through `onEvent`. */
@@ -12,7 +13,8 @@ export type KeygateEventType =
   | 'ratelimit.degraded'
   | 'credits.low'
   | 'credits.exhausted'
-  | 'credits.ledger_failed';
+  | 'credits.ledger_failed'
+  | 'audit.failed';
 
 /**
  * Something that happened to a key. Never carries a secret or a digest: ids, account, hint and time,
@@ -53,6 +55,12 @@ export interface KeygateEvent {
    * a settle or release after the handler had answered; that hold lapses by itself).
    */
   readonly served?: boolean;
+  /**
+   * For `audit.failed`: the action whose audit entry could not be written (the key write itself
+   * succeeded), and the error's `code` (e.g. `key_store_unavailable`) in `errorCode`.
+   */
+  readonly action?: AuditAction;
+  readonly errorCode?: string;
 }
 
 /** A host's event listener. Its failures (thrown or rejected) are swallowed. */

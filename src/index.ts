@@ -19,6 +19,16 @@ export {
   UnsupportedError,
 } from '#errors';
 export type {
+  AuditAction,
+  AuditActor,
+  AuditChanges,
+  AuditContext,
+  AuditEntry,
+  AuditEntryInput,
+  AuditLog,
+  AuditQuery,
+} from './audit/types.js';
+export type {
   AuthenticateOptions,
   AuthFailure,
   AuthRequest,
@@ -49,6 +59,7 @@ export type { GenerateKeyOptions, ParsedKey } from './key/format.js';
 export { generateKey, isWellFormedKey, keyHint, parseKey } from './key/format.js';
 export { hashKey } from './key/hash.js';
 export type {
+  AuditRecordInput,
   CreatedKey,
   CreateKeyInput,
   ImportFromDigest,
@@ -60,6 +71,7 @@ export type {
   KeyDigest,
   KeyManagerOptions,
   ManagedKey,
+  RevokeOptions,
   RotationStatus,
   UpdateKeyInput,
   ValidKeyInput,

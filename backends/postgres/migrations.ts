@@ -58,4 +58,30 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   ['ALTER TABLE T.keygate_keys ADD COLUMN rate_limit jsonb'],
   // 4: single-use tokens of the dashboard (sign-in links, ended sessions).
   USED_TOKENS_MIGRATION,
+  // 5: the audit log of key management, append-only: the database refuses UPDATE, DELETE and TRUNCATE.
+  // Ids sort by time as bytes (see auditId), hence COLLATE "C" on them and in both paging indexes.
+  [
+    `CREATE TABLE T.keygate_audit (
+      id text COLLATE "C" PRIMARY KEY,
+      at timestamptz NOT NULL,
+      account_id text NOT NULL,
+      key_id text,
+      action text NOT NULL,
+      actor_type text NOT NULL CHECK (actor_type IN ('dashboard', 'cli', 'api')),
+      actor_id text,
+      changes jsonb,
+      address text
+    )`,
+    'CREATE INDEX keygate_audit_account ON T.keygate_audit (account_id, id)',
+    'CREATE INDEX keygate_audit_key ON T.keygate_audit (key_id, id) WHERE key_id IS NOT NULL',
+    `CREATE FUNCTION T.keygate_audit_is_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      RAISE EXCEPTION 'keygate: the audit log is append-only; % on keygate_audit is refused', TG_OP
+        USING ERRCODE = 'insufficient_privilege';
+    END $$`,
+    `CREATE TRIGGER keygate_audit_no_update_or_delete BEFORE UPDATE OR DELETE ON T.keygate_audit
+      FOR EACH ROW EXECUTE FUNCTION T.keygate_audit_is_append_only()`,
+    `CREATE TRIGGER keygate_audit_no_truncate BEFORE TRUNCATE ON T.keygate_audit
+      FOR EACH STATEMENT EXECUTE FUNCTION T.keygate_audit_is_append_only()`,
+  ],
 ];

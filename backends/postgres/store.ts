@@ -25,6 +25,7 @@ import {
   type WriteCondition,
 } from 'keygate/store-kit';
 import type { Pool } from 'pg';
+import { PostgresAuditLog } from './audit-log.js';
 import { sqlState, unavailable } from './errors.js';
 import { migrateSchema } from './migrate.js';
 import { COLUMNS, type KeyRow, recordOf, recordParams } from './rows.js';
@@ -68,7 +69,10 @@ export interface PostgresKeyStoreOptions {
  * // The dashboard reads the same tables through its own store: new PostgresDashboardStore({ client: pool }).
  */
 export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
-  /** Its `changes` (every write, announced across processes) and `usage`. */
+  /**
+   * Its `changes` (every write, announced across processes), `usage`, and `audit`: the append-only
+   * table `keygate_audit`, written after each key write (not in its transaction).
+   */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly schema: string;
   /** The NOTIFY channel: `keygate_changes`, suffixed with the schema when it is not `public`. */
@@ -94,7 +98,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
     this.table = `"${schema}".keygate_keys`;
     this.usageTable = `"${schema}".keygate_usage`;
     this.activityTable = `"${schema}".keygate_key_activity`;
-    this[CAPABILITIES] = { changes: this, usage: this };
+    this[CAPABILITIES] = { changes: this, usage: this, audit: new PostgresAuditLog(this.sql, `"${schema}"`) };
   }
 
   /**

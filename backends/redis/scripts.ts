@@ -92,3 +92,12 @@ for j = 1, m do
   a = a + 2
 end
 return 'ok'`;
+
+/**
+ * Appends an audit entry to its account's sorted set and, when it has a key, to the key's. KEYS: the
+ * account's set, then the key's (if any). ARGV: the member (`<id> <entry JSON>`). Every score is 0, so
+ * a set orders by member, that is by id (fixed length, then a space, below every id character).
+ */
+export const APPEND_AUDIT = `
+for i = 1, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+return 'ok'`;

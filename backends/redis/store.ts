@@ -30,6 +30,7 @@ import {
   type WritableKeyStore,
   type WriteCondition,
 } from 'keygate/store-kit';
+import { RedisAuditLog } from './audit-log.js';
 import { unavailable } from './errors.js';
 import { validPrefix } from './prefix.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, ScriptRunner, UPDATE } from './scripts.js';
@@ -96,7 +97,10 @@ const MAX_ATTEMPTS = 100;
  * // The dashboard reads the same keys through its own store: new RedisDashboardStore({ client }).
  */
 export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
-  /** Its `changes` (every write, announced across processes) and `usage`. */
+  /**
+   * Its `changes` (every write, announced across processes), `usage`, and `audit`: sorted sets under
+   * `<prefix>audit:` (see `RedisAuditLog`), written after each key write.
+   */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly prefix: string;
   readonly channel: string;
@@ -120,7 +124,11 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
     this.channel = `${prefix}changes`;
     this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
-    this[CAPABILITIES] = { changes: this, usage: this };
+    const audit = new RedisAuditLog(
+      { command: (args) => this.command(args), run: (s, k, a) => this.run(s, k, a) },
+      prefix,
+    );
+    this[CAPABILITIES] = { changes: this, usage: this, audit };
   }
 
   private recordKey(id: string): string {

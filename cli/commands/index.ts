@@ -1,5 +1,6 @@
 // The command table. Help, parsing and dispatch all read it; a new command is one entry here.
 import type { Command } from '../command.js';
+import { AUDIT_COMMAND } from './audit.js';
 import { CREDITS_COMMANDS } from './credits.js';
 import { DASHBOARD_LINK_COMMAND } from './dashboard.js';
 import { KEYS_COMMANDS } from './keys.js';
@@ -9,6 +10,7 @@ import { USAGE_COMMAND } from './usage.js';
 export const COMMANDS: readonly Command[] = [
   ...KEYS_COMMANDS,
   USAGE_COMMAND,
+  AUDIT_COMMAND,
   ...CREDITS_COMMANDS,
   DASHBOARD_LINK_COMMAND,
 ];

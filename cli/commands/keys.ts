@@ -48,17 +48,20 @@ const create = command({
     expires: { kind: 'string', value: 'ISO', help: 'when the key stops working (ISO 8601; default never)' },
     'rate-limit': rateLimit,
   },
-  async run({ flags, manager }) {
+  async run({ flags, manager, actor }) {
     const limit = flags['rate-limit'] === undefined ? null : parseRateLimit('rate-limit', flags['rate-limit']);
-    const created = await (await manager()).create({
-      accountId: flags.account,
-      name: flags.name,
-      mode: flags.mode as 'live' | 'test',
-      permissions: flags.permission,
-      allowedIps: flags.allow,
-      expiresAt: flags.expires ?? null,
-      rateLimit: limit,
-    });
+    const created = await (await manager()).create(
+      {
+        accountId: flags.account,
+        name: flags.name,
+        mode: flags.mode as 'live' | 'test',
+        permissions: flags.permission,
+        allowedIps: flags.allow,
+        expiresAt: flags.expires ?? null,
+        rateLimit: limit,
+      },
+      { actor },
+    );
     return secretOutput('Created', created);
   },
 });
@@ -125,9 +128,9 @@ const update = command({
   args: ['id'],
   summary: "Changes a key's name, permissions, allow list, expiry or rate limit.",
   flags: updateFlags,
-  async run({ args, flags, manager }) {
+  async run({ args, flags, manager, actor }) {
     const changes = updateInput(flags);
-    const key = await (await manager()).update(args.id, changes);
+    const key = await (await manager()).update(args.id, changes, { actor });
     return { json: key, text: `Updated ${key.id}\n${formatKey(key)}` };
   },
 });
@@ -156,8 +159,8 @@ const rotate = command({
   args: ['id'],
   summary: 'Creates the successor of a key (same account, mode, permissions, allow list); both work until you revoke.',
   flags: {},
-  async run({ args, manager }) {
-    return secretOutput('Rotated to', await (await manager()).rotate(args.id));
+  async run({ args, manager, actor }) {
+    return secretOutput('Rotated to', await (await manager()).rotate(args.id, { actor }));
   },
 });
 
@@ -184,7 +187,7 @@ const revoke = command({
     yes: { kind: 'boolean', short: 'y', help: 'do not ask (needed without a terminal)' },
     'quiet-for': { ...quietFor, help: 'revoke only if the key has gone unused this long' },
   },
-  async run({ args, flags, manager, confirm }) {
+  async run({ args, flags, manager, confirm, actor }) {
     const keys = await manager();
     const key = await keys.get(args.id);
     if (!key) throw new KeyNotFoundError(args.id);
@@ -195,7 +198,7 @@ const revoke = command({
       if (!ok) throw new InvalidInputError('--yes', 'not revoked: not confirmed');
     }
     const quietMs = flags['quiet-for'];
-    const revoked = await keys.revoke(args.id, quietMs === undefined ? {} : { quietForMs: quietMs });
+    const revoked = await keys.revoke(args.id, quietMs === undefined ? { actor } : { quietForMs: quietMs, actor });
     const text = `Revoked ${revoked.id} (${revoked.hint}) at ${revoked.revokedAt}`;
     return {
       json: revoked,

@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import type { CreateKeyInput } from 'keygate';
+import { auditContextOf } from '../audit-context.js';
 import type { Dash, DashEnv } from '../context.js';
 import { type FieldErrors, type KeyFormValues, readKeyForm, validateKeyForm } from '../forms/key-form.js';
 import { issueOnceToken, ONCE_FIELD, type OnceToken, openOnceToken, spendOnceToken } from '../forms/once-token.js';
@@ -107,7 +108,7 @@ export function registerCreate(app: Hono<DashEnv>, dash: Dash): void {
     };
     let created: Awaited<ReturnType<typeof dash.manager.create>>;
     try {
-      created = await dash.manager.create(create);
+      created = await dash.manager.create(create, await auditContextOf(c, dash));
     } catch (err) {
       // A rule the manager enforces that the form did not check first: still the form, still 422.
       const fieldError = fieldErrorOf(err);

@@ -2,6 +2,7 @@ import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { InvalidInputError, UnsupportedError, type UpdateKeyInput, type UsageReport } from 'keygate';
 import { utcDay } from 'keygate/store-kit';
+import { auditContextOf } from '../audit-context.js';
 import type { Dash, DashEnv } from '../context.js';
 import {
   type FieldErrors,
@@ -15,6 +16,7 @@ import {
 import { issueOnceToken } from '../forms/once-token.js';
 import { dayRange } from '../views/chart.js';
 import { badge, time } from '../views/format.js';
+import { keyHistorySection } from './history.js';
 import { FIELD_LABELS, keyFields } from './key-fields.js';
 import { csrfField, onceField } from './layout.js';
 import { type KeyView, ownKey } from './own-key.js';
@@ -72,10 +74,11 @@ async function keyPage(
 ) {
   const today = utcDay(dash.clock());
   const days = dayRange(today, 30);
-  const [report, rotation, partners] = await Promise.all([
+  const [report, rotation, partners, history] = await Promise.all([
     usageOf(dash, key, days),
     rotationOf(dash, key),
     partnersOf(dash, key.accountId, [key]),
+    keyHistorySection(dash, key),
   ]);
   const csrf = c.get('csrf');
   const done = DONE[c.req.query('done') ?? ''];
@@ -106,7 +109,8 @@ async function keyPage(
       ${rotation ? rotationSection(dash, key, rotation) : ''}
       ${report ? usageSection(report, days) : html`<section class="card" aria-labelledby="usage-title"><h2 id="usage-title">Usage</h2><p class="muted">This key store keeps no usage statistics.</p></section>`}
       ${settings}
-      ${active ? actions(dash, key, csrf, once) : ''}`,
+      ${active ? actions(dash, key, csrf, once) : ''}
+      ${history}`,
     },
     form ? 422 : 200,
   );
@@ -172,7 +176,7 @@ export function registerKey(app: Hono<DashEnv>, dash: Dash): void {
     });
     if (Object.keys(errors).length > 0) return keyPage(c, dash, key, { values, errors });
     try {
-      await dash.manager.update(key.id, changesOf(dash, key, values, input));
+      await dash.manager.update(key.id, changesOf(dash, key, values, input), await auditContextOf(c, dash));
     } catch (err) {
       const fieldError = fieldErrorOf(err);
       if (!fieldError) throw err;

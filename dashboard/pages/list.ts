@@ -192,7 +192,8 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
     </table></div>
     ${busiestDay > 0 ? html`<p class="hint">The “Last 30 days” bars share one scale: a full bar is ${count(busiestDay)} request${busiestDay === 1 ? '' : 's'} in a day.</p>` : ''}`
     }
-    ${pagination(dash, filter, page, pages)}`,
+    ${pagination(dash, filter, page, pages)}
+    <p><a href="${dash.path('/history')}">Account history</a></p>`,
   });
 }
 

@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import type { ManagedKey, RotationStatus } from 'keygate';
+import { auditContextOf } from '../audit-context.js';
 import type { Dash, DashEnv } from '../context.js';
 import { duration } from '../views/format.js';
 import { csrfField } from './layout.js';
@@ -72,7 +73,7 @@ export function registerRevoke(app: Hono<DashEnv>, dash: Dash): void {
     if (key.status === 'revoked') return messagePage(c, dash, 409, 'Key revoked', 'This key is already revoked.');
     const typed = c.get('form').get('confirm') ?? '';
     if (typed.trim() !== key.name) return confirmPage(c, dash, key, { typed, wrong: true });
-    await dash.manager.revoke(key.id);
+    await dash.manager.revoke(key.id, await auditContextOf(c, dash));
     return c.redirect(dash.path(`/keys/${encodeURIComponent(key.id)}?done=revoked`), 303);
   });
 }

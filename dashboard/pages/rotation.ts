@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import type { ManagedKey, RotationStatus } from 'keygate';
+import { auditContextOf } from '../audit-context.js';
 import type { Dash, DashEnv } from '../context.js';
 import { ONCE_FIELD, openOnceToken, spendOnceToken } from '../forms/once-token.js';
 import { duration, time } from '../views/format.js';
@@ -109,7 +110,7 @@ export function registerRotation(app: Hono<DashEnv>, dash: Dash): void {
     }
     if (!(await spendOnceToken(dash, once))) return alreadyRotated(c, dash, key);
     if (key.status === 'revoked') return messagePage(c, dash, 409, 'Key revoked', 'A revoked key cannot be rotated.');
-    const created = await dash.manager.rotate(key.id);
+    const created = await dash.manager.rotate(key.id, await auditContextOf(c, dash));
     return newKeyPage(c, dash, created, key);
   });
 
@@ -129,7 +130,7 @@ export function registerRotation(app: Hono<DashEnv>, dash: Dash): void {
     if (typed.trim() !== key.name) return confirmPage(c, dash, key, { rotation: status, typed, wrong: true });
     // The manager checks the quiet window again as it revokes: traffic since the status was read
     // makes it refuse with KeyInUseError (a 409 page), and nothing is revoked.
-    await dash.manager.revoke(key.id, { quietForMs: status.quietForMs });
+    await dash.manager.revoke(key.id, { quietForMs: status.quietForMs, ...(await auditContextOf(c, dash)) });
     return c.redirect(dash.path(`/keys/${encodeURIComponent(key.id)}?done=revoked`), 303);
   });
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { html } from 'hono/html';
 import { retryAfterSeconds } from 'keygate/adapter-kit';
+import { recordSignIn } from '../audit-context.js';
 import type { Dash, DashEnv } from '../context.js';
 import { readForm } from '../forms/read-body.js';
 import { browserId, writeSession } from '../gate.js';
@@ -65,6 +66,7 @@ export async function redeem(c: Context<DashEnv>, dash: Dash, token: string) {
     : false;
   if (!claims || !first) return refuseLink(c, dash);
   await writeSession(c, dash, newSession(claims.accountId, now));
+  await recordSignIn(c, dash, claims.accountId);
   return c.redirect(dash.path('/'), 303);
 }
 

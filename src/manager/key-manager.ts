@@ -6,6 +6,9 @@ import {
   KeyRevokedError,
   UnsupportedError,
 } from '#errors';
+import { changedFields, createdFields } from '../audit/changes.js';
+import { validAuditContext } from '../audit/entry.js';
+import type { AuditAction, AuditChanges, AuditContext, AuditEntry, AuditQuery } from '../audit/types.js';
 import { toPublicKey } from '../auth/compiled-key.js';
 import { capabilityOf } from '../capabilities.js';
 import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
@@ -21,6 +24,7 @@ import { MAX_PERMISSIONS, validAccountId, validDuration } from '../validate/fiel
 import type { InputCheck } from '../validate/issues.js';
 import { refusal } from '../validate/issues.js';
 import { checkKeyFields, type KeyCheckOptions, type ValidKeyInput } from '../validate/key-input.js';
+import { AuditTrail } from './audit-trail.js';
 import { type ImportKeyInput, importedKey } from './import-key.js';
 import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
 
@@ -39,7 +43,11 @@ export interface KeyManagerOptions {
   pepper?: string;
   /** Current time in epoch milliseconds. @default Date.now */
   clock?: () => number;
-  /** Receives `key.created`, `key.updated`, `key.rotated` and `key.revoked`. Its failures never undo or fail a write. @default undefined */
+  /**
+   * Receives `key.created`, `key.updated`, `key.rotated` and `key.revoked`, and `audit.failed` when a
+   * key write succeeded but its audit entry could not be written. Its failures never undo or fail a
+   * write. @default undefined (an `audit.failed` then goes to `console.error`)
+   */
   onEvent?: EventHook;
   /** Age, in days, from which a key's view says `rotationDue: true`. @default 90 */
   rotationDays?: number;
@@ -92,6 +100,31 @@ export interface CreatedKey {
   readonly key: ManagedKey;
 }
 
+/**
+ * Options of {@link KeyManager.revoke}: the quiet period, and who revokes (see `AuditContext`).
+ *
+ * @example
+ * await keys.revoke(old.id, { quietForMs: 15 * 60_000, actor: { type: 'cli', id: 'alice' } });
+ */
+export interface RevokeOptions extends AuditContext {
+  /** Required quiet period, in milliseconds. @default undefined (revoke at once) */
+  quietForMs?: number;
+}
+
+/**
+ * An audit entry a host writes through {@link KeyManager.recordAudit}: an action the manager does not
+ * make itself (a sign-in to the dashboard, a credit top-up).
+ *
+ * @example
+ * await keys.recordAudit({ accountId: 'acct_1', action: 'credits.topped_up', changes: { balance: { before: 0, after: 500 } } });
+ */
+export interface AuditRecordInput extends AuditContext {
+  accountId: string;
+  action: AuditAction;
+  keyId?: string;
+  changes?: AuditChanges;
+}
+
 const DAY = 86_400_000;
 
 // How long a rotation's claim on the old key may wait for its successor before it counts as abandoned.
@@ -118,6 +151,7 @@ export class KeyManager {
   /** Age, in days, from which a key's view says `rotationDue: true` (the `rotationDays` option; default 90). */
   readonly rotationDays: number;
   private readonly usageRecorder: UsageRecorder | undefined;
+  private readonly trail: AuditTrail;
 
   constructor(options: KeyManagerOptions) {
     const store = options?.store as Partial<WritableKeyStore> | undefined;
@@ -140,6 +174,56 @@ export class KeyManager {
     if (!(this.rotationDays > 0))
       throw new InvalidInputError('rotationDays', 'rotationDays must be a number of days > 0');
     this.usageRecorder = options.usage;
+    this.trail = new AuditTrail(this.store, this.onEvent, () => this.nowIso());
+  }
+
+  // The audit entry of a key write that succeeded: one call per action (see AuditTrail for failures).
+  private record(
+    action: AuditAction,
+    key: ApiKeyRecord,
+    context: AuditContext,
+    changes?: AuditChanges,
+  ): Promise<unknown> {
+    return this.trail.record({ action, accountId: key.accountId, key, context, ...(changes && { changes }) });
+  }
+
+  /**
+   * The audit log of key management, newest first: an account's entries, or one key's with `keyId`
+   * (at most `limit`, 1-1,000, default 50; `before` an entry id continues a listing after it). Every
+   * `create`, `update`, `rotate`, `revoke` and `import` through a manager over a store that holds an
+   * audit log (its `audit` capability: memory, PostgreSQL, PGlite, Redis) is there, with its actor.
+   * Throws `UnsupportedError` (field `store`) when the store holds none.
+   *
+   * @example
+   * const page = await keys.audit({ accountId: 'acct_1', limit: 20 });
+   * const next = await keys.audit({ accountId: 'acct_1', limit: 20, before: page.at(-1)?.id });
+   */
+  audit(query: AuditQuery): Promise<AuditEntry[]> {
+    return this.trail.list(query);
+  }
+
+  /**
+   * Writes an audit entry for an action the manager does not make itself (`dashboard.signed_in`,
+   * `credits.topped_up`), at the manager's clock, actor `{ type: 'api' }` unless given. Returns the
+   * entry, or null when the store holds no audit log. Unlike the manager's own writes, a failure
+   * rejects (with `InvalidInputError` for a bad entry): the caller has nothing else to report.
+   *
+   * @example
+   * await keys.recordAudit({ accountId, action: 'dashboard.signed_in', actor: { type: 'dashboard', id: accountId }, address });
+   */
+  async recordAudit(input: AuditRecordInput): Promise<AuditEntry | null> {
+    const { actor, address } = validAuditContext({ actor: input?.actor, address: input?.address });
+    const log = this.trail.log;
+    if (!log) return null;
+    return log.append({
+      at: this.nowIso(),
+      accountId: input.accountId,
+      ...(input.keyId !== undefined && { keyId: input.keyId }),
+      action: input.action,
+      actor,
+      ...(input.changes !== undefined && { changes: input.changes }),
+      ...(address !== undefined && { address }),
+    });
   }
 
   private view(record: ApiKeyRecord): ManagedKey {
@@ -205,12 +289,17 @@ export class KeyManager {
    * Creates a key. The returned `secret` is the only copy of the raw key.
    *
    * @example
+   * `options` say who creates it, for the audit log (default actor `{ type: 'api' }`).
+   *
+   * @example
    * const { secret, key } = await keys.create({ accountId: 'acct_1', name: 'prod', mode: 'live', allowedIps: ['203.0.113.0/24'] });
    */
-  async create(input: CreateKeyInput): Promise<CreatedKey> {
+  async create(input: CreateKeyInput, options?: AuditContext): Promise<CreatedKey> {
     const { mode, ...fields } = this.validFields(input, 'create') as ValidKeyInput;
+    const context = validAuditContext(options);
     const created = await this.insertNew({ ...fields, mode, rotatedFrom: null });
     this.emit('key.created', created.record);
+    await this.record('key.created', created.record, context, createdFields(created.record));
     return { secret: created.secret, key: created.key };
   }
 
@@ -227,13 +316,15 @@ export class KeyManager {
    * await keys.import({ accountId: 'acct_1', name: 'migrated', mode: 'live', hint: 'mk_live_…Xy9Z',
    *   digest: { algorithm: 'sha256', hex: row.sha256 } });
    */
-  async import(input: ImportKeyInput): Promise<ManagedKey> {
+  async import(input: ImportKeyInput, options?: AuditContext): Promise<ManagedKey> {
     const fields = this.validFields(input, 'import') as SharedFields;
+    const context = validAuditContext(options);
     const key = await importedKey(input, this.prefix, this.pepper);
     const holder = await this.store.findByHash(key.hash);
     if (holder) throw new KeyConflictError('a key with this digest already exists', { keyId: holder.id });
     const record = await this.insertRecord({ ...fields, mode: key.mode, rotatedFrom: null }, key.hash, key.hint);
     this.emit('key.created', record, { imported: true });
+    await this.record('key.imported', record, context, createdFields(record));
     return this.view(record);
   }
 
@@ -376,12 +467,15 @@ export class KeyManager {
    * @example
    * await keys.update(key.id, { allowedIps: [] });
    */
-  async update(id: string, changes: UpdateKeyInput): Promise<ManagedKey> {
+  async update(id: string, changes: UpdateKeyInput, options?: AuditContext): Promise<ManagedKey> {
     const patch = this.patchOf(changes);
+    const context = validAuditContext(options);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     const updated = await this.store.update(id, patch);
     this.emit('key.updated', updated);
+    // `before` as read just before the write: a concurrent writer in between is not told apart.
+    await this.record('key.updated', updated, context, changedFields(current, updated));
     return this.view(updated);
   }
 
@@ -395,7 +489,8 @@ export class KeyManager {
    * @example
    * const { secret, key: next } = await keys.rotate(old.id); // deploy secret, confirm, then revoke old.id
    */
-  async rotate(id: string): Promise<CreatedKey> {
+  async rotate(id: string, options?: AuditContext): Promise<CreatedKey> {
+    const context = validAuditContext(options);
     const old = await this.require(id);
     if (old.status === 'revoked') throw new KeyRevokedError(id);
     await this.refuseSecondRotation(old);
@@ -426,6 +521,7 @@ export class KeyManager {
       throw err;
     }
     this.emit('key.rotated', old, { newKeyId: created.key.id });
+    await this.record('key.rotated', old, context, { rotatedTo: { before: old.rotatedTo, after: created.key.id } });
     return { secret: created.secret, key: created.key };
   }
 
@@ -452,7 +548,8 @@ export class KeyManager {
    * @example
    * await keys.revoke(old.id, { quietForMs: DEFAULT_QUIET_FOR_MS });
    */
-  async revoke(id: string, options: { quietForMs?: number } = {}): Promise<ManagedKey> {
+  async revoke(id: string, options: RevokeOptions = {}): Promise<ManagedKey> {
+    const context = validAuditContext(options, ['quietForMs']);
     const quietForMs = options.quietForMs === undefined ? undefined : validDuration('quietForMs', options.quietForMs);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
@@ -460,6 +557,7 @@ export class KeyManager {
     const now = this.nowIso();
     const revoked = await this.store.update(id, { status: 'revoked', revokedAt: now, updatedAt: now });
     this.emit('key.revoked', revoked);
+    await this.record('key.revoked', revoked, context, { status: { before: current.status, after: 'revoked' } });
     return this.view(revoked);
   }
 

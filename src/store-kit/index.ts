@@ -7,7 +7,9 @@
  * a `DashboardStore` serves the dashboard and proves itself with `describeDashboardStoreContract`. A
  * `CreditLedger` checks its arguments with {@link validTopUpArgs}, {@link validHoldArgs},
  * {@link validSettleArgs} and {@link validEntriesArgs}, bounds each call with {@link withLedgerDeadline},
- * and proves itself with `describeCreditLedgerContract`. The error classes a store throws (`KeyConflictError`, `KeyNotFoundError`, `KeyStoreUnavailableError`,
+ * and proves itself with `describeCreditLedgerContract`. An `AuditLog` (a key store's `audit`
+ * capability) checks every entry with {@link validAuditEntry} (which keeps secrets out), ids them
+ * with {@link auditId}, and proves itself with `describeAuditLogContract`. The error classes a store throws (`KeyConflictError`, `KeyNotFoundError`, `KeyStoreUnavailableError`,
  * ...) come from `keygate` itself, so an application's `instanceof` checks hold for them.
  *
  * @example
@@ -16,6 +18,10 @@
  * @packageDocumentation
  */
 
+// For authors of audit logs over other backends (keygate/postgres and keygate/redis use them).
+export { AUDIT_ACTIONS, freezeAuditEntry, validAuditEntry, validAuditQuery } from '../audit/entry.js';
+export { auditId } from '../audit/id.js';
+export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../audit/types.js';
 export { toPublicKey } from '../auth/compiled-key.js';
 export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';

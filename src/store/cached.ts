@@ -69,7 +69,7 @@ const isOwnTimeout = (err: unknown): boolean => typeof err === 'object' && err !
  * `timeoutMs` fails with `KeyStoreUnavailableError` and is forgotten.
  *
  * Capabilities: `wrapper` (the wrapped store), `deadline` (`timeoutMs`), and the wrapped store's own
- * `changes` and `usage`, when it declares them.
+ * `changes`, `usage` and `audit`, when it declares them.
  *
  * @example
  * const cached = new CachedKeyStore(new MemoryKeyStore(), { ttlMs: 30_000, max: 100_000 });
@@ -108,11 +108,13 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     this.floor = new LRUCache({ max, ttl: this.ttlMs });
     const changes = capabilityOf(store, 'changes');
     const usage = capabilityOf(store, 'usage');
+    const audit = capabilityOf(store, 'audit');
     this[CAPABILITIES] = {
       wrapper: { wrapped: store },
       deadline: this,
       ...(changes && { changes }),
       ...(usage && { usage }),
+      ...(audit && { audit }),
     };
     this.unsubscribe = changes?.subscribe((change) =>
       change.type === 'resync' ? this.clear() : this.invalidate(change),

@@ -1,4 +1,5 @@
 import { KeyConflictError, KeyNotFoundError } from '#errors';
+import { MemoryAuditLog } from '../audit/memory.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCondition } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
@@ -17,7 +18,7 @@ import { ChangeFeed, changeOf } from './change-feed.js';
  * const keys = new KeyManager({ store });
  */
 export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
-  /** Its `changes` (every write, announced in this process) and `usage`. */
+  /** Its `changes` (every write, announced in this process), `usage` and `audit` (a `MemoryAuditLog`: no cap, see there). */
   declare readonly [CAPABILITIES]: Capabilities;
   private readonly byHash = new Map<string, ApiKeyRecord>();
   private readonly byId = new Map<string, ApiKeyRecord>();
@@ -29,7 +30,7 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
 
   constructor() {
     // Set here, not as a class field: a computed field key would keep the class in every bundle.
-    this[CAPABILITIES] = { changes: this, usage: this };
+    this[CAPABILITIES] = { changes: this, usage: this, audit: new MemoryAuditLog() };
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {

@@ -1,3 +1,5 @@
+export type { AuditLogFixture } from './audit-contract.js';
+export { describeAuditLogContract } from './audit-contract.js';
 export type { CreditLedgerContractOptions, CreditLedgerFixture } from './credit-contract.js';
 export { describeCreditLedgerContract } from './credit-contract.js';
 export type {

@@ -1,0 +1,66 @@
+import {
+  type AuditEntry,
+  type AuditEntryInput,
+  type AuditLog,
+  type AuditQuery,
+  auditId,
+  freezeAuditEntry,
+  validAuditEntry,
+  validAuditQuery,
+} from 'keygate/store-kit';
+import { APPEND_AUDIT } from './scripts.js';
+
+/** How the log reaches Redis: through its key store's command and script runners (errors already keygate's). */
+export interface AuditRedis {
+  command(args: string[]): Promise<unknown>;
+  run(script: string, keys: string[], args: string[]): Promise<unknown>;
+}
+
+/**
+ * The audit log of a `RedisKeyStore` (its `audit` capability): a sorted set per account,
+ * `<prefix>audit:<account id>`, and one per key of it, `<prefix>audit:<account id>:<key id>` (both ids
+ * URI-encoded, so neither a `:` nor a brace in an id can make two names meet or move a cluster hash
+ * tag). Each member is `<entry id> <entry JSON>` with score 0: the set orders by id, and a listing is
+ * one ZREVRANGEBYLEX. An append adds to both sets in one script, atomically. Nothing in keygate
+ * removes a member; Redis itself does not stop a client that does (use ACLs for that).
+ */
+export class RedisAuditLog implements AuditLog {
+  constructor(
+    private readonly redis: AuditRedis,
+    private readonly prefix: string,
+  ) {}
+
+  private setOf(accountId: string, keyId?: string): string {
+    const account = `${this.prefix}audit:${encodeURIComponent(accountId)}`;
+    return keyId === undefined ? account : `${account}:${encodeURIComponent(keyId)}`;
+  }
+
+  async append(input: AuditEntryInput): Promise<AuditEntry> {
+    const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
+    const { id, ...rest } = entry;
+    const sets = [this.setOf(entry.accountId)];
+    if (entry.keyId !== undefined) sets.push(this.setOf(entry.accountId, entry.keyId));
+    await this.redis.run(APPEND_AUDIT, sets, [`${id} ${JSON.stringify(rest)}`]);
+    return entry;
+  }
+
+  async list(query: AuditQuery): Promise<AuditEntry[]> {
+    const { accountId, keyId, limit, before } = validAuditQuery(query);
+    // `(<id>` excludes the entry itself: its member `<id> {...}` sorts after the bare id.
+    const members = (await this.redis.command([
+      'ZREVRANGEBYLEX',
+      this.setOf(accountId, keyId),
+      before === undefined ? '+' : `(${before}`,
+      '-',
+      'LIMIT',
+      '0',
+      String(limit),
+    ])) as string[];
+    return members.map(entryOf);
+  }
+}
+
+function entryOf(member: string): AuditEntry {
+  const space = member.indexOf(' ');
+  return freezeAuditEntry(member.slice(0, space), JSON.parse(member.slice(space + 1)) as AuditEntryInput);
+}

@@ -1,0 +1,56 @@
+import { freezeAuditEntry, validAuditEntry, validAuditQuery } from './entry.js';
+import { auditId } from './id.js';
+import type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from './types.js';
+
+/**
+ * The audit log of a `MemoryKeyStore` (its `audit` capability): entries in this process's memory, in
+ * the order appended (ids increase within a process), kept for the life of the store like its keys.
+ * It has no cap and drops nothing: an audit log that forgets is no audit log, and a process that
+ * keeps its keys in memory makes few management calls. Gone when the process exits, like the keys.
+ *
+ * @example
+ * const log = capabilityOf(new MemoryKeyStore(), 'audit');
+ * await log?.list({ accountId: 'acct_1' });
+ */
+export class MemoryAuditLog implements AuditLog {
+  // Oldest first, per account and per (account, key): the key's entries are a subset of its account's.
+  private readonly byAccount = new Map<string, AuditEntry[]>();
+  private readonly byKey = new Map<string, AuditEntry[]>();
+
+  async append(input: AuditEntryInput): Promise<AuditEntry> {
+    const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
+    push(this.byAccount, entry.accountId, entry);
+    if (entry.keyId !== undefined) push(this.byKey, scope(entry.accountId, entry.keyId), entry);
+    return entry;
+  }
+
+  async list(query: AuditQuery): Promise<AuditEntry[]> {
+    const { accountId, keyId, limit, before } = validAuditQuery(query);
+    const entries =
+      (keyId === undefined ? this.byAccount.get(accountId) : this.byKey.get(scope(accountId, keyId))) ?? [];
+    // Entries are frozen: handing out the stored objects lets nobody change them.
+    const end = before === undefined ? entries.length : firstAtOrAfter(entries, before);
+    return entries.slice(Math.max(0, end - limit), end).reverse();
+  }
+}
+
+// A separator no account id holds (control characters are refused in account ids).
+const scope = (accountId: string, keyId: string) => `${accountId}\u0000${keyId}`;
+
+function push(index: Map<string, AuditEntry[]>, name: string, entry: AuditEntry): void {
+  const list = index.get(name);
+  if (list) list.push(entry);
+  else index.set(name, [entry]);
+}
+
+// The position of the first entry whose id is `id` or later (entries are sorted by id).
+function firstAtOrAfter(entries: readonly AuditEntry[], id: string): number {
+  let low = 0;
+  let high = entries.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if ((entries[mid] as AuditEntry).id < id) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}

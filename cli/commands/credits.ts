@@ -68,13 +68,27 @@ const topUp = command({
       help: 'the payment this top-up records (e.g. its id); a reference the account already used adds nothing',
     },
   },
-  async run({ flags, ledger }) {
+  async run({ flags, ledger, manager, actor }) {
     const accountId = validCreditAccount(flags.account);
     const amount = wholeNumber('amount', flags.amount, 1, Number.MAX_SAFE_INTEGER, 'credits');
     const reference = flags.reference;
     const book = await ledger();
+    // The top-up goes into the audit log beside the keys' changes, with who ran it.
+    const audit = (balance: number) =>
+      manager().then((keys) =>
+        keys.recordAudit({
+          accountId,
+          action: 'credits.topped_up',
+          actor,
+          changes: {
+            balance: { before: balance - amount, after: balance },
+            ...(reference ? { reference: { before: null, after: reference } } : {}),
+          },
+        }),
+      );
     if (reference === undefined) {
       const { balance } = await book.topUp(accountId, amount);
+      await audit(balance);
       return {
         json: { accountId, amount, applied: true, balance },
         text: `Added ${credits(amount)} to ${accountId}; balance now ${credits(balance)}.`,
@@ -85,6 +99,7 @@ const topUp = command({
     const before = (await book.entries(accountId, { limit: 1 }))[0]?.id;
     const { balance } = await book.topUp(accountId, amount, { reference });
     const applied = await wroteEntry(book, accountId, reference, before);
+    if (applied) await audit(balance);
     return {
       json: { accountId, amount, reference, applied, balance },
       text: applied

@@ -3,7 +3,8 @@
 // alternating the task order, and reports the median of the rounds' medians with their min-max:
 // this machine's speed drifts by tens of percent over seconds, and alternation keeps ratios honest.
 import { hash } from 'node:crypto';
-import { authenticate, generateKey, isWellFormedKey, MemoryRateLimiter } from 'keygate';
+import { authenticate, generateKey, isWellFormedKey, MemoryCreditLedger, MemoryRateLimiter } from 'keygate';
+import { finishCredits } from 'keygate/adapter-kit';
 import { Bench } from 'tinybench';
 import { CLIENT_IP, keyStoreWith, manyIpv4, manyIpv6, PERMISSION } from './fixture.mjs';
 import { importSource } from './internal.mjs';
@@ -11,6 +12,11 @@ import { importSource } from './internal.mjs';
 const { compileAllowList } = await importSource('src/ip/allow-list.ts');
 
 const BATCH = 1000;
+/** The two tasks the credits target compares, round by round (`--only credits` runs just these). */
+export const CACHED = 'cached key, 1-entry allow list';
+export const CREDITED = 'cached key + MemoryCreditLedger (hold, then settle)';
+// Credits the benchmark account starts each round with: more than any round can spend.
+const ROUND_CREDITS = 1e15;
 let sink = 0;
 
 // Header values from an HTTP parser are flat strings; a key built by concatenation is a rope, which
@@ -36,6 +42,16 @@ async function tasks() {
   // never runs out during the benchmark, so every call counts one unit and is allowed.
   const limiter = new MemoryRateLimiter();
   const limited = { ...opts, rateLimit: { limiter, default: { limit: 1e15, windowMs: 86_400_000 } } };
+  // The same route billing one credit a request, as an adapter does: hold in `authenticate`, settle
+  // once the handler has answered (status 200). A fresh ledger each round (outside timing), topped up
+  // with more than the round can spend: a MemoryCreditLedger keeps every charge entry.
+  const billing = { options: opts };
+  const freshLedger = async () => {
+    const ledger = new MemoryCreditLedger();
+    await ledger.topUp('acct_bench', ROUND_CREDITS);
+    billing.options = { ...opts, credits: { ledger } };
+    return ledger;
+  };
   const req = (key) => ({ headers: { 'x-api-key': key }, ip: CLIENT_IP });
   const [good, bad, stranger] = [req(secret), req(malformed), req(unknown)];
   const short = req(flat(secret.slice(0, -1))); // one character short
@@ -43,6 +59,12 @@ async function tasks() {
   const counted = await authenticate(good, small, limited);
   if (!counted.ok || counted.rateLimit?.remaining !== 1e15 - 1)
     throw new Error('bench fixture: the limit was not counted');
+  const ledger = await freshLedger();
+  const held = await authenticate(good, small, billing.options);
+  await finishCredits(held, 200, billing.options);
+  if (held.credits?.cost !== 1 || (await ledger.balance('acct_bench')) !== ROUND_CREDITS - 1) {
+    throw new Error('bench fixture: the credit was not held and settled');
+  }
   for (const [store, r, want] of [
     [small, good, 200],
     [large, good, 200],
@@ -57,7 +79,15 @@ async function tasks() {
     ['baseline: await an async no-op', () => repeatAsync(async () => undefined)],
     ['baseline: SHA-256 of a key alone (node:crypto hash)', () => repeat(() => hash('sha256', secret, 'hex'))],
     ['baseline: isWellFormedKey alone', () => repeat(() => isWellFormedKey(secret))],
-    ['cached key, 1-entry allow list', () => repeatAsync(() => authenticate(good, small, opts))],
+    [CACHED, () => repeatAsync(() => authenticate(good, small, opts))],
+    [
+      CREDITED,
+      () =>
+        repeatAsync(async () => {
+          const result = await authenticate(good, small, billing.options);
+          await finishCredits(result, 200, billing.options);
+        }),
+    ],
     ['cached key + MemoryRateLimiter', () => repeatAsync(() => authenticate(good, small, limited))],
     ['cached key, 10,000-entry allow list', () => repeatAsync(() => authenticate(good, large, opts))],
     ['malformed key (checksum)', () => repeatAsync(() => authenticate(bad, small, opts))],
@@ -78,7 +108,7 @@ async function tasks() {
       match.push([`${family}, ${size.toLocaleString('en-US')} entries, miss`, () => repeat(() => list.allows(m))]);
     }
   }
-  return { authenticate: auth, 'allow list': match };
+  return { groups: { authenticate: auth, 'allow list': match }, beforeRound: freshLedger };
 }
 
 const median = (xs) => {
@@ -89,12 +119,19 @@ const median = (xs) => {
 /**
  * Runs the micro suite: `rounds` rounds of `time` milliseconds per task. Returns rows
  * `{ group, name, median, min, max, rounds }` in microseconds per call (min and max of the round
- * medians; `rounds` each round's median, so that two tasks can be compared round by round).
+ * medians; `rounds` each round's median, so that two tasks can be compared round by round). `only`,
+ * when given, names the tasks to run (the others are left out).
  */
-export async function runMicro({ time = 1000, rounds = 5, log = () => {} } = {}) {
-  const groups = await tasks();
+export async function runMicro({ time = 1000, rounds = 5, only, log = () => {} } = {}) {
+  const all = await tasks();
+  const groups = Object.fromEntries(
+    Object.entries(all.groups)
+      .map(([group, list]) => [group, only ? list.filter(([name]) => only.includes(name)) : list])
+      .filter(([, list]) => list.length > 0),
+  );
   const perRound = new Map();
   for (let r = 0; r < rounds; r++) {
+    await all.beforeRound();
     for (const [group, list] of Object.entries(groups)) {
       const bench = new Bench({ time, warmupTime: Math.min(time, 200) });
       for (const [name, fn] of r % 2 === 0 ? list : [...list].reverse()) bench.add(name, fn);

@@ -1,28 +1,33 @@
-// The e-mail verification API: keygate decides who may call what, the ledger decides whether the
-// call is paid for, and only then does the work run. Test keys get the sandbox and never reach the ledger.
+// The e-mail verification API: keygate decides who may call what and holds what the call costs from
+// the account's prepaid credits (402 when they cannot cover it), and only then does the work run; the
+// hold is settled when the answer goes out, or released on a 5xx. Test keys get the sandbox and never
+// reach the ledger.
 import express from 'express';
 import { CachedKeyStore, KeyManager, MemoryRateLimiter } from 'keygate';
 import { toNodeHandler } from 'keygate/dashboard';
 import { apiKeyAuth } from 'keygate/express';
 import { parseAddress } from './address.js';
 import { candidates } from './contacts.js';
+import { deniedOnly } from './denied-only.js';
 import { createMxLookup } from './mx.js';
 import { InvalidRequest, sendProblem } from './problem.js';
 import { sandboxMx, sandboxVerify } from './sandbox.js';
-import { batchCost, parseBatchBody, parseEmailBody, parseFindBody } from './validate.js';
+import { batchCost, costOf, one, parseBatchBody, parseEmailBody, parseFindBody } from './validate.js';
 import { invalid, judge, scoreOf, verifyAddress } from './verify.js';
 
 /** Credits per processed item. A batch costs `verify` per address; a contacts search costs `find` once. */
 export const PRICES = Object.freeze({ verify: 1, score: 1, find: 5 });
 /** Largest accepted request body (express.json `limit`). */
 export const BODY_LIMIT = '100kb';
+/** How many of the account's latest ledger entries `GET /v1/account` shows. */
+export const ACCOUNT_ENTRIES = 10;
 
 /**
  * Builds the service. Nothing listens yet: `app.listen(port)` or `http.createServer(app)`.
  *
  * @param {object} options
  * @param {import('keygate').KeyStore} options.store where keys are looked up; wrapped in a `CachedKeyStore` unless `cache` is false
- * @param {import('./ledger.js').Ledger} options.ledger prepaid balances and charges
+ * @param {import('keygate').CreditLedger} options.ledger the accounts' prepaid credits: a `MemoryCreditLedger`, `PostgresCreditLedger` or `RedisCreditLedger`
  * @param {import('./mx.js').MxResolver} [options.resolver] DNS for live keys. Default: the system resolver
  * @param {number} [options.dnsTimeoutMs] milliseconds per domain before an answer is `unknown`. Default `3000`
  * @param {Partial<typeof PRICES>} [options.prices] default {@link PRICES}
@@ -37,7 +42,7 @@ export const BODY_LIMIT = '100kb';
  * @param {import('keygate/dashboard').Dashboard} [options.dashboard] the developer dashboard, mounted at its `basePath` (Express's `trust proxy` decides its client address and scheme). Default: none
  * @returns {import('express').Express}
  * @example
- * const app = createApp({ store: new MemoryKeyStore(), ledger: new MemoryLedger() });
+ * const app = createApp({ store: new MemoryKeyStore(), ledger: new MemoryCreditLedger() });
  * app.listen(3000);
  */
 export function createApp({
@@ -63,7 +68,7 @@ export function createApp({
     : store;
   // Every route counts against the calling key's rate limit (one unit per request; a batch its size).
   const rateLimit = { limiter: rateLimiter, default: defaultRateLimit };
-  /** @param {string[]} permissions */
+  /** A free route's key check. @param {string[]} permissions */
   const auth = (permissions) => apiKeyAuth({ store: keys, permissions, onResult: usage?.record, rateLimit, telemetry });
   // Per-key usage statistics for GET /v1/account, when the service counts them.
   const manager = usage
@@ -71,71 +76,57 @@ export function createApp({
     : undefined;
   // After the key check, so an unauthenticated client cannot make the server read its body.
   const json = express.json({ limit: BODY_LIMIT });
+  const beforeBody = deniedOnly(telemetry);
   /**
-   * A batch costs its size, known only once the body is read; and the body is read only for a key that
-   * passed the checks. So the key is checked first (its denials counted), then again with the cost (a
-   * cached lookup): the second check counts the request and its rate limit.
+   * A billed route. Its cost (items × the operation's price) is known only once the body is read, and
+   * the body is read only for a key that passed the checks. So the key is checked first (its denials
+   * counted), the body parsed, then the key checked again with the cost (a cached lookup): that second
+   * check counts the request and its rate limit, and holds the cost of a live key (402
+   * `insufficient_credits` when the balance cannot cover it). keygate settles the hold once the
+   * response is sent with a status below 500 and releases it on a 5xx, so a body that does not
+   * validate costs 0 (no hold): its 400 must not be charged. Test keys never reach the ledger. The
+   * first check's allows are neither counted in usage nor in telemetry: the second one counts them.
    *
    * @param {string[]} permissions
+   * @param {keyof typeof PRICES} operation
+   * @param {(body: unknown) => number} itemsOf the items a valid body carries; throws InvalidRequest for an invalid one
+   * @param {(body: unknown) => number} [rateCost] rate-limit units the body costs. Default 1
    */
-  const batchAuth = (permissions) => [
+  const billedAuth = (permissions, operation, itemsOf, rateCost) => [
     apiKeyAuth({
       store: keys,
       permissions,
       onResult: usage && ((result, request) => (result.ok ? undefined : usage.record(result, request))),
+      telemetry: beforeBody,
     }),
     json,
     apiKeyAuth({
       store: keys,
       permissions,
       onResult: usage?.record,
-      rateLimit: { ...rateLimit, cost: ({ native }) => batchCost(native.body) },
+      rateLimit: rateCost ? { ...rateLimit, cost: ({ native }) => rateCost(native.body) } : rateLimit,
+      credits: { ledger, cost: ({ native }) => costOf(native.body, itemsOf, prices[operation]) },
+      telemetry,
     }),
   ];
 
   /**
-   * Charges a live key `items * price` up front (all or nothing), runs the work, refunds if it throws.
+   * Answers a billed route: the work's result, the key's mode, and what the request costs (`charged`,
+   * settled as the response goes out) with the balance left after it. A test key: `{ charged: 0 }`.
    *
-   * @template T
    * @param {import('express').Request} req
    * @param {import('express').Response} res
-   * @param {keyof typeof PRICES} operation
-   * @param {number} items
-   * @param {(live: boolean) => Promise<T>} work
+   * @param {object} result
    */
-  async function billed(req, res, operation, items, work) {
+  function answer(req, res, result) {
     const key = /** @type {import('keygate').PublicKey} */ (req.apiKey);
-    if (key.mode === 'test') return res.json({ ...(await work(false)), mode: 'test', billing: { charged: 0 } });
-    const credits = items * prices[operation];
-    let debit;
-    try {
-      debit = await ledger.debit({ accountId: key.accountId, keyId: key.id, operation, items, credits });
-    } catch (err) {
-      onError(err);
-      return sendProblem(res, 503, 'ledger_unavailable', 'The balance could not be checked; nothing was charged.');
-    }
-    if (!debit.ok) {
-      return sendProblem(
-        res,
-        402,
-        'insufficient_credits',
-        `This request costs ${credits} credits and the balance is ${debit.balance}; nothing was charged.`,
-        { required: credits, balance: debit.balance },
-      );
-    }
-    let result;
-    try {
-      result = await work(true);
-    } catch (err) {
-      await ledger.refund(debit.chargeId).catch(onError);
-      throw err;
-    }
-    res.json({
-      ...result,
-      mode: 'live',
-      billing: { charged: credits, balance: debit.balance, chargeId: debit.chargeId },
-    });
+    const held = req.apiKeyCredits;
+    const billing = held ? { charged: held.cost, balance: held.balance } : { charged: 0 };
+    res.json({ ...result, mode: key.mode, billing });
   }
+
+  /** @param {import('express').Request} req */
+  const isLive = (req) => req.apiKey?.mode === 'live';
 
   /** @param {string} email @param {boolean} live */
   const check = (email, live) => (live ? verifyAddress(email, lookupMx) : Promise.resolve(sandboxVerify(email)));
@@ -152,50 +143,48 @@ export function createApp({
   });
   if (metricsHandler) routes.get('/metrics', metricsHandler);
 
-  routes.post('/v1/email/verify', auth(['email:verify']), json, async (req, res) => {
+  routes.post('/v1/email/verify', ...billedAuth(['email:verify'], 'verify', one(parseEmailBody)), async (req, res) => {
     const { email } = parseEmailBody(req.body);
-    await billed(req, res, 'verify', 1, (live) => check(email, live));
+    answer(req, res, await check(email, isLive(req)));
   });
 
-  routes.post('/v1/email/verify/batch', ...batchAuth(['email:verify']), async (req, res) => {
-    const { emails } = parseBatchBody(req.body);
-    await billed(req, res, 'verify', emails.length, async (live) => {
-      const results = await Promise.all(emails.map((email) => check(email, live)));
-      return { count: results.length, results };
-    });
-  });
+  routes.post(
+    '/v1/email/verify/batch',
+    ...billedAuth(['email:verify'], 'verify', (body) => parseBatchBody(body).emails.length, batchCost),
+    async (req, res) => {
+      const { emails } = parseBatchBody(req.body);
+      const results = await Promise.all(emails.map((email) => check(email, isLive(req))));
+      answer(req, res, { count: results.length, results });
+    },
+  );
 
-  routes.post('/v1/email/score', auth(['email:score']), json, async (req, res) => {
+  routes.post('/v1/email/score', ...billedAuth(['email:score'], 'score', one(parseEmailBody)), async (req, res) => {
     const { email } = parseEmailBody(req.body);
-    await billed(req, res, 'score', 1, async (live) => {
-      const item = await check(email, live);
-      return { ...item, ...scoreOf(item) };
-    });
+    const item = await check(email, isLive(req));
+    answer(req, res, { ...item, ...scoreOf(item) });
   });
 
-  routes.post('/v1/contacts/find', auth(['contacts:find']), json, async (req, res) => {
+  routes.post('/v1/contacts/find', ...billedAuth(['contacts:find'], 'find', one(parseFindBody)), async (req, res) => {
     const { asciiDomain: ascii, first, last } = parseFindBody(req.body);
-    await billed(req, res, 'find', 1, async (live) => {
-      const mx = live ? await lookupMx(ascii) : sandboxMx('found');
-      const found = candidates(first, last).map(({ pattern, local }) => {
-        const email = `${local}@${ascii}`;
-        const parsed = parseAddress(email);
-        const item = parsed.ok ? judge(email, parsed, mx) : invalid(email, parsed.reason);
-        return { email, pattern, result: item.result, reason: item.reason };
-      });
-      return { domain: ascii, mx, candidates: found };
+    const mx = isLive(req) ? await lookupMx(ascii) : sandboxMx('found');
+    const found = candidates(first, last).map(({ pattern, local }) => {
+      const email = `${local}@${ascii}`;
+      const parsed = parseAddress(email);
+      const item = parsed.ok ? judge(email, parsed, mx) : invalid(email, parsed.reason);
+      return { email, pattern, result: item.result, reason: item.reason };
     });
+    answer(req, res, { domain: ascii, mx, candidates: found });
   });
 
   routes.get('/v1/account', auth([]), async (req, res) => {
     const key = /** @type {import('keygate').PublicKey} */ (req.apiKey);
-    const [balance, charges, keyUsage] = await Promise.all([
+    const [balance, entries, keyUsage] = await Promise.all([
       ledger.balance(key.accountId),
-      ledger.charges(key.accountId, 10),
+      ledger.entries(key.accountId, { limit: ACCOUNT_ENTRIES }),
       manager?.usage(key.id),
     ]);
     res.json({
-      account: { id: key.accountId, balance, recentCharges: charges },
+      account: { id: key.accountId, balance, entries },
       key,
       usage: keyUsage,
       prices,
@@ -220,7 +209,7 @@ export function createApp({
       const parserError = bodyParserProblem(err);
       if (parserError) return sendProblem(res, 400, 'invalid_request', parserError, { field: 'body' });
       onError(err);
-      sendProblem(res, 500, 'internal_error', 'Something failed on our side; a charge for this request was refunded.');
+      sendProblem(res, 500, 'internal_error', 'Something failed on our side; this request was not charged.');
     },
   );
   return app;

@@ -1,5 +1,6 @@
 // The developer dashboard at /dashboard: keygate/dashboard over the service's own keys, signed in with
-// one-time links, with the account's balance and this month's billed requests in its account panel.
+// one-time links, with the account's credit balance and this month's billed requests in its account
+// panel (from the credit ledger's entries).
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -75,11 +76,16 @@ async function keptSecret(file) {
   return secret;
 }
 
+/** The most ledger entries the account panel reads (the most one `entries` call returns). */
+export const PANEL_ENTRIES = 1000;
+
 /**
  * The account panel of the dashboard: the credit balance and this month's billed requests (UTC
- * calendar month; refunded charges left out), read from the ledger.
+ * calendar month), read from the ledger's latest entries: one `charge` entry per billed request (a
+ * request that failed with a 5xx was released and wrote none; top-ups are not requests). A month with
+ * more than {@link PANEL_ENTRIES} entries shows "at least" what the latest of them hold.
  *
- * @param {import('./ledger.js').Ledger} ledger
+ * @param {import('keygate').CreditLedger} ledger
  * @param {() => number} [clock] epoch milliseconds. Default `Date.now`
  * @returns {(accountId: string) => Promise<Array<{ label: string, value: string }>>}
  * @example
@@ -91,11 +97,30 @@ export function accountPanel(ledger, clock = Date.now) {
   const credits = (n) => `${number.format(n)} credit${n === 1 ? '' : 's'}`;
   return async (accountId) => {
     const now = new Date(clock());
-    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    const [balance, billed] = await Promise.all([ledger.balance(accountId), ledger.billedSince(accountId, monthStart)]);
+    const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+    const [balance, entries] = await Promise.all([
+      ledger.balance(accountId),
+      ledger.entries(accountId, { limit: PANEL_ENTRIES }),
+    ]);
+    // Newest first: the month is complete once an older entry shows, or when the ledger had no more.
+    let complete = entries.length < PANEL_ENTRIES;
+    let requests = 0;
+    let charged = 0;
+    for (const entry of entries) {
+      if (Date.parse(entry.createdAt) < monthStart) {
+        complete = true;
+        break;
+      }
+      if (entry.kind !== 'charge') continue;
+      requests++;
+      charged -= entry.amount; // a charge's amount is negative
+    }
     return [
       { label: 'Credit balance', value: credits(balance) },
-      { label: 'Billed requests this month', value: `${number.format(billed.requests)} (${credits(billed.credits)})` },
+      {
+        label: 'Billed requests this month',
+        value: `${complete ? '' : 'at least '}${number.format(requests)} (${credits(charged)})`,
+      },
     ];
   };
 }
@@ -108,7 +133,7 @@ export function accountPanel(ledger, clock = Date.now) {
  * @param {object} options
  * @param {import('keygate').WritableKeyStore} options.store the service's key store
  * @param {import('keygate/dashboard').DashboardStore} options.dashboardStore the dashboard's own store over the same data
- * @param {import('./ledger.js').Ledger} options.ledger
+ * @param {import('keygate').CreditLedger} options.ledger the accounts' prepaid credits
  * @param {string} options.secret from {@link loadDashboardSecret}
  * @param {readonly string[]} options.permissions the permissions the service's routes check
  * @param {import('keygate').UsageRecorder} [options.usage] flushed before usage is shown, so the latest requests count

@@ -1,11 +1,10 @@
-// RFC 9457 problem details for the service's own errors, in the same shape keygate uses for denials.
+// RFC 9457 problem details for the service's own errors, in the same shape keygate uses for denials
+// (keygate answers the key's and the credits' own: 401, 402, 403, 429, 503).
 
 const TITLES = Object.freeze({
   invalid_request: 'Invalid request',
-  insufficient_credits: 'Insufficient credits',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
-  ledger_unavailable: 'Billing unavailable',
   internal_error: 'Internal error',
 });
 
@@ -26,7 +25,7 @@ export function sendProblem(res, status, code, detail, extra = {}) {
 }
 
 /**
- * Bad client input, named by its field. Thrown by the validators, answered 400 before any charge.
+ * Bad client input, named by its field. Thrown by the validators, answered 400; such a request costs nothing.
  *
  * @example
  * throw new InvalidRequest('emails[3]', 'emails[3] must be a string.');

@@ -16,6 +16,11 @@ import { openStores } from './stores.js';
 /** The account `npm start` creates on first start, and its starting balance in credits. */
 export const DEMO_ACCOUNT = 'acct_demo';
 export const DEMO_CREDITS = 1000;
+/**
+ * The reference of the demo account's starting top-up: a top-up with a reference the account has
+ * already used credits nothing, so every start can ask for it and the account gets it once.
+ */
+export const DEMO_TOP_UP = 'demo-starting-credits';
 const PERMISSIONS = ['email:verify', 'email:score', 'contacts:find'];
 /**
  * Rate limits per key, in requests (a batch: its addresses) per minute: the demo keys' own (test keys
@@ -130,14 +135,15 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
 }
 
 /**
- * Creates the demo account (once) and its keys (when it has no active key, or when asked).
+ * Tops the demo account up with its starting credits (once: the top-up's reference makes a restart
+ * credit nothing) and creates its keys (when it has no active key, or when asked).
  *
  * @param {KeyManager} keys
- * @param {import('./ledger.js').Ledger} ledger
+ * @param {import('keygate').CreditLedger} ledger
  * @param {boolean} newKeys
  */
 async function seed(keys, ledger, newKeys) {
-  await ledger.open(DEMO_ACCOUNT, DEMO_CREDITS);
+  await ledger.topUp(DEMO_ACCOUNT, DEMO_CREDITS, { reference: DEMO_TOP_UP });
   const existing = (await keys.list(DEMO_ACCOUNT)).filter((k) => k.status === 'active');
   const created = [];
   if (existing.length === 0 || newKeys) {

@@ -1,16 +1,15 @@
-// Where keys and balances live: both in one database (PGlite or PostgreSQL), or both in memory; and
+// Where keys and credits live: both in one database (PGlite or PostgreSQL), or both in memory; and
 // where rate limits are counted: in PostgreSQL when several instances may share it, else in memory.
-import { MemoryKeyStore, MemoryRateLimiter } from 'keygate';
+import { MemoryCreditLedger, MemoryKeyStore, MemoryRateLimiter } from 'keygate';
 import { MemoryDashboardStore } from 'keygate/dashboard';
 import { databaseProblem } from './database-url.js';
-import { MemoryLedger, SqlLedger } from './ledger.js';
 import { createPrivateFolder, restrictFolder } from './private-folder.js';
 
 /**
  * @typedef {object} Stores
  * @property {import('keygate').WritableKeyStore} store keygate's keys
  * @property {import('keygate/dashboard').DashboardStore} dashboardStore what the dashboard reads and keeps, beside the keys
- * @property {import('./ledger.js').Ledger} ledger balances and charges, beside the keys
+ * @property {import('keygate').CreditLedger} ledger the accounts' prepaid credits (keygate's `keygate_credit_*` tables), beside the keys
  * @property {import('keygate').RateLimiter} limiter counts each key's rate limit: exact across every instance that shares it
  * @property {string} describe where they live, for the start-up message
  * @property {string | null} cliStore the `--store` value that lets the keygate CLI reach the same keys
@@ -35,16 +34,15 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
     return {
       store,
       dashboardStore: new MemoryDashboardStore(store),
-      ledger: new MemoryLedger(),
+      ledger: new MemoryCreditLedger(),
       limiter: new MemoryRateLimiter(),
       describe: 'in memory, lost at exit',
       cliStore: null,
       close: async () => {},
     };
   }
-  const { PostgresDashboardStore, PostgresKeyStore, PostgresRateLimiter, openPGliteFolder } = await import(
-    'keygate/postgres'
-  );
+  const { PostgresCreditLedger, PostgresDashboardStore, PostgresKeyStore, PostgresRateLimiter, openPGliteFolder } =
+    await import('keygate/postgres');
   /** @type {import('pg').Pool | import('@electric-sql/pglite').PGlite} */
   let client;
   let describe;
@@ -77,7 +75,7 @@ export async function openStores({ memory, databaseUrl, dataDir }) {
     describe = `in PGlite at ${dataDir}`;
     closeStore = folder.close;
   }
-  const ledger = new SqlLedger({ client });
+  const ledger = new PostgresCreditLedger({ client });
   const dashboardStore = new PostgresDashboardStore({ client });
   try {
     await store.migrate();

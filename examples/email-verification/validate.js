@@ -1,4 +1,5 @@
-// Request bodies, checked before anything is charged. Every refusal names the field at fault.
+// Request bodies, checked before anything is held: an invalid one costs nothing. Every refusal names
+// the field at fault.
 import { checkDomain, parseAddress } from './address.js';
 import { addressPart, candidates } from './contacts.js';
 import { InvalidRequest } from './problem.js';
@@ -58,6 +59,44 @@ export function parseEmailBody(body) {
 export function batchCost(body) {
   const emails = /** @type {{ emails?: unknown } | null | undefined} */ (body)?.emails;
   return Array.isArray(emails) && emails.length > 0 && emails.length <= MAX_BATCH ? emails.length : 1;
+}
+
+/**
+ * Items counted by a route whose body holds one: 1 once `parse` accepts the body (it throws
+ * InvalidRequest otherwise).
+ *
+ * @param {(body: unknown) => unknown} parse
+ * @returns {(body: unknown) => number}
+ * @example
+ * one(parseEmailBody)({ email: 'ada@example.com' }); // 1
+ */
+export function one(parse) {
+  return (body) => {
+    parse(body);
+    return 1;
+  };
+}
+
+/**
+ * Credits a request costs: its items times the operation's price, or 0 for a body that does not
+ * validate. Such a request is answered 400, and a response below 500 settles what was held, so it
+ * must hold nothing. Any other error than InvalidRequest is thrown (keygate answers 500, nothing held).
+ *
+ * @param {unknown} body the parsed JSON body
+ * @param {(body: unknown) => number} itemsOf the items a valid body carries; throws InvalidRequest for an invalid one
+ * @param {number} price credits per item
+ * @returns {number}
+ * @example
+ * costOf({ emails: ['a@example.com', 'b@example.com'] }, (b) => parseBatchBody(b).emails.length, 1); // 2
+ * costOf({ emails: [] }, (b) => parseBatchBody(b).emails.length, 1);                                 // 0
+ */
+export function costOf(body, itemsOf, price) {
+  try {
+    return itemsOf(body) * price;
+  } catch (err) {
+    if (err instanceof InvalidRequest) return 0;
+    throw err;
+  }
 }
 
 /**

@@ -119,7 +119,7 @@ describe.each(BACKENDS)('e-mail verification service on %s', PGLITE, (backend) =
       const res = await svc.call('GET', '/v1/account', svc.secrets.live);
       expect(res.status).toBe(200);
       expect(res.json.account.balance).toBe(await svc.balance());
-      expect(res.json.account.recentCharges[0]).toMatchObject({ operation: expect.any(String), refunded: false });
+      expect(res.json.account.entries[0]).toMatchObject({ kind: 'charge', amount: expect.any(Number) });
       expect(res.json.key).toMatchObject({ name: 'live', mode: 'live', hint: expect.stringMatching(/^mk_live_…/) });
       expect(res.json.key).not.toHaveProperty('hash');
       expect(JSON.stringify(res.json)).not.toContain(svc.secrets.live);

@@ -6,11 +6,12 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { keyHint } from 'keygate';
+import { type CreditLedger, keyHint, MemoryCreditLedger } from 'keygate';
 import { createSignInLink } from 'keygate/dashboard';
+import { PostgresCreditLedger } from 'keygate/postgres';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryLedger, SqlLedger } from '../../../examples/email-verification/ledger.js';
+import { accountPanel, PANEL_ENTRIES } from '../../../examples/email-verification/dashboard.js';
 import { PG_URL, RUN_ID, serviceAvailable } from '../../stores/support/services.js';
 import { DEMO_CREDITS, main, PGLITE, startMain } from './service.js';
 
@@ -256,37 +257,58 @@ describe('the dashboard secret', PGLITE, () => {
   );
 });
 
+/** Holds `amount` of `accountId` and settles it (a billed request) or releases it (one that failed). */
+async function request(ledger: CreditLedger, accountId: string, amount: number, outcome: 'settle' | 'release') {
+  const held = await ledger.hold(accountId, amount, { keyId: 'key_1' });
+  if (!held.ok) throw new Error('the test account cannot cover the hold');
+  await (outcome === 'settle' ? ledger.settle(held.holdId) : ledger.release(held.holdId));
+}
+
 describe.each([
-  ['MemoryLedger', async () => ({ ledger: new MemoryLedger(), close: async () => {} })],
+  ['MemoryCreditLedger', async () => ({ ledger: new MemoryCreditLedger(), close: async () => {} })],
   [
-    'SqlLedger',
+    'PostgresCreditLedger on PGlite',
     async () => {
       const client = new PGlite();
-      const ledger = new SqlLedger({ client });
+      const ledger = new PostgresCreditLedger({ client });
       await ledger.migrate();
       return { ledger, close: () => client.close() };
     },
   ],
-])('%s.billedSince', PGLITE, (_, open) => {
-  it('counts the charges made since a time and the credits they cost, refunds left out', async () => {
+])('the account panel over a %s', PGLITE, (_, open) => {
+  it("shows the balance and this month's charges: released holds and top-ups are not billed requests", async () => {
     const { ledger, close } = await open();
     try {
-      await ledger.open('acct_1', 100);
-      await ledger.open('acct_2', 100);
-      const before = new Date(Date.now() - 60_000);
-      const charge = (accountId: string, credits: number) =>
-        ledger.debit({ accountId, keyId: 'key_1', operation: 'verify', items: credits, credits });
-      await charge('acct_1', 1);
-      await charge('acct_1', 5);
-      const refunded = await charge('acct_1', 7);
-      await charge('acct_2', 3);
-      if (refunded.ok) await ledger.refund(refunded.chargeId);
-      expect(await ledger.billedSince('acct_1', before)).toEqual({ requests: 2, credits: 6 });
-      expect(await ledger.billedSince('acct_2', before)).toEqual({ requests: 1, credits: 3 });
-      expect(await ledger.billedSince('acct_1', new Date(Date.now() + 60_000))).toEqual({ requests: 0, credits: 0 });
-      expect(await ledger.billedSince('acct_unknown', before)).toEqual({ requests: 0, credits: 0 });
+      await ledger.topUp('acct_1', 100);
+      await ledger.topUp('acct_2', 100);
+      await request(ledger, 'acct_1', 1, 'settle');
+      await request(ledger, 'acct_1', 5, 'settle');
+      await request(ledger, 'acct_1', 7, 'release');
+      await request(ledger, 'acct_2', 3, 'settle');
+      expect(await accountPanel(ledger)('acct_1')).toEqual([
+        { label: 'Credit balance', value: '94 credits' },
+        { label: 'Billed requests this month', value: '2 (6 credits)' },
+      ]);
+      expect((await accountPanel(ledger)('acct_2'))[1]?.value).toBe('1 (3 credits)');
+      expect(await accountPanel(ledger)('acct_unknown')).toEqual([
+        { label: 'Credit balance', value: '0 credits' },
+        { label: 'Billed requests this month', value: '0 (0 credits)' },
+      ]);
+      // Next month, none of them counts.
+      const nextMonth = new Date();
+      nextMonth.setUTCMonth(nextMonth.getUTCMonth() + 1, 1);
+      expect((await accountPanel(ledger, () => nextMonth.getTime())('acct_1'))[1]?.value).toBe('0 (0 credits)');
     } finally {
       await close();
     }
   });
+});
+
+it('the account panel says "at least" when the month holds more entries than it reads', async () => {
+  const ledger = new MemoryCreditLedger();
+  await ledger.topUp('acct_1', 10_000);
+  for (let i = 0; i < PANEL_ENTRIES; i++) await request(ledger, 'acct_1', 1, 'settle');
+  expect((await accountPanel(ledger)('acct_1'))[1]?.value).toBe(
+    `at least ${(PANEL_ENTRIES).toLocaleString('en-US')} (${PANEL_ENTRIES.toLocaleString('en-US')} credits)`,
+  );
 });

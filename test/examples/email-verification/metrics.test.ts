@@ -27,7 +27,10 @@ describe('the example service exposes /metrics for Prometheus', () => {
       expect(sample('keygate_auth_outcome="allowed",keygate_auth_code="ok",keygate_key_mode="test"')).toBe(2);
       expect(sample('keygate_auth_outcome="denied",keygate_auth_code="missing_api_key"')).toBe(1);
       expect(text).toMatch(/^keygate_auth_duration_count\{keygate_auth_outcome="allowed"[^}]*\} 2$/m);
-      expect(text).toMatch(/^keygate_cache_lookups_total\{keygate_cache_result="hit"[^}]*\} 1$/m);
+      // A billed route checks its key before reading the body and again with the cost: the first request's
+      // first check misses the cache, its second check and both of the next request's hit it.
+      expect(text).toMatch(/^keygate_cache_lookups_total\{keygate_cache_result="hit"[^}]*\} 3$/m);
+      expect(text).toMatch(/^keygate_cache_lookups_total\{keygate_cache_result="miss"[^}]*\} 1$/m);
       // Buckets sized for seconds of authentication, not the SDK's default 0..10000.
       expect(text).toMatch(/^keygate_auth_duration_bucket\{[^}]*le="0\.001"\} \d+$/m);
       expect(text).not.toContain(testKey);

@@ -126,7 +126,10 @@ describe('server.js main()', PGLITE, () => {
   it('a later start lists the existing keys one per line, newest first, at most 5, and the CLI line for all of them', async () => {
     const dir = await tempDir();
     const stores = await openStores({ dataDir: dir });
-    const keys = new KeyManager({ store: stores.store });
+    // A clock that moves a second a call: keys made in the same millisecond would tie on createdAt,
+    // and "newest first" would then have no order to follow.
+    let tick = Date.now() - 60_000;
+    const keys = new KeyManager({ store: stores.store, clock: () => (tick += 1000) });
     for (let i = 1; i <= 7; i++) {
       await keys.create({ accountId: DEMO_ACCOUNT, name: `worker ${i}`, mode: 'live', permissions: ['email:verify'] });
     }

@@ -68,7 +68,7 @@ export async function startService(
 ) {
   const dataDir = backend === 'pglite' ? await mkdtemp(join(tmpdir(), 'keygate-email-')) : '';
   const stores = await openStores({ memory: backend === 'memory', dataDir });
-  await stores.ledger.open(ACCOUNT, credits);
+  if (credits > 0) await stores.ledger.topUp(ACCOUNT, credits);
   const keys = new KeyManager({ store: stores.store });
   const make = async (name: string, mode: 'live' | 'test', permissions = ALL, allowedIps: string[] = []) =>
     (await keys.create({ accountId: ACCOUNT, name, mode, permissions, allowedIps })).secret;

@@ -13,7 +13,7 @@ const LOCK_CLASS = 0x6b67;
  * `PostgresDashboardStore.migrate` both run it: the dashboard's tables sit beside the keys it reads.
  *
  * @example
- * await migrateSchema(sqlClient(pool), 'public'); // { applied: [1, 2, 3, 4] }, then { applied: [] }
+ * await migrateSchema(sqlClient(pool), 'public'); // { applied: [1, 2, 3, 4, 5] }, then { applied: [] }
  */
 export async function migrateSchema(sql: SqlClient, schema: string): Promise<{ applied: number[] }> {
   if (await isCurrent(sql, schema)) return { applied: [] };

@@ -58,4 +58,11 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
   ['ALTER TABLE T.keygate_keys ADD COLUMN rate_limit jsonb'],
   // 4: single-use tokens of the dashboard (sign-in links, ended sessions).
   USED_TOKENS_MIGRATION,
+  // 5: suspension. The status check admits 'suspended'; the trigger keeping 'revoked' final stays as it is.
+  [
+    'ALTER TABLE T.keygate_keys DROP CONSTRAINT keygate_keys_status_check',
+    `ALTER TABLE T.keygate_keys ADD CONSTRAINT keygate_keys_status_check CHECK (status IN ('active', 'suspended', 'revoked'))`,
+    'ALTER TABLE T.keygate_keys ADD COLUMN suspended_at timestamptz',
+    'ALTER TABLE T.keygate_keys ADD COLUMN suspended_reason text',
+  ],
 ];

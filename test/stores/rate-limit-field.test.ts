@@ -30,10 +30,12 @@ describe('a key stored before rate limits existed', () => {
     const keys = new KeyManager({ store });
     const { key } = await keys.create({ accountId: 'a', name: 'old', mode: 'live' });
     // Back to schema version 2, as a database of the previous release holds it.
-    await db.query('ALTER TABLE keygate_keys DROP COLUMN rate_limit');
+    await db.query(
+      'ALTER TABLE keygate_keys DROP COLUMN rate_limit, DROP COLUMN suspended_at, DROP COLUMN suspended_reason',
+    );
     await db.query('DROP TABLE keygate_used_tokens');
     await db.query('DELETE FROM keygate_migrations WHERE version >= 3');
-    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [3, 4] });
+    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [3, 4, 5] });
     expect(await keys.get(key.id)).toMatchObject({ rateLimit: null, version: 1 });
     expect(await keys.update(key.id, { rateLimit: { limit: 10, windowMs: 1000 } })).toMatchObject({
       rateLimit: { limit: 10, windowMs: 1000 },

@@ -159,10 +159,11 @@ export const MAX_REASON_LENGTH = 500;
  */
 export function validReason(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value === 'string' && looksLikeKey(value)) {
+  const reason = text('reason', value, MAX_REASON_LENGTH);
+  if (looksLikeKey(reason)) {
     refuse('reason', 'key_shaped', 'reason looks like an API key; a key must never be stored as text');
   }
-  return text('reason', value, MAX_REASON_LENGTH);
+  return reason;
 }
 
 /**

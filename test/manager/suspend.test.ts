@@ -135,7 +135,7 @@ describe('KeyManager.suspend and resume', () => {
     ['a blank reason', '   '],
     ['a reason with a line break', 'late\nrm -rf'],
     ['a reason with a bidirectional override', 'ok \u202egnp.exe'],
-    ['a reason of 501 characters', 'x'.repeat(501)],
+    ['a reason of 501 characters', 'é'.repeat(501)],
     ['a reason that is not text', 42],
     ['a reason shaped like an API key', `mk_live_${'a'.repeat(38)}`],
   ])('refuses %s with InvalidInputError naming reason, and writes nothing', async (_, reason) => {

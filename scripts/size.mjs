@@ -29,8 +29,12 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * of properties, took `authenticate` from 9.95 to 10.05 kB: its budget is 10.25 kB since.
  * `MemoryCreditLedger` (row 10: the ledger, its argument checks and `CreditLedgerUnavailableError`) adds
  * about 1.45 kB to the root and nothing to `authenticate`: the root's budget is 26.50 kB since.
+ * The key lifecycle (round 3) added 0.27 kB to `authenticate` (the `from` option: reading
+ * `Authorization: Bearer`, which the option decides at run time, so it cannot be shaken out; the
+ * `key_suspended` denial and check) and 0.60 kB to the root (`KeyManager.suspend`, `resume`, the
+ * rotation grace and their checks): budgets 10.40 kB and 27.05 kB since.
  */
-const BUDGET = { keygate: 26_500, 'keygate (authenticate only)': 10_250 };
+const BUDGET = { keygate: 27_050, 'keygate (authenticate only)': 10_400 };
 
 async function measure(contents, external) {
   const result = await build({

@@ -3,6 +3,15 @@ import { actorText, summarizeChanges } from '../dashboard/views/audit-changes.js
 import { formatDuration } from './duration.js';
 import { formatRateLimit } from './rate-limit.js';
 
+// A suspended key's time and reason, as lines of `formatKey`.
+function suspension(key: ManagedKey): Array<[string, string]> {
+  if (key.status !== 'suspended') return [];
+  return [
+    ['suspended', key.suspendedAt ?? ''],
+    ['reason', key.suspendedReason ?? '(none given)'],
+  ];
+}
+
 /** A key as a short block of `label: value` lines. */
 export function formatKey(key: ManagedKey): string {
   const lines: Array<[string, string]> = [
@@ -12,6 +21,7 @@ export function formatKey(key: ManagedKey): string {
     ['name', key.name],
     ['mode', key.mode],
     ['status', key.status + (key.revokedAt ? ` (${key.revokedAt})` : '')],
+    ...suspension(key),
     ['permissions', key.permissions.join(', ') || '(none)'],
     ['allowed ips', key.allowedIps.join(', ') || '(any address)'],
     ['created', `${key.createdAt} (${key.ageDays} days ago${key.rotationDue ? ', rotation due' : ''})`],

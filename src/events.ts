@@ -7,6 +7,8 @@ export type KeygateEventType =
   | 'key.updated'
   | 'key.rotated'
   | 'key.revoked'
+  | 'key.suspended'
+  | 'key.resumed'
   | 'auth.denied'
   | 'usage.spike'
   | 'key.rotation_due'
@@ -34,6 +36,8 @@ export interface KeygateEvent {
   readonly newKeyId?: string;
   /** For `key.created`: `true` when the key was brought in by `KeyManager.import` rather than generated. */
   readonly imported?: boolean;
+  /** For `key.suspended`: the reason given, or `null` when none was. */
+  readonly reason?: string | null;
   /** For `usage.spike`: requests in the last full minute and the key's usual rate per minute. */
   readonly lastMinute?: number;
   readonly baselinePerMinute?: number;

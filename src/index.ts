@@ -41,6 +41,7 @@ export type {
 export { authenticate, authenticateEager } from './auth/authenticate.js';
 export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
+export type { KeySource } from './auth/read-key.js';
 export type { MemoryCreditLedgerOptions } from './credits/memory.js';
 export { MemoryCreditLedger } from './credits/memory.js';
 export type {
@@ -72,7 +73,9 @@ export type {
   KeyManagerOptions,
   ManagedKey,
   RevokeOptions,
+  RotateKeyOptions,
   RotationStatus,
+  SuspendKeyOptions,
   UpdateKeyInput,
   ValidKeyInput,
 } from './manager/key-manager.js';

@@ -1,8 +1,11 @@
 /** Whether a key touches real, billed data (`live`) or sandbox data that is never billed (`test`). */
 export type KeyMode = 'live' | 'test';
 
-/** A key is `active` until it is revoked; revocation is permanent. */
-export type KeyStatus = 'active' | 'revoked';
+/**
+ * A key is `active` until it is suspended (`suspended`, refused with 403 `key_suspended` until it is
+ * resumed) or revoked; revocation is permanent, from either state.
+ */
+export type KeyStatus = 'active' | 'suspended' | 'revoked';
 
 /**
  * A per-key rate limit: at most `limit` units (requests, or a route's `cost`) in a window of `windowMs`
@@ -45,6 +48,10 @@ export interface ApiKeyRecord {
   readonly updatedAt: string;
   readonly expiresAt: string | null;
   readonly revokedAt: string | null;
+  /** When the key was suspended (ISO-8601), while it is `suspended`; `null` or absent otherwise. */
+  readonly suspendedAt?: string | null;
+  /** Why the key was suspended, as given to `KeyManager.suspend`, while it is `suspended`; `null` or absent otherwise. */
+  readonly suspendedReason?: string | null;
   /** Id of the key this one replaced by rotation. */
   readonly rotatedFrom: string | null;
   /** Id of the key that replaced this one by rotation. */
@@ -117,7 +124,7 @@ export interface WriteCondition {
   ifVersion?: number;
 }
 
-/** Fields `KeyManager` may change on a key. `status` only ever moves to `revoked`. */
+/** Fields `KeyManager` may change on a key. `status` moves between `active` and `suspended`, or to `revoked` for good. */
 export interface KeyPatch {
   name?: string;
   permissions?: readonly string[];
@@ -127,8 +134,11 @@ export interface KeyPatch {
   rateLimit?: RateLimit | null;
   expiresAt?: string | null;
   rotatedTo?: string | null;
-  status?: 'revoked';
+  status?: KeyStatus;
   revokedAt?: string;
+  /** Set with `status: 'suspended'`; `null` with `status: 'active'` (a resumption). */
+  suspendedAt?: string | null;
+  suspendedReason?: string | null;
   updatedAt: string;
 }
 

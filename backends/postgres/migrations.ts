@@ -84,4 +84,11 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE TRIGGER keygate_audit_no_truncate BEFORE TRUNCATE ON T.keygate_audit
       FOR EACH STATEMENT EXECUTE FUNCTION T.keygate_audit_is_append_only()`,
   ],
+  // 6: suspension. The status check admits 'suspended'; the trigger keeping 'revoked' final stays as it is.
+  [
+    'ALTER TABLE T.keygate_keys DROP CONSTRAINT keygate_keys_status_check',
+    `ALTER TABLE T.keygate_keys ADD CONSTRAINT keygate_keys_status_check CHECK (status IN ('active', 'suspended', 'revoked'))`,
+    'ALTER TABLE T.keygate_keys ADD COLUMN suspended_at timestamptz',
+    'ALTER TABLE T.keygate_keys ADD COLUMN suspended_reason text',
+  ],
 ];

@@ -2,7 +2,7 @@ import { type ApiKeyRecord, freezeRecord } from 'keygate/store-kit';
 
 /** The columns, in the order `recordParams` fills them. */
 export const COLUMNS =
-  'id, hash, account_id, name, mode, status, permissions, allowed_ips, hint, created_at, updated_at, expires_at, revoked_at, rotated_from, rotated_to, metadata, version, rate_limit';
+  'id, hash, account_id, name, mode, status, permissions, allowed_ips, hint, created_at, updated_at, expires_at, revoked_at, rotated_from, rotated_to, metadata, version, rate_limit, suspended_at, suspended_reason';
 
 /** A row as `pg` or PGlite returns it: timestamps as Date (or text, if a type parser changed that), jsonb parsed. */
 export interface KeyRow {
@@ -24,6 +24,8 @@ export interface KeyRow {
   metadata: unknown;
   version: number | string;
   rate_limit: unknown;
+  suspended_at: Date | string | null;
+  suspended_reason: string | null;
 }
 
 const iso = (v: Date | string) => (v instanceof Date ? v : new Date(v)).toISOString();
@@ -51,10 +53,12 @@ export function recordOf(row: KeyRow): ApiKeyRecord {
     metadata: json<Record<string, unknown>>(row.metadata),
     version: Number(row.version),
     rateLimit: json<ApiKeyRecord['rateLimit']>(row.rate_limit) ?? null,
+    suspendedAt: isoOrNull(row.suspended_at),
+    suspendedReason: row.suspended_reason,
   });
 }
 
-/** `$1..$18` for an INSERT of `record`, in `COLUMNS` order; jsonb values go as JSON text. */
+/** `$1..$20` for an INSERT of `record`, in `COLUMNS` order; jsonb values go as JSON text. */
 export function recordParams(record: ApiKeyRecord): unknown[] {
   return [
     record.id,
@@ -75,5 +79,7 @@ export function recordParams(record: ApiKeyRecord): unknown[] {
     JSON.stringify(record.metadata),
     record.version,
     record.rateLimit ? JSON.stringify(record.rateLimit) : null,
+    record.suspendedAt ?? null,
+    record.suspendedReason ?? null,
   ];
 }

@@ -138,7 +138,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
     const row = await this.sql
       .transaction(async (q) => {
         const { rows } = await q<KeyRow>(
-          `INSERT INTO ${this.table} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::jsonb) RETURNING ${COLUMNS}`,
+          `INSERT INTO ${this.table} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::jsonb, $19, $20) RETURNING ${COLUMNS}`,
           recordParams(stored),
         );
         await this.notify(q, change);
@@ -162,7 +162,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
       await q(
         `UPDATE ${this.table} SET name = $2, status = $3, permissions = $4::jsonb, allowed_ips = $5::jsonb,
           updated_at = $6, expires_at = $7, revoked_at = $8, rotated_to = $9, metadata = $10::jsonb, version = $11,
-          rate_limit = $12::jsonb WHERE id = $1`,
+          rate_limit = $12::jsonb, suspended_at = $13, suspended_reason = $14 WHERE id = $1`,
         [
           next.id,
           next.name,
@@ -176,6 +176,8 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
           JSON.stringify(next.metadata),
           next.version,
           next.rateLimit ? JSON.stringify(next.rateLimit) : null,
+          next.suspendedAt ?? null,
+          next.suspendedReason ?? null,
         ],
       );
       const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);

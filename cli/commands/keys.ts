@@ -157,10 +157,44 @@ function updateInput(flags: FlagValues<typeof updateFlags>): UpdateKeyInput {
 const rotate = command({
   path: ['keys', 'rotate'],
   args: ['id'],
-  summary: 'Creates the successor of a key (same account, mode, permissions, allow list); both work until you revoke.',
+  summary:
+    'Creates the successor of a key (same account, mode, permissions, allow list); both work until you revoke, or until --grace ends.',
+  flags: {
+    grace: {
+      kind: 'duration',
+      example: '24h',
+      help: 'the old key stops working after this long (0: at once; default: when you revoke it)',
+    },
+  },
+  async run({ args, flags, manager }) {
+    const graceMs = flags.grace;
+    const created = await (await manager()).rotate(args.id, graceMs === undefined ? {} : { graceMs });
+    const output = secretOutput('Rotated to', created);
+    if (graceMs === undefined) return output;
+    const ends = graceMs === 0 ? 'stopped working now' : `stops working in ${formatDuration(graceMs)}`;
+    return { ...output, text: `${output.text}\nThe old key ${args.id} ${ends}.\n` };
+  },
+});
+
+const suspend = command({
+  path: ['keys', 'suspend'],
+  args: ['id'],
+  summary: 'Suspends a key: refused (403 key_suspended) until resumed. Suspending a suspended key changes nothing.',
+  flags: { reason: { kind: 'string', value: 'R', help: 'why, shown with the key (at most 500 characters)' } },
+  async run({ args, flags, manager }) {
+    const key = await (await manager()).suspend(args.id, flags.reason === undefined ? {} : { reason: flags.reason });
+    return { json: key, text: `Suspended ${key.id} (${key.hint}) at ${key.suspendedAt}\n${formatKey(key)}` };
+  },
+});
+
+const resume = command({
+  path: ['keys', 'resume'],
+  args: ['id'],
+  summary: 'Ends a suspension: the key works again. Resuming an active key changes nothing.',
   flags: {},
-  async run({ args, manager, actor }) {
-    return secretOutput('Rotated to', await (await manager()).rotate(args.id, { actor }));
+  async run({ args, manager }) {
+    const key = await (await manager()).resume(args.id);
+    return { json: key, text: `Active ${key.id} (${key.hint})\n${formatKey(key)}` };
   },
 });
 
@@ -208,4 +242,14 @@ const revoke = command({
 });
 
 /** The `keys` group, in the order `--help` lists it. */
-export const KEYS_COMMANDS: readonly Command[] = [create, list, show, update, rotate, rotationStatus, revoke];
+export const KEYS_COMMANDS: readonly Command[] = [
+  create,
+  list,
+  show,
+  update,
+  rotate,
+  rotationStatus,
+  suspend,
+  resume,
+  revoke,
+];

@@ -21,48 +21,58 @@ import { FIELD_LABELS, keyFields } from './key-fields.js';
 import { csrfField, onceField } from './layout.js';
 import { type KeyView, ownKey } from './own-key.js';
 import { errorSummary, keyNotFound, messagePage, render } from './render.js';
-import { rotationOf, rotationSection } from './rotation.js';
+import { graceField, rotationOf, rotationSection } from './rotation.js';
 import { type Partners, partnerLink, partnersOf } from './rotation-pair.js';
+import { registerSuspend, type SuspendFormState, suspendForm } from './suspend.js';
 import { usageSection } from './usage.js';
 
 const DONE: Record<string, string> = {
   saved: 'Changes saved.',
   revoked: 'The key is revoked. It will never authenticate again.',
+  suspended: 'The key is suspended: it is refused until you resume it.',
+  resumed: 'The key is active again.',
 };
+
+const STATUS_TONE = { active: 'ok', suspended: 'warn', revoked: 'bad' } as const;
 
 function facts(dash: Dash, key: KeyView, partners: Partners) {
   return html`<dl class="facts">
-    <div><dt>Status</dt><dd>${badge(key.status, key.status === 'active' ? 'ok' : 'bad')}${key.rotationDue && !key.rotatedTo ? html` ${badge('rotation due', 'warn')}` : ''}</dd></div>
+    <div><dt>Status</dt><dd>${badge(key.status, STATUS_TONE[key.status] ?? 'bad')}${key.rotationDue && !key.rotatedTo ? html` ${badge('rotation due', 'warn')}` : ''}</dd></div>
     <div><dt>Mode</dt><dd>${badge(key.mode, key.mode === 'live' ? 'warn' : 'plain')}</dd></div>
     <div><dt>Hint</dt><dd><code>${key.hint}</code></dd></div>
     <div><dt>ID</dt><dd><code>${key.id}</code></dd></div>
     <div><dt>Created</dt><dd>${time(key.createdAt, true)} (${key.ageDays} days ago)</dd></div>
     <div><dt>Expires</dt><dd>${time(key.expiresAt, true, 'never')}</dd></div>
     ${key.revokedAt ? html`<div><dt>Revoked</dt><dd>${time(key.revokedAt, true)}</dd></div>` : ''}
+    ${key.status === 'suspended' ? html`<div><dt>Suspended</dt><dd>${time(key.suspendedAt, true)}</dd></div><div><dt>Reason</dt><dd>${key.suspendedReason ?? 'none given'}</dd></div>` : ''}
     ${key.rotatedFrom ? html`<div><dt>Rotated from</dt><dd>${partnerLink(dash, key.rotatedFrom, partners)}</dd></div>` : ''}
     ${key.rotatedTo ? html`<div><dt>Replaced by</dt><dd>${partnerLink(dash, key.rotatedTo, partners)}</dd></div>` : ''}
   </dl>`;
 }
 
 /**
- * "Rotate key" (a POST with a one-time token, so a reload of "Key rotated" makes no second key) and
- * "Revoke key": a link to the confirmation page, shown as a button, so the page it opens has a clean
- * URL (a GET form would add a stray `?`). `once` is the rotate form's token, null while a rotation
- * is under way (no "Rotate key" then).
+ * "Rotate key" with "Old key stays valid for" (a POST with a one-time token, so a reload of "Key
+ * rotated" makes no second key), "Suspend key" or "Resume key", and "Revoke key": a link to the
+ * confirmation page, shown as a button, so the page it opens has a clean URL (a GET form would add a
+ * stray `?`). `once` is the rotate form's token, null while a rotation is under way or the key is
+ * suspended (no "Rotate key" then).
  */
-function actions(dash: Dash, key: KeyView, csrf: string, once: string | null) {
+function actions(dash: Dash, key: KeyView, csrf: string, once: string | null, suspending?: SuspendFormState) {
   const base = `/keys/${encodeURIComponent(key.id)}`;
   return html`<section class="card" aria-labelledby="actions-title">
-    <h2 id="actions-title">Rotate or revoke</h2>
+    <h2 id="actions-title">Rotate, suspend or revoke</h2>
+    ${
+      once === null
+        ? ''
+        : html`<form method="post" action="${dash.path(`${base}/rotate`)}" class="form">${csrfField(csrf)}${onceField(once)}
+      <div class="field">${graceField()}</div>
+      <div class="actions"><button type="submit" class="button">Rotate key</button></div></form>`
+    }
+    ${suspendForm(dash, key, csrf, suspending)}
     <div class="row">
-      ${
-        once === null
-          ? ''
-          : html`<form method="post" action="${dash.path(`${base}/rotate`)}">${csrfField(csrf)}${onceField(once)}<button type="submit" class="button">Rotate key</button></form>`
-      }
       <a class="button danger" role="button" href="${dash.path(`${base}/revoke`)}">Revoke key</a>
     </div>
-    <p class="hint">Rotating creates a new key with the same settings; both work until you revoke this one. Revoking is permanent.</p>
+    <p class="hint">Rotating creates a new key with the same settings; the old one works until you revoke it, or for the time chosen. A suspended key is refused until you resume it. Revoking is permanent.</p>
   </section>`;
 }
 
@@ -71,6 +81,7 @@ async function keyPage(
   dash: Dash,
   key: KeyView,
   form?: { values: KeyFormValues; errors: FieldErrors },
+  suspending?: SuspendFormState,
 ) {
   const today = utcDay(dash.clock());
   const days = dayRange(today, 30);
@@ -83,10 +94,16 @@ async function keyPage(
   const csrf = c.get('csrf');
   const done = DONE[c.req.query('done') ?? ''];
   const active = key.status === 'active';
+  // A suspended key keeps its settings form: what it may do can change while it is stopped.
+  const changeable = key.status !== 'revoked';
   const rotating = rotation !== null && rotation.step !== 'revoked';
   const once = active && !rotating ? await issueOnceToken(dash, csrf, `rotate:${key.id}`) : null;
   const errors = form?.errors ?? {};
-  const settings = active
+  const suspendedNotice =
+    key.status === 'suspended'
+      ? html`<p class="notice warn">This key is <strong>suspended</strong>: it is refused with 403 <code>key_suspended</code> until it is resumed.</p>`
+      : '';
+  const settings = changeable
     ? html`<section class="card" aria-labelledby="settings-title">
     <h2 id="settings-title">Settings</h2>
     ${errorSummary(errors, FIELD_LABELS)}
@@ -101,18 +118,19 @@ async function keyPage(
     c,
     dash,
     {
-      title: form ? `Error: ${key.name}` : key.name,
+      title: form || suspending ? `Error: ${key.name}` : key.name,
       body: html`<p class="crumbs"><a href="${dash.path('/')}">API keys</a></p>
       <h1>${key.name}</h1>
       ${done ? html`<p class="flash" role="status">${done}</p>` : ''}
+      ${suspendedNotice}
       ${facts(dash, key, partners)}
       ${rotation ? rotationSection(dash, key, rotation) : ''}
       ${report ? usageSection(report, days) : html`<section class="card" aria-labelledby="usage-title"><h2 id="usage-title">Usage</h2><p class="muted">This key store keeps no usage statistics.</p></section>`}
       ${settings}
-      ${active ? actions(dash, key, csrf, once) : ''}
+      ${changeable ? actions(dash, key, csrf, once, suspending) : ''}
       ${history}`,
     },
-    form ? 422 : 200,
+    form || suspending ? 422 : 200,
   );
 }
 
@@ -155,8 +173,9 @@ export function fieldErrorOf(err: unknown): FieldErrors | null {
   return err instanceof InvalidInputError ? formErrorsOf(err.issues) : null;
 }
 
-/** `GET /keys/:id` (the key page) and `POST /keys/:id` (save its settings). */
+/** `GET /keys/:id` (the key page), `POST /keys/:id` (save its settings), and suspend and resume. */
 export function registerKey(app: Hono<DashEnv>, dash: Dash): void {
+  registerSuspend(app, dash, (c, key, state) => keyPage(c, dash, key, undefined, state));
   app.get('/keys/:id', async (c) => {
     const key = await ownKey(c, dash);
     return key ? keyPage(c, dash, key) : keyNotFound(c, dash);

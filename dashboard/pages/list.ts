@@ -15,7 +15,7 @@ import { type Partners, partnerLink, partnersOf } from './rotation-pair.js';
 /** Keys per page of the list. */
 export const PAGE_SIZE = 50;
 
-const STATUSES = ['active', 'revoked'] as const;
+const STATUSES = ['active', 'suspended', 'revoked'] as const;
 const MODES = ['test', 'live'] as const;
 
 /** The list's filter as the query string gives it (`q`, `status`, `mode`); unknown values filter nothing. */
@@ -199,7 +199,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
 
 /**
  * `GET /`: the account's keys, newest first, 50 a page (`?page=`), filtered by text in the name,
- * hint or id (`?q=`), by status (`?status=active|revoked`) and by mode (`?mode=test|live`).
+ * hint or id (`?q=`), by status (`?status=active|suspended|revoked`) and by mode (`?mode=test|live`).
  */
 export function registerList(app: Hono<DashEnv>, dash: Dash): void {
   app.get('/', (c) => listPage(c, dash));

@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { html } from 'hono/html';
 import type { ManagedKey } from 'keygate';
 import type { Dash, DashEnv } from '../context.js';
+import { time } from '../views/format.js';
 import { render } from './render.js';
 
 /** Said when a key holds no permission: every request that needs one is refused. */
@@ -20,17 +21,25 @@ export function newKeyPage(
   dash: Dash,
   created: { secret: string; key: ManagedKey },
   rotatedFrom?: ManagedKey,
+  oldKeyEndsAt?: string,
 ) {
   const { secret, key } = created;
   const keyPage = dash.path(`/keys/${encodeURIComponent(key.id)}`);
   const title = rotatedFrom ? 'Key rotated' : 'Key created';
-  const next = rotatedFrom
-    ? html`<h2>Next steps</h2>
+  const oldPage = rotatedFrom ? dash.path(`/keys/${encodeURIComponent(rotatedFrom.id)}`) : '';
+  const next =
+    rotatedFrom && oldKeyEndsAt
+      ? html`<h2>Next steps</h2>
+      <ol class="steps">
+        <li>Deploy the new key where <strong>${rotatedFrom.name}</strong> is used. <a href="${oldPage}">The old key</a> works until ${time(oldKeyEndsAt, true)}, then stops by itself.</li>
+      </ol>`
+      : rotatedFrom
+        ? html`<h2>Next steps</h2>
       <ol class="steps">
         <li>Deploy the new key where <strong>${rotatedFrom.name}</strong> is used. Both keys work meanwhile.</li>
         <li>Watch <a href="${dash.path(`/keys/${encodeURIComponent(rotatedFrom.id)}`)}">the old key's page</a>: once the new key has been used and the old one has gone quiet, revoke the old key there.</li>
       </ol>`
-    : html`<p><a href="${keyPage}">Go to the key's page</a> · <a href="${dash.path('/')}">Back to your API keys</a></p>`;
+        : html`<p><a href="${keyPage}">Go to the key's page</a> · <a href="${dash.path('/')}">Back to your API keys</a></p>`;
   c.header('Cache-Control', 'no-store');
   return render(
     c,

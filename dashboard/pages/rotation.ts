@@ -10,6 +10,29 @@ import { ownKey } from './own-key.js';
 import { keyNotFound, messagePage } from './render.js';
 import { confirmPage } from './revoke.js';
 
+const HOUR = 3_600_000;
+
+/**
+ * The choices of "Old key stays valid for" on the rotate form, by the value the form sends: a grace
+ * in milliseconds, or `undefined` for today's rotation (both keys work until the old one is revoked
+ * after the traffic has moved), the default.
+ */
+export const GRACE_CHOICES: ReadonlyArray<readonly [value: string, label: string, graceMs: number | undefined]> = [
+  ['none', 'none (ends at once)', 0],
+  ['1h', '1 hour', HOUR],
+  ['24h', '24 hours', 24 * HOUR],
+  ['7d', '7 days', 7 * 24 * HOUR],
+  ['confirm', 'until I confirm from traffic', undefined],
+];
+
+/** The "Old key stays valid for" field of the rotate form. */
+export function graceField() {
+  return html`<label for="rotate-grace">Old key stays valid for</label>
+    <select id="rotate-grace" name="grace">${GRACE_CHOICES.map(
+      ([value, label]) => html`<option value="${value}"${value === 'confirm' ? ' selected' : ''}>${label}</option>`,
+    )}</select>`;
+}
+
 /** The rotation status of `key` (an old key that has a successor), or null when it cannot be read. */
 export async function rotationOf(dash: Dash, key: ManagedKey): Promise<RotationStatus | null> {
   if (!key.rotatedTo) return null;
@@ -35,7 +58,11 @@ export function rotationSection(dash: Dash, key: ManagedKey, status: RotationSta
   const finish = dash.path(`/keys/${encodeURIComponent(key.id)}/finish-rotation`);
   return html`<section class="card" aria-labelledby="rotation-title">
     <h2 id="rotation-title">Rotation</h2>
-    <p>Rotated on ${time(status.rotatedAt, true)} to <a href="${newPage}">the new key</a>. Both keys work until this one is revoked.</p>
+    <p>Rotated on ${time(status.rotatedAt, true)} to <a href="${newPage}">the new key</a>. ${
+      key.expiresAt
+        ? html`Both keys work until this one expires on ${time(key.expiresAt, true)}, or is revoked.`
+        : 'Both keys work until this one is revoked.'
+    }</p>
     <ul class="checklist">
       <li class="${status.newKeyUsed ? 'done' : 'todo'}"><strong>New key seen:</strong> ${
         status.newKeyUsed ? html`yes, last used ${time(status.newKeyLastUsedAt, true)}` : 'not yet'
@@ -108,10 +135,26 @@ export function registerRotation(app: Hono<DashEnv>, dash: Dash): void {
         html`<p><a href="${dash.path(`/keys/${encodeURIComponent(key.id)}`)}">Back to the key</a></p>`,
       );
     }
+    const choice = GRACE_CHOICES.find(([value]) => value === (c.get('form').get('grace') ?? 'confirm'));
+    if (!choice) {
+      return messagePage(
+        c,
+        dash,
+        422,
+        'Unknown choice',
+        'Choose how long the old key stays valid. Nothing was rotated.',
+      );
+    }
     if (!(await spendOnceToken(dash, once))) return alreadyRotated(c, dash, key);
     if (key.status === 'revoked') return messagePage(c, dash, 409, 'Key revoked', 'A revoked key cannot be rotated.');
-    const created = await dash.manager.rotate(key.id, await auditContextOf(c, dash));
-    return newKeyPage(c, dash, created, key);
+    if (key.status === 'suspended') {
+      return messagePage(c, dash, 409, 'Key suspended', 'A suspended key cannot be rotated. Resume it first.');
+    }
+    const graceMs = choice[2];
+    const context = await auditContextOf(c, dash);
+    const created = await dash.manager.rotate(key.id, graceMs === undefined ? context : { ...context, graceMs });
+    const endsAt = graceMs === undefined ? undefined : ((await dash.manager.get(key.id))?.expiresAt ?? undefined);
+    return newKeyPage(c, dash, created, key, endsAt);
   });
 
   app.get('/keys/:id/finish-rotation', async (c) => {

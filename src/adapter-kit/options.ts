@@ -107,6 +107,6 @@ export function resolveAdapterOptions<O extends AdapterOptions<never>>(options: 
   assertFunction('clientIp', clientIp);
   assertFunction('onDenied', onDenied);
   resolveAuthOptions(auth);
-  const respond = createDenialResponder({ header: auth.header, retryAfterMs });
+  const respond = createDenialResponder({ header: auth.header, from: auth.from, retryAfterMs });
   return { store, auth, respond, clientIp, onDenied } as ResolvedAdapterOptions<O>;
 }

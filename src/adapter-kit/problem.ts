@@ -1,4 +1,4 @@
-import { type AuthFailure, DENIALS, type DenialCode, InvalidInputError } from 'keygate';
+import { type AuthFailure, DENIALS, type DenialCode, InvalidInputError, type KeySource } from 'keygate';
 import { resolveAuthOptions } from '../auth/authenticate.js';
 import { rateLimitHeaders, retryAfterSeconds } from '../rate-limit/headers.js';
 
@@ -32,6 +32,11 @@ export interface DenialResponderOptions {
   /** Header the key travels in, named in `WWW-Authenticate`. @default 'x-api-key' */
   header?: string;
   /**
+   * Where the key is read, as `authenticate`'s `from`: decides the 401's challenges, `ApiKey
+   * header="<header>"` for `'header'`, `Bearer` for `'bearer'`, both for `'either'`. @default 'header'
+   */
+  from?: KeySource;
+  /**
    * Milliseconds a client should wait after a 503, sent as `Retry-After` in whole seconds (rounded
    * up, at least 1). @default 5000
    */
@@ -49,13 +54,19 @@ function checkedRetryAfter(retryAfterMs: number): number {
   return retryAfterSeconds(retryAfterMs);
 }
 
-function build(code: DenialCode, header: string, retryAfter: string): DenialResponse {
+// The 401's challenges (RFC 9110 11.6.1): the ones a client can answer, given where the key is read.
+function challengesFor(header: string, from: KeySource): string {
+  const apiKey = `ApiKey header="${header}"`;
+  return from === 'bearer' ? 'Bearer' : from === 'either' ? `${apiKey}, Bearer` : apiKey;
+}
+
+function build(code: DenialCode, challenges: string, retryAfter: string): DenialResponse {
   const d = DENIALS[code];
   const headers: Record<string, string> = {
     'content-type': 'application/problem+json',
     'cache-control': 'no-store',
   };
-  if (d.status === 401) headers['www-authenticate'] = `ApiKey header="${header}"`;
+  if (d.status === 401) headers['www-authenticate'] = challenges;
   if (d.status === 503) headers['retry-after'] = retryAfter;
   // A 429 always says when to come back; the failure's own wait replaces this floor (see below).
   if (d.status === 429) headers['retry-after'] = '1';
@@ -86,7 +97,7 @@ function withHeaders(base: DenialResponse, extra: Record<string, string>): Denia
 
 /**
  * Builds the function adapters use to answer denials: RFC 9457 problem+json with the code from the
- * check-order table, `WWW-Authenticate` naming the key header on 401, `Retry-After` on 503 and on
+ * check-order table, `WWW-Authenticate` on 401 naming the key header (and `Bearer` when `from` reads it), `Retry-After` on 503 and on
  * 429 (the failure's own `retryAfterSeconds`, or for `rate_limited` the time until its window
  * resets), the `RateLimit-Policy` and `RateLimit` fields for a failure that carries `rateLimit`, and
  * `Cache-Control: no-store`. Responses are built once per code (and per header values for 429) and
@@ -97,10 +108,14 @@ function withHeaders(base: DenialResponse, extra: Record<string, string>): Denia
  * const { status, headers, body } = respond(result); // result: an AuthFailure
  */
 export function createDenialResponder(options: DenialResponderOptions = {}): DenialResponder {
-  const header = resolveAuthOptions({ header: options.header ?? 'x-api-key' }).header;
+  const { header, from } = resolveAuthOptions({
+    header: options.header ?? 'x-api-key',
+    from: options.from ?? 'header',
+  });
+  const challenges = challengesFor(header, from);
   const retryAfter = String(checkedRetryAfter(options.retryAfterMs ?? 5000));
   const built = new Map<DenialCode, DenialResponse>();
-  for (const code of Object.keys(DENIALS) as DenialCode[]) built.set(code, build(code, header, retryAfter));
+  for (const code of Object.keys(DENIALS) as DenialCode[]) built.set(code, build(code, challenges, retryAfter));
   const base = (code: DenialCode) => built.get(code) ?? (built.get('key_store_unavailable') as DenialResponse);
   // 429s differ only in their Retry-After; a few hundred distinct values at most (window / 1 s).
   const throttled = new Map<string, DenialResponse>();

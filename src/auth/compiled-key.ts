@@ -8,6 +8,7 @@ import type { AuthResult } from './result.js';
 export interface CompiledKey {
   readonly view: PublicKey;
   readonly revoked: boolean;
+  readonly suspended: boolean;
   /** Epoch milliseconds, or Infinity when the key never expires. */
   readonly expiresAtMs: number;
   readonly allowList: CompiledAllowList;
@@ -41,13 +42,17 @@ export function toPublicKey(record: ApiKeyRecord): PublicKey {
     allowedIps: Object.freeze([...record.allowedIps]),
     metadata: Object.freeze({ ...record.metadata }),
     rateLimit: record.rateLimit ? Object.freeze({ ...record.rateLimit }) : null,
+    suspendedAt: record.suspendedAt ?? null,
+    suspendedReason: record.suspendedReason ?? null,
   });
 }
 
 function build(record: ApiKeyRecord): CompiledKey {
   return {
     view: toPublicKey(record),
-    revoked: record.status !== 'active',
+    // Any status but these two (a custom store's garbage) counts as revoked: fail closed.
+    revoked: record.status !== 'active' && record.status !== 'suspended',
+    suspended: record.status === 'suspended',
     expiresAtMs: record.expiresAt ? Date.parse(record.expiresAt) : Number.POSITIVE_INFINITY,
     allowList: compileAllowList(record.allowedIps),
     permissions: new Set(record.permissions),

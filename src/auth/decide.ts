@@ -6,6 +6,7 @@ import { type CompiledKey, compileKey } from './compiled-key.js';
 import { DENIALS, type DenialCode } from './denials.js';
 import type { ResolvedOptions } from './options.js';
 import { readHeader } from './read-header.js';
+import { readKey } from './read-key.js';
 import type { AuthFailure, AuthRequest, AuthResult } from './result.js';
 
 // The checks of the contract, in order. Synchronous until the store has to be asked (a cache miss, or
@@ -72,7 +73,7 @@ function compiledOrNull(hash: string, record: unknown): CompiledKey | null {
   }
 }
 
-// The checks after the lookup (rows 4 to 8), synchronous.
+// The checks after the lookup (rows 4 to 8, a suspension between 6 and 7), synchronous.
 function judge(request: AuthRequest, o: ResolvedOptions, hash: string, record: unknown): AuthResult {
   if (record == null) return BARE.invalid_api_key;
   const key = compiledOrNull(hash, record);
@@ -81,6 +82,7 @@ function judge(request: AuthRequest, o: ResolvedOptions, hash: string, record: u
   if (key.expiresAtMs !== Number.POSITIVE_INFINITY && o.clock() >= key.expiresAtMs) {
     return resultFor(key, 'expired_api_key');
   }
+  if (key.suspended) return resultFor(key, 'key_suspended');
   if (!key.allowList.allows(request.ip)) return resultFor(key, 'ip_not_allowed');
   const required = o.permissions;
   for (let i = 0; i < required.length; i++) {
@@ -108,7 +110,8 @@ export function screen(
   store: KeyStore,
   o: ResolvedOptions,
 ): AuthResult | string | Promise<AuthResult | string> {
-  const raw = readHeader(request.headers, o.header);
+  // The default reads one header, as it always did; Bearer costs only those who ask for it.
+  const raw = o.from === 'header' ? readHeader(request.headers, o.header) : readKey(request.headers, o.header, o.from);
   if (raw === undefined) return BARE.missing_api_key;
   if (raw === null || !isWellFormedKey(raw, o.prefix)) return BARE.malformed_api_key;
   let digest: string | Promise<string>;

@@ -6,6 +6,7 @@ export type DenialCode =
   | 'invalid_api_key'
   | 'revoked_api_key'
   | 'expired_api_key'
+  | 'key_suspended'
   | 'ip_not_allowed'
   | 'insufficient_permissions'
   | 'rate_limited'
@@ -41,6 +42,11 @@ export const DENIALS: Readonly<
   invalid_api_key: { status: 401, title: 'Invalid API key', detail: 'The API key is not recognised.' },
   revoked_api_key: { status: 401, title: 'Revoked API key', detail: 'The API key has been revoked.' },
   expired_api_key: { status: 401, title: 'Expired API key', detail: 'The API key has expired.' },
+  key_suspended: {
+    status: 403,
+    title: 'Suspended API key',
+    detail: 'The API key is suspended. Contact the account owner.',
+  },
   ip_not_allowed: {
     status: 403,
     title: 'Address not allowed',

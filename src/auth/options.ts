@@ -5,6 +5,7 @@ import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from 
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { AttemptThrottle } from '../throttle/types.js';
 import { quote } from '../validate/describe.js';
+import type { KeySource } from './read-key.js';
 import type { AuthRequest, AuthResult } from './result.js';
 
 /** Options of `authenticate`. Build them once (per middleware or route), not per request. */
@@ -13,6 +14,12 @@ export interface AuthenticateOptions {
   permissions?: readonly string[];
   /** Header that carries the key, matched case-insensitively. @default 'x-api-key' */
   header?: string;
+  /**
+   * Where the key is read: `'header'` (the `header` option), `'bearer'` (`Authorization: Bearer <key>`,
+   * the scheme case-insensitive), or `'either'` (one or the other; two different keys are 401
+   * `malformed_api_key`, the same key in both is fine). @default 'header'
+   */
+  from?: KeySource;
   /** Key prefix. @default 'mk' */
   prefix?: string;
   /** Server-side pepper; must equal the `KeyManager`'s. @default undefined (plain SHA-256) */
@@ -63,6 +70,7 @@ export interface AuthenticateOptions {
 export interface ResolvedOptions {
   readonly permissions: readonly string[];
   readonly header: string;
+  readonly from: KeySource;
   readonly prefix: string;
   readonly pepper: string | undefined;
   /** Milliseconds to wait for the store; `0`: no limit. */
@@ -98,9 +106,12 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
   let r = resolved.get(options);
   if (r) return r;
   const { header = 'x-api-key', prefix = DEFAULT_PREFIX, permissions = [], timeoutMs = 2000 } = options;
-  const { pepper, clock = Date.now, throttle } = options;
+  const { pepper, clock = Date.now, throttle, from = 'header' } = options;
   if (typeof header !== 'string' || !TOKEN.test(header)) {
     refuse('header', `header must be an HTTP field name, got ${quote(header)}`);
+  }
+  if (from !== 'header' && from !== 'bearer' && from !== 'either') {
+    refuse('from', `from must be "header", "bearer" or "either", got ${quote(from)}`);
   }
   assertPrefix(prefix);
   if (!Array.isArray(permissions) || permissions.some((p) => typeof p !== 'string' || p === '')) {
@@ -119,6 +130,7 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
   r = {
     permissions: [...permissions],
     header: header.toLowerCase(),
+    from,
     prefix,
     pepper,
     timeoutMs,

@@ -20,7 +20,7 @@ import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
 import { type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
 import { quote } from '../validate/describe.js';
-import { MAX_PERMISSIONS, validAccountId, validDuration } from '../validate/fields.js';
+import { MAX_PERMISSIONS, validAccountId, validDuration, validGraceMs, validReason } from '../validate/fields.js';
 import type { InputCheck } from '../validate/issues.js';
 import { refusal } from '../validate/issues.js';
 import { checkKeyFields, type KeyCheckOptions, type ValidKeyInput } from '../validate/key-input.js';
@@ -44,9 +44,10 @@ export interface KeyManagerOptions {
   /** Current time in epoch milliseconds. @default Date.now */
   clock?: () => number;
   /**
-   * Receives `key.created`, `key.updated`, `key.rotated` and `key.revoked`, and `audit.failed` when a
-   * key write succeeded but its audit entry could not be written. Its failures never undo or fail a
-   * write. @default undefined (an `audit.failed` then goes to `console.error`)
+   * Receives `key.created`, `key.updated`, `key.rotated`, `key.suspended` (with its `reason`),
+   * `key.resumed` and `key.revoked`, and `audit.failed` when a key write succeeded but its audit
+   * entry could not be written. Its failures never undo or fail a write.
+   * @default undefined (an `audit.failed` then goes to `console.error`)
    */
   onEvent?: EventHook;
   /** Age, in days, from which a key's view says `rotationDue: true`. @default 90 */
@@ -94,6 +95,36 @@ export interface UpdateKeyInput {
   rateLimit?: RateLimit | null;
 }
 
+/**
+ * Options of {@link KeyManager.suspend}.
+ *
+ * @example
+ * const options: SuspendKeyOptions = { reason: 'invoice 2026-11 unpaid' };
+ */
+export interface SuspendKeyOptions extends AuditContext {
+  /**
+   * Why, shown with the key (`suspendedReason`) and carried by the `key.suspended` event: 1-500
+   * characters, at least one visible, no control, bidirectional-override or line-separator character.
+   * @default undefined (no reason)
+   */
+  reason?: string;
+}
+
+/**
+ * Options of {@link KeyManager.rotate}.
+ *
+ * @example
+ * const options: RotateKeyOptions = { graceMs: 3_600_000 }; // the old key works one more hour
+ */
+export interface RotateKeyOptions extends AuditContext {
+  /**
+   * How long the old key keeps working, in milliseconds: its `expiresAt` becomes now + `graceMs`
+   * (never later than an expiry it already had); `0` ends it at once. A number >= 0, finite.
+   * @default undefined (the old key works until it is revoked: confirm from traffic, then revoke)
+   */
+  graceMs?: number;
+}
+
 /** A new key: `secret` is the raw key, returned this once and never stored. */
 export interface CreatedKey {
   readonly secret: string;
@@ -133,7 +164,7 @@ const ROTATION_CLAIM_MS = 60_000;
 const UPDATABLE = new Set(['name', 'permissions', 'allowedIps', 'expiresAt', 'metadata', 'rateLimit']);
 
 /**
- * Creates, reads, changes, rotates and revokes keys. Every input is validated before anything is
+ * Creates, reads, changes, rotates, suspends, resumes and revokes keys. Every input is validated before anything is
  * written; a bad one throws `InvalidInputError` naming the field. Revocation is permanent: a revoked
  * key can be neither changed nor restored.
  *
@@ -235,7 +266,11 @@ export class KeyManager {
     });
   }
 
-  private emit(type: KeygateEventType, record: ApiKeyRecord, extra: { newKeyId?: string; imported?: true } = {}): void {
+  private emit(
+    type: KeygateEventType,
+    record: ApiKeyRecord,
+    extra: { newKeyId?: string; imported?: true; reason?: string | null } = {},
+  ): void {
     emitSafely(this.onEvent, {
       type,
       keyId: record.id,
@@ -486,16 +521,30 @@ export class KeyManager {
    * `rotatedTo` set to the new id, only if nobody wrote to it since it was read), then the new key is
    * inserted. Of concurrent calls one gets the new key and the others `KeyConflictError` (`keyId`).
    *
+   * With `graceMs`, the old key's `expiresAt` is set in the same write as the claim: it keeps working
+   * for that many milliseconds (never past an expiry it had), and needs no revocation; the new key
+   * keeps the old key's original expiry. A suspended key is refused with `KeyConflictError`
+   * (`state: 'suspended'`): resume it first, or create a new key.
+   *
    * @example
    * const { secret, key: next } = await keys.rotate(old.id); // deploy secret, confirm, then revoke old.id
+   * await keys.rotate(other.id, { graceMs: 24 * 3_600_000 }); // the old key stops working in 24 hours
    */
-  async rotate(id: string, options?: AuditContext): Promise<CreatedKey> {
-    const context = validAuditContext(options);
+  async rotate(id: string, options: RotateKeyOptions = {}): Promise<CreatedKey> {
+    const context = validAuditContext(options, ['graceMs']);
+    const graceMs = options?.graceMs === undefined ? undefined : validGraceMs(options.graceMs);
     const old = await this.require(id);
     if (old.status === 'revoked') throw new KeyRevokedError(id);
+    if (old.status === 'suspended') {
+      throw new KeyConflictError(`key ${quote(id)} is suspended; resume it before rotating it`, {
+        keyId: id,
+        state: 'suspended',
+      });
+    }
     await this.refuseSecondRotation(old);
     const successorId = `key_${randomBase62(20)}`;
-    const claim = { rotatedTo: successorId, updatedAt: this.nowIso() };
+    const claim: KeyPatch = { rotatedTo: successorId, updatedAt: this.nowIso() };
+    if (graceMs !== undefined) claim.expiresAt = graceExpiry(this.clock() + graceMs, old.expiresAt);
     const claimed = await this.store.update(id, claim, { ifVersion: old.version });
     let created: CreatedKey;
     try {
@@ -516,7 +565,7 @@ export class KeyManager {
     } catch (err) {
       // Release the claim so that the key can be rotated again. Should that fail too, the claim is
       // abandoned, and refuseSecondRotation lets a rotation through once it is ROTATION_CLAIM_MS old.
-      const release = { rotatedTo: old.rotatedTo, updatedAt: this.nowIso() };
+      const release = { rotatedTo: old.rotatedTo, expiresAt: old.expiresAt, updatedAt: this.nowIso() };
       await this.store.update(id, release, { ifVersion: claimed.version }).catch(() => {});
       throw err;
     }
@@ -525,13 +574,13 @@ export class KeyManager {
     return { secret: created.secret, key: created.key };
   }
 
-  // Rotated already: the successor is active, or it is still being inserted (claimed, not yet found,
-  // less than ROTATION_CLAIM_MS ago). A revoked successor, or an abandoned claim, allows a new rotation.
+  // Rotated already: the successor is active or suspended, or it is still being inserted (claimed, not
+  // yet found, less than ROTATION_CLAIM_MS ago). A revoked successor, or an abandoned claim, allows a new rotation.
   private async refuseSecondRotation(old: ApiKeyRecord): Promise<void> {
     if (!old.rotatedTo) return;
     const successor = await this.store.findById(old.rotatedTo);
     const pending = !successor && this.clock() - Date.parse(old.updatedAt) < ROTATION_CLAIM_MS;
-    if (!pending && successor?.status !== 'active') return;
+    if (!pending && (!successor || successor.status === 'revoked')) return;
     throw new KeyConflictError(
       `key ${quote(old.id)} was already rotated to ${quote(old.rotatedTo)}; rotate or revoke that key instead`,
       { keyId: old.id },
@@ -539,7 +588,55 @@ export class KeyManager {
   }
 
   /**
-   * Revokes a key, permanently: it never authenticates again and no call restores it.
+   * Suspends a key: it is refused with 403 `key_suspended` (after the expiry check, before the allow
+   * list) until {@link resume}, on the next request in this process and, through the store's change
+   * channel, in every other. Its view shows `status: 'suspended'`, `suspendedAt` and
+   * `suspendedReason`. Suspending a suspended key changes nothing and returns its view (the first
+   * suspension's time and reason stay); a revoked key throws `KeyRevokedError`, nothing written.
+   *
+   * @example
+   * await keys.suspend(key.id, { reason: 'invoice 2026-11 unpaid' });
+   */
+  async suspend(id: string, options: SuspendKeyOptions = {}): Promise<ManagedKey> {
+    const context = validAuditContext(options, ['reason']);
+    const reason = validReason(options?.reason);
+    const current = await this.require(id);
+    if (current.status === 'revoked') throw new KeyRevokedError(id);
+    if (current.status === 'suspended') return this.view(current);
+    const now = this.nowIso();
+    const patch: KeyPatch = { status: 'suspended', suspendedAt: now, suspendedReason: reason, updatedAt: now };
+    // The store refuses the write if the key was revoked since it was read: revocation stays final.
+    const suspended = await this.store.update(id, patch);
+    this.emit('key.suspended', suspended, { reason });
+    await this.record('key.suspended', suspended, context, {
+      status: { before: 'active', after: 'suspended' },
+      ...(reason === null ? {} : { suspendedReason: { before: null, after: reason } }),
+    });
+    return this.view(suspended);
+  }
+
+  /**
+   * Ends a suspension: the key authenticates again, at once in this process and through the change
+   * channel in every other. Resuming an active key changes nothing and returns its view; a revoked
+   * key throws `KeyRevokedError`, nothing written.
+   *
+   * @example
+   * await keys.resume(key.id);
+   */
+  async resume(id: string, options?: AuditContext): Promise<ManagedKey> {
+    const context = validAuditContext(options);
+    const current = await this.require(id);
+    if (current.status === 'revoked') throw new KeyRevokedError(id);
+    if (current.status === 'active') return this.view(current);
+    const patch: KeyPatch = { status: 'active', suspendedAt: null, suspendedReason: null, updatedAt: this.nowIso() };
+    const resumed = await this.store.update(id, patch);
+    this.emit('key.resumed', resumed);
+    await this.record('key.resumed', resumed, context, { status: { before: 'suspended', after: 'active' } });
+    return this.view(resumed);
+  }
+
+  /**
+   * Revokes a key, active or suspended, permanently: it never authenticates again and no call restores it.
    * Revoking a revoked key throws `KeyRevokedError`. With `quietForMs`, the revocation is refused with
    * `KeyInUseError` while the key was used within that many milliseconds: the last step of a
    * rotation, done only once the old key has gone quiet.
@@ -575,6 +672,12 @@ type SharedFields = Pick<
   'accountId' | 'name' | 'permissions' | 'allowedIps' | 'expiresAt' | 'metadata' | 'rateLimit'
 >;
 type NewKeyFields = SharedFields & Pick<ApiKeyRecord, 'mode' | 'rotatedFrom'>;
+
+// The grace rotation's end for the old key: `endMs`, or the expiry it had if that comes first.
+function graceExpiry(endMs: number, expiresAt: string | null): string {
+  const had = expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(expiresAt);
+  return new Date(Math.min(endMs, had)).toISOString();
+}
 
 function byCreation(a: ApiKeyRecord, b: ApiKeyRecord): number {
   if (a.createdAt !== b.createdAt) return a.createdAt < b.createdAt ? -1 : 1;

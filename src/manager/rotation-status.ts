@@ -25,7 +25,7 @@ export interface RotationStatus {
   readonly oldKeyQuietForMs: number;
   /** Quiet period required, in milliseconds (the `quietForMs` asked for). */
   readonly quietForMs: number;
-  /** The new key has carried traffic and the old key has been quiet for the whole quiet period. */
+  /** The new key is active and has carried traffic, and the old key has been quiet for the whole quiet period. */
   readonly safeToRevoke: boolean;
 }
 
@@ -48,7 +48,8 @@ export function rotationStatusOf(facts: RotationFacts): RotationStatus {
   const newKeyUsed = !!newActivity && Date.parse(newActivity.lastUsedAt) >= rotatedMs;
   const oldLast = oldActivity ? Date.parse(oldActivity.lastUsedAt) : 0;
   const oldKeyQuietForMs = Math.max(0, now - Math.max(oldLast, rotatedMs));
-  const safeToRevoke = newKeyUsed && oldKeyQuietForMs >= quietForMs;
+  // Never safe while the successor cannot carry the traffic (suspended, or revoked itself).
+  const safeToRevoke = newKeyUsed && oldKeyQuietForMs >= quietForMs && next.status === 'active';
   const step = old.status === 'revoked' ? 'revoked' : safeToRevoke ? 'confirmed' : newKeyUsed ? 'switched' : 'created';
   return {
     oldKeyId: old.id,

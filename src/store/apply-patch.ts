@@ -53,5 +53,8 @@ export function freezeRecord(record: ApiKeyRecord): ApiKeyRecord {
     metadata: Object.freeze({ ...record.metadata }),
     // Records written before rate limits existed have no field: they read as "no limit of its own".
     rateLimit: record.rateLimit ? Object.freeze({ ...record.rateLimit }) : null,
+    // Records written before suspension existed have neither field: they read as "not suspended".
+    suspendedAt: record.suspendedAt ?? null,
+    suspendedReason: record.suspendedReason ?? null,
   });
 }

@@ -1,6 +1,7 @@
 import type { CachedKeyStore } from 'keygate';
 import { changeCases } from './contract-changes.js';
 import { type ContractCase, type ContractContext, contractContext } from './contract-context.js';
+import { lifecycleCases } from './contract-lifecycle.js';
 import { RACE_CASES } from './contract-races.js';
 import { RECORD_CASES } from './contract-records.js';
 import type { ContractOptions, ContractTestApi, StoreFixture } from './contract-types.js';
@@ -10,7 +11,8 @@ export type { ContractAssertion, ContractOptions, ContractTestApi, StoreFixture 
 /**
  * The behaviour every writable key store must have, as a test suite a host runs against its own
  * store: create, lookups, update, conditional writes (`ifVersion`), rotation (one successor under
- * concurrency), permanent revocation, listing, concurrent writers,
+ * concurrency), suspension and resumption, permanent revocation (also of a suspended key), listing,
+ * concurrent writers,
  * change notifications reaching a `CachedKeyStore`, and, as `options` declares, changes through a
  * second instance (the channel) and 503 while the store is away (fail closed).
  *
@@ -26,7 +28,7 @@ export function describeKeyStoreContract(
   options: ContractOptions = {},
 ): void {
   const { describe, it, expect, beforeEach, afterEach } = t;
-  const cases: ContractCase[] = [...RECORD_CASES, ...RACE_CASES, ...changeCases(options)];
+  const cases: ContractCase[] = [...RECORD_CASES, ...lifecycleCases(options), ...RACE_CASES, ...changeCases(options)];
   const caches: CachedKeyStore[] = [];
   let context: ContractContext;
 

@@ -132,6 +132,41 @@ export function validDuration(field: string, value: unknown): number {
 }
 
 /**
+ * A rotation's grace in milliseconds: a finite number >= 0.
+ *
+ * @example
+ * validGraceMs(3_600_000) // 3600000
+ * validGraceMs(-1)        // throws InvalidInputError, field 'graceMs'
+ */
+export function validGraceMs(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    const reason = typeof value === 'number' ? 'out_of_range' : 'wrong_type';
+    refuse('graceMs', reason, `graceMs must be a finite number of milliseconds >= 0, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** The longest suspension reason, in characters: 500. */
+export const MAX_REASON_LENGTH = 500;
+
+/**
+ * A suspension's reason, or `null` when none is given (`undefined` or `null`): 1-500 characters once
+ * trimmed, at least one visible, no control, bidirectional-override or line-separator character, and
+ * not shaped like an API key (it is shown wherever the key is).
+ *
+ * @example
+ * validReason(' unpaid invoice ') // 'unpaid invoice'
+ */
+export function validReason(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  const reason = text('reason', value, MAX_REASON_LENGTH);
+  if (looksLikeKey(reason)) {
+    refuse('reason', 'key_shaped', 'reason looks like an API key; a key must never be stored as text');
+  }
+  return reason;
+}
+
+/**
  * A whole number >= 1 (a count, a size): anything else throws `InvalidInputError` naming `field`, with
  * the refused value described (its type and size), never quoted, since it may be a pasted secret.
  *

@@ -16,6 +16,7 @@ const ACTIONS = (id: string) =>
     ['create', `${BASE}/keys`, { name: 'evil', mode: 'live' }],
     ['save', `${BASE}/keys/${id}`, { name: 'renamed', allowedIps: '', allowAny: 'on' }],
     ['rotate', `${BASE}/keys/${id}/rotate`, {}],
+    ['suspend', `${BASE}/keys/${id}/suspend`, { reason: 'forged' }],
     ['revoke', `${BASE}/keys/${id}/revoke`, { confirm: 'ci' }],
     ['sign out', `${BASE}/sign-out`, {}],
   ] as const;
@@ -27,7 +28,7 @@ async function unchanged(s: Awaited<ReturnType<typeof withKey>>) {
   expect(s.events).toHaveLength(1); // key.created of the setup only
 }
 
-describe.each(['create', 'save', 'rotate', 'revoke', 'sign out'])('%s', (name) => {
+describe.each(['create', 'save', 'rotate', 'suspend', 'revoke', 'sign out'])('%s', (name) => {
   const pick = (id: string) =>
     ACTIONS(id).find(([n]) => n === name) as readonly [string, string, Record<string, string>];
 

@@ -43,7 +43,7 @@ describe.each([['a memory dashboard store', () => ({})]])('the filter, with %s',
 
   it('ignores a status or mode it does not know, and keeps the choice in the form', async () => {
     const s = await listed(options());
-    expect(rowsOf(await s.list('?status=suspended&mode=prod'))).toHaveLength(5);
+    expect(rowsOf(await s.list('?status=paused&mode=prod'))).toHaveLength(5);
     const html = await s.list('?status=revoked&mode=test');
     expect(html).toContain('<option value="revoked" selected>revoked</option>');
     expect(html).toContain('<option value="test" selected>test</option>');

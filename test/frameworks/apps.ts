@@ -38,6 +38,8 @@ export function routeOptions(store: KeyStore) {
     '/v1/batch': { ...verify, rateLimit: { limiter, cost: 11 } },
     '/v1/limiter-down': { ...verify, rateLimit: { limiter: downLimiter, onLimiterError: 'deny' as const } },
     '/v1/broke': { ...verify, credits: { ledger: new MemoryCreditLedger() } },
+    '/v1/bearer': { ...verify, from: 'bearer' as const },
+    '/v1/either': { ...verify, from: 'either' as const },
   } as const;
 }
 

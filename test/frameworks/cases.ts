@@ -15,7 +15,9 @@ export type CasePath =
   | '/v1/limited'
   | '/v1/batch'
   | '/v1/limiter-down'
-  | '/v1/broke';
+  | '/v1/broke'
+  | '/v1/bearer'
+  | '/v1/either';
 
 export interface AdapterCase {
   name: string;
@@ -24,6 +26,10 @@ export interface AdapterCase {
   key?: SecretName;
   /** A literal `x-api-key` value built from the secrets (for malformed keys). */
   header?: (secrets: CaseFixture['secrets']) => string;
+  /** An `Authorization` value built from the secrets (the `/v1/bearer` and `/v1/either` routes read it). */
+  authorization?: (secrets: CaseFixture['secrets']) => string;
+  /** The key a 200 must echo, when it travels in `authorization` rather than as `key`. */
+  echoes?: SecretName;
   /**
    * The client address, sent as `X-Forwarded-For` from a trusted proxy on 127.0.0.1 (Express and
    * Fastify trust loopback; the Fetch and Hono apps read it through `clientIp`). Undefined: no header,
@@ -48,6 +54,78 @@ const typo = (key: string) => key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a')
 
 const ALLOW = { path: '/v1/check', key: 'allowListed' } as const;
 
+const bearer = (name: SecretName) => (s: CaseFixture['secrets']) => `Bearer ${s[name]}`;
+const BEARER_OPEN = { authorization: bearer('open'), echoes: 'open' } as const;
+
+// `from: 'bearer'` and `from: 'either'`: the key in `Authorization: Bearer`, in the key header, or both.
+const BEARER_CASES: readonly AdapterCase[] = [
+  { name: 'bearer: a key in Authorization: Bearer', path: '/v1/bearer', ...BEARER_OPEN, expect: 200 },
+  {
+    name: 'bearer: the scheme in any case',
+    path: '/v1/bearer',
+    authorization: (s) => `bEARER ${s.open}`,
+    echoes: 'open',
+    expect: 200,
+  },
+  { name: 'bearer: no Authorization', path: '/v1/bearer', expect: 'missing_api_key' },
+  { name: 'bearer: a key only in x-api-key', path: '/v1/bearer', key: 'open', expect: 'missing_api_key' },
+  {
+    name: 'bearer: another scheme',
+    path: '/v1/bearer',
+    authorization: () => 'Basic dXNlcjpwYXNz',
+    expect: 'malformed_api_key',
+  },
+  { name: 'bearer: no token', path: '/v1/bearer', authorization: () => 'Bearer', expect: 'malformed_api_key' },
+  {
+    name: 'bearer: two tokens',
+    path: '/v1/bearer',
+    authorization: (s) => `Bearer ${s.open} ${s.open}`,
+    expect: 'malformed_api_key',
+  },
+  {
+    name: 'bearer: a revoked key',
+    path: '/v1/bearer',
+    authorization: bearer('revoked'),
+    expect: 'revoked_api_key',
+  },
+  {
+    name: 'bearer: a suspended key',
+    path: '/v1/bearer',
+    authorization: bearer('suspended'),
+    expect: 'key_suspended',
+  },
+  { name: 'either: a key in x-api-key', path: '/v1/either', key: 'open', expect: 200 },
+  { name: 'either: a key in Authorization: Bearer', path: '/v1/either', ...BEARER_OPEN, expect: 200 },
+  {
+    name: 'either: the same key in both',
+    path: '/v1/either',
+    key: 'open',
+    authorization: bearer('open'),
+    expect: 200,
+  },
+  {
+    name: 'either: two different keys',
+    path: '/v1/either',
+    key: 'open',
+    authorization: bearer('readOnly'),
+    expect: 'malformed_api_key',
+  },
+  {
+    name: 'either: a key in x-api-key beside another scheme in Authorization',
+    path: '/v1/either',
+    key: 'open',
+    authorization: () => 'Basic dXNlcjpwYXNz',
+    expect: 200,
+  },
+  { name: 'either: no key anywhere', path: '/v1/either', expect: 'missing_api_key' },
+  {
+    name: 'either: a suspended key',
+    path: '/v1/either',
+    authorization: bearer('suspended'),
+    expect: 'key_suspended',
+  },
+];
+
 export const CASES: readonly AdapterCase[] = [
   { name: 'no key', path: '/v1/check', expect: 'missing_api_key' },
   { name: 'empty key header', path: '/v1/check', header: () => '', expect: 'missing_api_key' },
@@ -70,6 +148,7 @@ export const CASES: readonly AdapterCase[] = [
   { name: 'unknown key', path: '/v1/check', key: 'unknown', expect: 'invalid_api_key' },
   { name: 'revoked key', path: '/v1/check', key: 'revoked', expect: 'revoked_api_key' },
   { name: 'expired key', path: '/v1/check', key: 'expired', expect: 'expired_api_key' },
+  { name: 'suspended key', path: '/v1/check', key: 'suspended', expect: 'key_suspended' },
   { name: 'address outside the allow list', ...ALLOW, ip: '198.51.100.7', expect: 'ip_not_allowed' },
   { name: 'permission not held', path: '/v1/check', key: 'readOnly', expect: 'insufficient_permissions' },
   { name: 'open key', path: '/v1/check', key: 'open', expect: 200 },
@@ -90,6 +169,7 @@ export const CASES: readonly AdapterCase[] = [
   { name: 'deny: [IPv6]:port', ...ALLOW, ip: '[2001:db8::1]:443', expect: 'ip_not_allowed' },
   { name: 'deny: empty address', ...ALLOW, ip: '', expect: 'ip_not_allowed' },
   { name: 'deny: no address', ...ALLOW, expect: 'ip_not_allowed' },
+  ...BEARER_CASES,
   {
     name: 'limit: a route without rateLimit sends no rate-limit fields',
     path: '/v1/check',
@@ -192,11 +272,19 @@ export function requestOf(row: AdapterCase, fixture: CaseFixture): CaseRequest {
   const headers: Record<string, string> = {};
   if (row.key) headers['x-api-key'] = fixture.secrets[row.key];
   if (row.header) headers['x-api-key'] = row.header(fixture.secrets);
+  if (row.authorization) headers.authorization = row.authorization(fixture.secrets);
   if (row.ip !== undefined) headers['x-forwarded-for'] = row.ip;
   return { path: row.path, headers };
 }
 
-const respond = createDenialResponder({ retryAfterMs: 7000 });
+// The denials of each kind of route: the 401's challenges follow where the route reads the key.
+const responders = {
+  header: createDenialResponder({ retryAfterMs: 7000 }),
+  bearer: createDenialResponder({ retryAfterMs: 7000, from: 'bearer' }),
+  either: createDenialResponder({ retryAfterMs: 7000, from: 'either' }),
+};
+const respond = (path: CasePath) =>
+  path === '/v1/bearer' ? responders.bearer : path === '/v1/either' ? responders.either : responders.header;
 
 /**
  * Runs the whole table against one adapter: a denial must be exactly `createDenialResponder`'s
@@ -214,10 +302,10 @@ export function itAnswersEveryCase(fixture: () => CaseFixture, send: () => SendC
         policy: fields?.['ratelimit-policy'] ?? null,
         state: fields?.ratelimit ?? null,
       });
-      expect(JSON.parse(got.body)).toEqual({ keyId: f.ids[row.key as SecretName] });
+      expect(JSON.parse(got.body)).toEqual({ keyId: f.ids[(row.echoes ?? row.key) as SecretName] });
       return;
     }
-    const want = respond({ code: row.expect, rateLimit: row.rateLimit });
+    const want = respond(row.path)({ code: row.expect, rateLimit: row.rateLimit });
     expect(got).toEqual({
       status: want.status,
       headers: Object.fromEntries(HEADERS.map((h) => [h, want.headers[h] ?? null])),

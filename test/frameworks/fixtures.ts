@@ -3,7 +3,15 @@ import { type ApiKeyRecord, generateKey, KeyManager, MemoryKeyStore } from 'keyg
 const DAY = 86_400_000;
 
 /** The keys every adapter is tested with, one per row of the check-order table. */
-export type SecretName = 'allowListed' | 'open' | 'readOnly' | 'revoked' | 'expired' | 'unknown' | 'limited';
+export type SecretName =
+  | 'allowListed'
+  | 'open'
+  | 'readOnly'
+  | 'revoked'
+  | 'expired'
+  | 'suspended'
+  | 'unknown'
+  | 'limited';
 
 /** The `limited` key's own rate limit: 10 units per 30 s. */
 export const LIMITED = { limit: 10, windowMs: 30_000 } as const;
@@ -40,6 +48,12 @@ export async function seedCaseStore(): Promise<CaseFixture> {
     }),
     readOnly: await keys.create({ accountId: 'acct_1', name: 'read-only', mode: 'live', permissions: ['email:read'] }),
     revoked: await keys.create({ accountId: 'acct_1', name: 'revoked', mode: 'live', permissions: ['email:verify'] }),
+    suspended: await keys.create({
+      accountId: 'acct_1',
+      name: 'suspended',
+      mode: 'live',
+      permissions: ['email:verify'],
+    }),
     expired: await past.create({
       accountId: 'acct_1',
       name: 'expired',
@@ -49,6 +63,7 @@ export async function seedCaseStore(): Promise<CaseFixture> {
     }),
   };
   await keys.revoke(created.revoked.key.id);
+  await keys.suspend(created.suspended.key.id, { reason: 'unpaid invoice' });
   const names = Object.keys(created) as Array<keyof typeof created>;
   const secrets = { unknown: generateKey({ mode: 'live' }) } as Record<SecretName, string>;
   const ids = { unknown: 'none' } as Record<SecretName, string>;

@@ -37,6 +37,14 @@ describe('KeyManager.rotate claims the old key before it inserts the successor',
     expect((await store.listByAccount('acct_1')).filter((r) => r.rotatedFrom === old.key.id)).toHaveLength(1);
   });
 
+  it('restores the old key’s expiry too when a rotation with graceMs cannot insert the successor', async () => {
+    const { store, keys } = setup();
+    const old = await keys.create(base);
+    store.failNextInsert = true;
+    await expect(keys.rotate(old.key.id, { graceMs: 0 })).rejects.toMatchObject({ code: 'key_store_unavailable' });
+    expect(await keys.get(old.key.id)).toMatchObject({ rotatedTo: null, expiresAt: null, status: 'active' });
+  });
+
   it('treats a claim whose successor never arrived as in progress for a minute, then as abandoned', async () => {
     const { store, keys, advance } = setup();
     const old = await keys.create(base);

@@ -60,7 +60,22 @@ const backends = [
   { name: 'redis', available: redis, open: redisBackend },
 ].filter((b) => b.available);
 
-describe.skipIf(backends.length === 0)('revocation across processes', () => {
+// Returns once process `a` has seen a change made here: its channel is live, so a measurement can start.
+async function channelLive(a: ReturnType<typeof child>, keys: KeyManager, probeId: string): Promise<void> {
+  const live = a.next('channel');
+  let probing = true;
+  const stop = () => {
+    probing = false;
+  };
+  live.then(stop, stop);
+  for (let i = 0; probing && i < 100; i++) {
+    await keys.update(probeId, { name: `probe ${i}` });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await live;
+}
+
+describe.skipIf(backends.length === 0)('revocation and suspension across processes', () => {
   it.each(backends)('process A refuses a key within 1 s of process B revoking it ($name)', async ({ name, open }) => {
     const backend = await open();
     const keys = new KeyManager({ store: backend.store });
@@ -70,18 +85,7 @@ describe.skipIf(backends.length === 0)('revocation across processes', () => {
 
     const a = child({ ...common, role: 'watch', secret });
     await a.next('ready');
-    // The channel is live in A once A has seen a change we made; only then does the measurement start.
-    const live = a.next('channel');
-    let probing = true;
-    const stop = () => {
-      probing = false;
-    };
-    live.then(stop, stop);
-    for (let i = 0; probing && i < 100; i++) {
-      await keys.update(probe.key.id, { name: `probe ${i}` });
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await live;
+    await channelLive(a, keys, probe.key.id);
 
     const b = child({ ...common, role: 'revoke', id: key.id });
     const revoked = await b.next('revoked');
@@ -95,6 +99,30 @@ describe.skipIf(backends.length === 0)('revocation across processes', () => {
     expect(refused.code).toBe('revoked_api_key');
     expect(delay).toBeLessThan(1000);
   });
+
+  it.each(backends)(
+    'process A refuses a key within 1 s of process B suspending it (403 key_suspended), and takes it again within 1 s of a resumption ($name)',
+    async ({ open }) => {
+      const backend = await open();
+      const keys = new KeyManager({ store: backend.store });
+      const { secret, key } = await keys.create({ accountId: 'acct_s', name: 'paused', mode: 'live' });
+      const probe = await keys.create({ accountId: 'acct_s', name: 'probe', mode: 'test' });
+      const common = { kind: backend.kind, url: backend.url, namespace: backend.namespace };
+
+      const a = child({ ...common, role: 'watch', secret, untilAllowed: true });
+      await a.next('ready');
+      await channelLive(a, keys, probe.key.id);
+
+      const suspended = await child({ ...common, role: 'suspend', id: key.id }).next('suspended');
+      const refused = await a.next('refused');
+      expect(refused.code).toBe('key_suspended');
+      expect(Number(refused.at) - Number(suspended.startedAt)).toBeLessThan(1000);
+
+      const resumed = await child({ ...common, role: 'resume', id: key.id }).next('resumed');
+      const allowed = await a.next('allowed');
+      expect(Number(allowed.at) - Number(resumed.startedAt)).toBeLessThan(1000);
+    },
+  );
 
   it.each(backends)(
     'with no change channel, a cache still drops a revoked key within its TTL ($name)',

@@ -30,7 +30,9 @@ describe('a key stored before rate limits existed', () => {
     const keys = new KeyManager({ store });
     const { key } = await keys.create({ accountId: 'a', name: 'old', mode: 'live' });
     // Back to schema version 2, as a database of the previous release holds it.
-    await db.query('ALTER TABLE keygate_keys DROP COLUMN rate_limit');
+    await db.query(
+      'ALTER TABLE keygate_keys DROP COLUMN rate_limit, DROP COLUMN suspended_at, DROP COLUMN suspended_reason',
+    );
     await db.query('DROP TABLE keygate_used_tokens');
     await db.query('DROP TABLE keygate_audit');
     await db.query('DROP FUNCTION keygate_audit_is_append_only()');

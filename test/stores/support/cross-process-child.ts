@@ -2,6 +2,8 @@
 //   watch:  holds a CachedKeyStore (TTL 60 s) and authenticates the key every millisecond; prints when
 //           the channel delivers a change and when the key is first refused.
 //   revoke: revokes the key and prints when it started and when the revoke returned.
+//   suspend, resume: the same for a suspension and a resumption.
+//   With `untilAllowed`, the watcher carries on after the refusal until the key is allowed again.
 import { authenticate, CachedKeyStore, KeyManager } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { RedisKeyStore } from 'keygate/redis';
@@ -9,13 +11,14 @@ import pg from 'pg';
 import { createClient } from 'redis';
 
 interface Args {
-  role: 'watch' | 'revoke';
+  role: 'watch' | 'revoke' | 'suspend' | 'resume';
   kind: 'postgres' | 'redis';
   url: string;
   /** Schema (postgres) or key prefix (redis). */
   namespace: string;
   secret?: string;
   id?: string;
+  untilAllowed?: boolean;
 }
 
 const args = JSON.parse(process.argv[2] ?? '{}') as Args;
@@ -35,10 +38,11 @@ async function open(): Promise<{ store: PostgresKeyStore | RedisKeyStore; end: (
 }
 
 const { store, end } = await open();
-if (args.role === 'revoke') {
+if (args.role !== 'watch') {
   const startedAt = now();
-  await new KeyManager({ store }).revoke(args.id as string);
-  say({ event: 'revoked', startedAt, returnedAt: now() });
+  await new KeyManager({ store })[args.role](args.id as string);
+  const done = { revoke: 'revoked', suspend: 'suspended', resume: 'resumed' }[args.role];
+  say({ event: done, startedAt, returnedAt: now() });
 } else {
   const cached = new CachedKeyStore(store, { ttlMs: 60_000 });
   const off = store.subscribe((change) => {
@@ -46,14 +50,19 @@ if (args.role === 'revoke') {
   });
   const request = { headers: { 'x-api-key': args.secret as string }, ip: '203.0.113.7' };
   let ready = false;
+  let refused = false;
   for (;;) {
     const result = await authenticate(request, cached);
     const at = now();
     if (result.ok && !ready) {
       ready = true;
       say({ event: 'ready' });
-    } else if (!result.ok) {
+    } else if (!result.ok && !refused) {
+      refused = true;
       say({ event: 'refused', at, code: result.code });
+      if (!args.untilAllowed) break;
+    } else if (result.ok && refused) {
+      say({ event: 'allowed', at });
       break;
     }
     await new Promise((resolve) => setTimeout(resolve, 1));

@@ -80,8 +80,8 @@ async function keptSecret(file) {
 export const PANEL_ENTRIES = 1000;
 
 /**
- * The account panel of the dashboard: the credit balance and this month's billed requests (UTC
- * calendar month), read from the ledger's latest entries: one `charge` entry per billed request (a
+ * The account panel of the dashboard: this month's billed requests (UTC calendar month; the balance
+ * and the latest entries are the dashboard's own Credits section), read from the ledger's latest entries: one `charge` entry per billed request (a
  * request that failed with a 5xx was released and wrote none; top-ups are not requests). A month with
  * more than {@link PANEL_ENTRIES} entries shows "at least" what the latest of them hold.
  *
@@ -89,7 +89,7 @@ export const PANEL_ENTRIES = 1000;
  * @param {() => number} [clock] epoch milliseconds. Default `Date.now`
  * @returns {(accountId: string) => Promise<Array<{ label: string, value: string }>>}
  * @example
- * await accountPanel(ledger)('acct_demo'); // [{ label: 'Credit balance', value: '994 credits' }, ...]
+ * await accountPanel(ledger)('acct_demo'); // [{ label: 'Billed requests this month', value: '6 (6 credits)' }]
  */
 export function accountPanel(ledger, clock = Date.now) {
   const number = new Intl.NumberFormat('en-US');
@@ -98,10 +98,7 @@ export function accountPanel(ledger, clock = Date.now) {
   return async (accountId) => {
     const now = new Date(clock());
     const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-    const [balance, entries] = await Promise.all([
-      ledger.balance(accountId),
-      ledger.entries(accountId, { limit: PANEL_ENTRIES }),
-    ]);
+    const entries = await ledger.entries(accountId, { limit: PANEL_ENTRIES });
     // Newest first: the month is complete once an older entry shows, or when the ledger had no more.
     let complete = entries.length < PANEL_ENTRIES;
     let requests = 0;
@@ -116,7 +113,6 @@ export function accountPanel(ledger, clock = Date.now) {
       charged -= entry.amount; // a charge's amount is negative
     }
     return [
-      { label: 'Credit balance', value: credits(balance) },
       {
         label: 'Billed requests this month',
         value: `${complete ? '' : 'at least '}${number.format(requests)} (${credits(charged)})`,
@@ -127,7 +123,7 @@ export function accountPanel(ledger, clock = Date.now) {
 
 /**
  * The dashboard over the service's keys: permission checkboxes from the service's catalogue, the
- * "Rate limit" field, and the account panel over the ledger. Mount it with
+ * "Rate limit" field, the Credits section (balance and latest entries) and the account panel over the ledger. Mount it with
  * `createApp({ dashboard: ui, ... })`.
  *
  * @param {object} options
@@ -149,6 +145,7 @@ export function createDashboard({ store, dashboardStore, ledger, secret, permiss
     secret,
     permissions,
     rateLimits: true,
+    credits: ledger,
     accountPanel: accountPanel(ledger),
   });
 }

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#errors';
 import { CAPABILITIES, type Capabilities } from '../capabilities.js';
-import { randomBase62 } from '../key/base62.js';
+import { encodeBase62, randomBase62 } from '../key/base62.js';
 import { ExpiryHeap } from '../rate-limit/expiry-heap.js';
 import { amountOverflow, amountOverHold } from './amount.js';
 import {
@@ -53,8 +53,10 @@ interface Hold {
   readonly lapsesAt: number;
 }
 
-// A hold id carries its account after this prefix and 16 random characters, so that a settle or a
-// release of a hold already closed or lapsed still answers that account's balance.
+// A hold id carries its account after this prefix and 16 characters (the ledger's 6 random ones and a
+// 10-character count), so that a settle or a release of a hold already closed or lapsed still answers
+// that account's balance. Ids are unique, not secret: drawing random bytes per call cost more than the
+// rest of a hold and a settle together.
 const HOLD_PREFIX = 'hold_';
 // A literal (not `HOLD_PREFIX.length + 17`), so bundlers drop it from bundles without the ledger.
 const HOLD_ACCOUNT_AT = 22;
@@ -79,6 +81,8 @@ export class MemoryCreditLedger implements CreditLedger {
   private readonly holds = new Map<string, Hold>();
   // When each hold lapses; a closed hold's entry stays until it reaches the top (or the heap is rebuilt).
   private readonly lapses = new ExpiryHeap();
+  private idStem: string | undefined;
+  private idCount = 0;
   /** Its `deadline`: every call is decided before it yields, so `authenticate` arms no timer for it. */
   declare readonly [CAPABILITIES]: Capabilities;
 
@@ -138,7 +142,7 @@ export class MemoryCreditLedger implements CreditLedger {
       const args = validHoldArgs(accountId, amount, options);
       const account = this.known(args.accountId);
       if (!account || account.available < args.amount) return { ok: false, balance: account?.available ?? 0 };
-      const holdId = `${HOLD_PREFIX}${randomBase62(16)}_${args.accountId}`;
+      const holdId = `${HOLD_PREFIX}${this.nextId()}_${args.accountId}`;
       const lapsesAt = now + args.ttlMs;
       account.available -= args.amount;
       account.held += args.amount;
@@ -257,6 +261,12 @@ export class MemoryCreditLedger implements CreditLedger {
     return this.known(holdId.slice(HOLD_ACCOUNT_AT))?.available ?? 0;
   }
 
+  // 16 characters unique within this ledger (and, by the random part, among ledgers): 62^10 ids each.
+  private nextId(): string {
+    this.idStem ??= randomBase62(6);
+    return this.idStem + encodeBase62(this.idCount++, 10);
+  }
+
   private write(
     now: number,
     account: Account,
@@ -266,7 +276,7 @@ export class MemoryCreditLedger implements CreditLedger {
     extra: { keyId?: string | undefined; reference?: string | undefined },
   ): void {
     const entry: CreditEntry = {
-      id: `ce_${randomBase62(16)}`,
+      id: `ce_${this.nextId()}`,
       accountId,
       kind,
       amount,

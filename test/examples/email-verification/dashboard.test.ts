@@ -63,7 +63,7 @@ describe('the dashboard of the example service', PGLITE, () => {
       expect(list.html).toContain('<h1>API keys</h1>');
       for (const name of ['demo test', 'demo live']) expect(list.html).toContain(`>${name}</a>`);
       for (const secret of s.secrets) expect(list.html).toContain(keyHint(secret));
-      expect(list.html).toContain(`<dt>Credit balance</dt><dd>${DEMO_CREDITS.toLocaleString('en-US')} credits</dd>`);
+      expect(list.html).toContain(`<dt>Available balance</dt><dd>${DEMO_CREDITS.toLocaleString('en-US')} credits</dd>`);
       expect(list.html).toContain('<dt>Billed requests this month</dt><dd>0 (0 credits)</dd>');
       for (const secret of s.secrets) expect(list.html).not.toContain(secret);
 
@@ -286,18 +286,16 @@ describe.each([
       await request(ledger, 'acct_1', 7, 'release');
       await request(ledger, 'acct_2', 3, 'settle');
       expect(await accountPanel(ledger)('acct_1')).toEqual([
-        { label: 'Credit balance', value: '94 credits' },
         { label: 'Billed requests this month', value: '2 (6 credits)' },
       ]);
-      expect((await accountPanel(ledger)('acct_2'))[1]?.value).toBe('1 (3 credits)');
+      expect((await accountPanel(ledger)('acct_2'))[0]?.value).toBe('1 (3 credits)');
       expect(await accountPanel(ledger)('acct_unknown')).toEqual([
-        { label: 'Credit balance', value: '0 credits' },
         { label: 'Billed requests this month', value: '0 (0 credits)' },
       ]);
       // Next month, none of them counts.
       const nextMonth = new Date();
       nextMonth.setUTCMonth(nextMonth.getUTCMonth() + 1, 1);
-      expect((await accountPanel(ledger, () => nextMonth.getTime())('acct_1'))[1]?.value).toBe('0 (0 credits)');
+      expect((await accountPanel(ledger, () => nextMonth.getTime())('acct_1'))[0]?.value).toBe('0 (0 credits)');
     } finally {
       await close();
     }
@@ -308,7 +306,7 @@ it('the account panel says "at least" when the month holds more entries than it 
   const ledger = new MemoryCreditLedger();
   await ledger.topUp('acct_1', 10_000);
   for (let i = 0; i < PANEL_ENTRIES; i++) await request(ledger, 'acct_1', 1, 'settle');
-  expect((await accountPanel(ledger)('acct_1'))[1]?.value).toBe(
+  expect((await accountPanel(ledger)('acct_1'))[0]?.value).toBe(
     `at least ${(PANEL_ENTRIES).toLocaleString('en-US')} (${PANEL_ENTRIES.toLocaleString('en-US')} credits)`,
   );
 });

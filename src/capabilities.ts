@@ -1,4 +1,5 @@
 import type { AuditLog } from './audit/types.js';
+import type { CreditBalance, HoldOptions, HoldResult, SettleResult } from './credits/types.js';
 import type { KeyChangeEvent } from './types.js';
 import type { UsageStore } from './usage/types.js';
 
@@ -85,6 +86,28 @@ export interface Capabilities {
   readonly usage?: UsageStore;
   /** This store holds an audit log of key management: a `KeyManager` over it writes every action there. */
   readonly audit?: AuditLog;
+  /** This credit ledger answers at once. */
+  readonly synchronous?: SynchronousLedger;
+}
+
+/**
+ * A credit ledger that answers at once (`MemoryCreditLedger`): `authenticate` and the adapters hold,
+ * settle and release through these, so billing in memory adds no promise to a cached request. They get
+ * only arguments checked before (a stored key's account and id, the validated cost and `holdTtlMs`, a
+ * hold id the ledger made), so they may skip the argument checks of the public methods. Each throws
+ * where its asynchronous twin rejects.
+ *
+ * @example
+ * const sync = capabilityOf(ledger, 'synchronous');
+ * const held = sync ? sync.holdSync('acct_1', 1) : await ledger.hold('acct_1', 1);
+ */
+export interface SynchronousLedger {
+  /** `hold`, answered at once. */
+  holdSync(accountId: string, amount: number, options?: HoldOptions): HoldResult;
+  /** `settle`, answered at once. */
+  settleSync(holdId: string, amount?: number): SettleResult;
+  /** `release`, answered at once. */
+  releaseSync(holdId: string): CreditBalance;
 }
 
 /**

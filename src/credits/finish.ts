@@ -2,9 +2,12 @@ import type { AuthenticateOptions } from '../auth/options.js';
 import { resolveAuthOptions } from '../auth/options.js';
 import type { AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
 import { withDeadline } from '../deadline.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
+import type { ResolvedCredits } from './options.js';
 import { creditEvent, holdCredits as hold } from './step.js';
 
 const NO_ERRORS = { timedOut: () => 0, failed: () => 0 };
+const DONE = Promise.resolve();
 
 /**
  * Closes the hold of a successful result once the request has been answered: a `status` below 500
@@ -23,23 +26,44 @@ const NO_ERRORS = { timedOut: () => 0, failed: () => 0 };
 export function finishCredits(result: AuthSuccess, status: number, options: AuthenticateOptions): Promise<void> {
   const held = result.credits;
   const { credits: c, telemetry: t } = resolveAuthOptions(options);
-  if (!held || !c) return Promise.resolve();
-  const { accountId } = result.key;
+  if (!held || !c) return DONE;
   const settle = status < 500;
   const operation = settle ? 'settle' : 'release';
+  if (c.sync) {
+    // A ledger that answers at once (memory): closed before this returns, with no promise of its own.
+    try {
+      const answer = settle ? c.sync.settleSync(held.holdId) : c.sync.releaseSync(held.holdId);
+      closed(t, result, held.cost, operation, answer);
+    } catch {
+      failed(c, t, result, operation);
+    }
+    return DONE;
+  }
   const close = () => (settle ? c.ledger.settle(held.holdId) : c.ledger.release(held.holdId));
   // A ledger without a deadline of its own is bounded by the authentication timeout; `then` turns a throw into a rejection.
   const closing = c.guardMs > 0 ? withDeadline(c.guardMs, close, NO_ERRORS) : Promise.resolve().then(close);
   return closing.then(
-    (answer) => {
-      const lapsed = settle && (answer as { charged?: unknown } | undefined)?.charged === 0 && held.cost > 0;
-      t?.credits(lapsed ? 'lapse' : operation, accountId);
-    },
-    () => {
-      t?.credits('error', accountId, operation);
-      creditEvent(c, 'credits.ledger_failed', result.key, { operation, served: true });
-    },
+    (answer) => closed(t, result, held.cost, operation, answer),
+    () => failed(c, t, result, operation),
   );
+}
+
+// Counts a closed hold: a settle that charged nothing for a hold that cost something found it lapsed.
+function closed(
+  t: Telemetry | undefined,
+  result: AuthSuccess,
+  cost: number,
+  operation: 'settle' | 'release',
+  answer: unknown,
+): void {
+  if (!t) return;
+  const lapsed = operation === 'settle' && (answer as { charged?: unknown } | undefined)?.charged === 0 && cost > 0;
+  t.credits(lapsed ? 'lapse' : operation, result.key.accountId);
+}
+
+function failed(c: ResolvedCredits, t: Telemetry | undefined, result: AuthSuccess, operation: 'settle' | 'release') {
+  t?.credits('error', result.key.accountId, operation);
+  creditEvent(c, 'credits.ledger_failed', result.key, { operation, served: true });
 }
 
 /**

@@ -1,9 +1,10 @@
 import { InvalidInputError } from '#errors';
-import { CAPABILITIES, type Capabilities } from '../capabilities.js';
-import { encodeBase62, randomBase62 } from '../key/base62.js';
+import { CAPABILITIES, type Capabilities, type SynchronousLedger } from '../capabilities.js';
+import { randomBase62 } from '../key/base62.js';
 import { ExpiryHeap } from '../rate-limit/expiry-heap.js';
 import { amountOverflow, amountOverHold } from './amount.js';
 import {
+  DEFAULT_HOLD_TTL_MS,
   validCreditAccount,
   validEntriesArgs,
   validHoldArgs,
@@ -38,10 +39,20 @@ export interface MemoryCreditLedgerOptions {
   clock?: () => number;
 }
 
+// An account's entries as parallel arrays of numbers (no object per entry, so a ledger that keeps every
+// entry for good costs the garbage collector little); `CreditEntry` objects are made only when read. A
+// top-up's amount is positive and a charge's negative (a settle of 0 writes none), so the sign is the kind;
+// `tags` holds a charge's key id or a top-up's reference.
 interface Account {
   available: number;
   held: number;
-  readonly entries: CreditEntry[];
+  /** The sum of every entry's amount. */
+  total: number;
+  readonly seqs: number[];
+  readonly amounts: number[];
+  readonly balances: number[];
+  readonly times: number[];
+  readonly tags: (string | undefined)[];
   readonly references: Set<string>;
 }
 
@@ -54,7 +65,7 @@ interface Hold {
 }
 
 // A hold id carries its account after this prefix and 16 characters (the ledger's 6 random ones and a
-// 10-character count), so that a settle or a release of a hold already closed or lapsed still answers
+// 10-character count in base 36), so that a settle or a release of a hold already closed or lapsed still answers
 // that account's balance. Ids are unique, not secret: drawing random bytes per call cost more than the
 // rest of a hold and a settle together.
 const HOLD_PREFIX = 'hold_';
@@ -83,7 +94,10 @@ export class MemoryCreditLedger implements CreditLedger {
   private readonly lapses = new ExpiryHeap();
   private idStem: string | undefined;
   private idCount = 0;
-  /** Its `deadline`: every call is decided before it yields, so `authenticate` arms no timer for it. */
+  /**
+   * Its `deadline` (every call is decided before it yields, so `authenticate` arms no timer for it) and
+   * `synchronous` (`authenticate` and the adapters hold, settle and release without a promise).
+   */
   declare readonly [CAPABILITIES]: Capabilities;
 
   constructor(options: MemoryCreditLedgerOptions = {}) {
@@ -93,7 +107,15 @@ export class MemoryCreditLedger implements CreditLedger {
       });
     }
     this.clock = options.clock ?? Date.now;
-    this[CAPABILITIES] = { deadline: { timeoutMs: 1 } };
+    // What `authenticate` passes was checked before (a stored key's ids, the validated cost and ttl, an
+    // id this ledger made), so the synchronous twins skip the argument checks of the public methods.
+    const synchronous: SynchronousLedger = {
+      holdSync: (accountId, amount, o) =>
+        this.now((now) => this.take(now, accountId, amount, o?.keyId, o?.ttlMs ?? DEFAULT_HOLD_TTL_MS)),
+      settleSync: (holdId, amount) => this.now((now) => this.charge(now, holdId, amount)),
+      releaseSync: (holdId) => this.now(() => this.give(holdId)),
+    };
+    this[CAPABILITIES] = { deadline: { timeoutMs: 1 }, synchronous };
   }
 
   /**
@@ -115,7 +137,7 @@ export class MemoryCreditLedger implements CreditLedger {
       }
       account.available += args.amount;
       if (args.reference !== undefined) account.references.add(args.reference);
-      this.write(now, account, args.accountId, 'top_up', args.amount, { reference: args.reference });
+      this.write(now, account, args.amount, args.reference);
       return { balance: account.available };
     });
   }
@@ -140,15 +162,7 @@ export class MemoryCreditLedger implements CreditLedger {
   hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
     return this.run((now) => {
       const args = validHoldArgs(accountId, amount, options);
-      const account = this.known(args.accountId);
-      if (!account || account.available < args.amount) return { ok: false, balance: account?.available ?? 0 };
-      const holdId = `${HOLD_PREFIX}${this.nextId()}_${args.accountId}`;
-      const lapsesAt = now + args.ttlMs;
-      account.available -= args.amount;
-      account.held += args.amount;
-      this.holds.set(holdId, { accountId: args.accountId, amount: args.amount, keyId: args.keyId, lapsesAt });
-      this.lapses.push({ end: lapsesAt, key: holdId });
-      return { ok: true, holdId, balance: account.available };
+      return this.take(now, args.accountId, args.amount, args.keyId, args.ttlMs);
     });
   }
 
@@ -162,14 +176,7 @@ export class MemoryCreditLedger implements CreditLedger {
   settle(holdId: string, amount?: number): Promise<SettleResult> {
     return this.run((now) => {
       const args = validSettleArgs(holdId, amount);
-      const hold = this.holds.get(args.holdId);
-      if (!hold) return { charged: 0, balance: this.balanceOfHold(args.holdId) };
-      const charged = args.amount ?? hold.amount;
-      if (charged > hold.amount) throw amountOverHold(charged, hold.amount);
-      const account = this.close(args.holdId, hold);
-      account.available += hold.amount - charged;
-      if (charged > 0) this.write(now, account, hold.accountId, 'charge', -charged, { keyId: hold.keyId });
-      return { charged, balance: account.available };
+      return this.charge(now, args.holdId, args.amount);
     });
   }
 
@@ -181,14 +188,7 @@ export class MemoryCreditLedger implements CreditLedger {
    * await ledger.release(holdId); // { balance: 497 }
    */
   release(holdId: string): Promise<CreditBalance> {
-    return this.run(() => {
-      const id = validHoldId(holdId);
-      const hold = this.holds.get(id);
-      if (!hold) return { balance: this.balanceOfHold(id) };
-      const account = this.close(id, hold);
-      account.available += hold.amount;
-      return { balance: account.available };
-    });
+    return this.run(() => this.give(validHoldId(holdId)));
   }
 
   /**
@@ -200,10 +200,11 @@ export class MemoryCreditLedger implements CreditLedger {
   entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
     return this.run(() => {
       const args = validEntriesArgs(accountId, options);
-      const entries = this.known(args.accountId)?.entries ?? [];
+      const account = this.known(args.accountId);
       const newest: CreditEntry[] = [];
-      for (let i = entries.length - 1; i >= 0 && newest.length < args.limit; i--) {
-        newest.push({ ...(entries[i] as CreditEntry) });
+      if (!account) return newest;
+      for (let i = account.amounts.length - 1; i >= 0 && newest.length < args.limit; i--) {
+        newest.push(this.entryAt(args.accountId, account, i));
       }
       return newest;
     });
@@ -219,22 +220,57 @@ export class MemoryCreditLedger implements CreditLedger {
     return this.run(() => {
       const account = validCreditAccount(accountId);
       const known = this.known(account);
-      const entries = (known?.entries ?? []).reduce((sum, entry) => sum + entry.amount, 0);
+      const entries = known?.total ?? 0;
       const balance = known?.available ?? 0;
       const held = known?.held ?? 0;
       return { accountId: account, entries, balance, held, ok: entries === balance + held };
     });
   }
 
+  private take(now: number, accountId: string, amount: number, keyId: string | undefined, ttlMs: number): HoldResult {
+    const account = this.known(accountId);
+    if (!account || account.available < amount) return { ok: false, balance: account?.available ?? 0 };
+    const holdId = `${HOLD_PREFIX}${this.nextId()}_${accountId}`;
+    const lapsesAt = now + ttlMs;
+    account.available -= amount;
+    account.held += amount;
+    this.holds.set(holdId, { accountId, amount, keyId, lapsesAt });
+    this.lapses.push({ end: lapsesAt, key: holdId });
+    return { ok: true, holdId, balance: account.available };
+  }
+
+  private charge(now: number, holdId: string, amount: number | undefined): SettleResult {
+    const hold = this.holds.get(holdId);
+    if (!hold) return { charged: 0, balance: this.balanceOfHold(holdId) };
+    const charged = amount ?? hold.amount;
+    if (charged > hold.amount) throw amountOverHold(charged, hold.amount);
+    const account = this.close(holdId, hold);
+    account.available += hold.amount - charged;
+    if (charged > 0) this.write(now, account, -charged, hold.keyId);
+    return { charged, balance: account.available };
+  }
+
+  private give(holdId: string): CreditBalance {
+    const hold = this.holds.get(holdId);
+    if (!hold) return { balance: this.balanceOfHold(holdId) };
+    const account = this.close(holdId, hold);
+    account.available += hold.amount;
+    return { balance: account.available };
+  }
+
   // Every call: the lapsed holds' credits back first, then the work; a throw becomes a rejection.
   private run<T>(work: (now: number) => T): Promise<T> {
     try {
-      const now = this.clock();
-      this.sweep(now);
-      return Promise.resolve(work(now));
+      return Promise.resolve(this.now(work));
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  private now<T>(work: (now: number) => T): T {
+    const now = this.clock();
+    this.sweep(now);
+    return work(now);
   }
 
   private sweep(now: number): void {
@@ -261,31 +297,35 @@ export class MemoryCreditLedger implements CreditLedger {
     return this.known(holdId.slice(HOLD_ACCOUNT_AT))?.available ?? 0;
   }
 
-  // 16 characters unique within this ledger (and, by the random part, among ledgers): 62^10 ids each.
+  // 16 characters unique within this ledger (and, by the random part, among ledgers): 36^10 ids each.
   private nextId(): string {
     this.idStem ??= randomBase62(6);
-    return this.idStem + encodeBase62(this.idCount++, 10);
+    return this.idStem + (this.idCount++).toString(36).padStart(10, '0');
   }
 
-  private write(
-    now: number,
-    account: Account,
-    accountId: string,
-    kind: CreditEntry['kind'],
-    amount: number,
-    extra: { keyId?: string | undefined; reference?: string | undefined },
-  ): void {
+  private write(now: number, account: Account, amount: number, tag: string | undefined): void {
+    this.idStem ??= randomBase62(6);
+    account.seqs.push(this.idCount++);
+    account.amounts.push(amount);
+    account.balances.push(account.available);
+    account.times.push(now);
+    account.tags.push(tag);
+    account.total += amount;
+  }
+
+  private entryAt(accountId: string, account: Account, i: number): CreditEntry {
+    const amount = account.amounts[i] as number;
     const entry: CreditEntry = {
-      id: `ce_${this.nextId()}`,
+      id: `ce_${this.idStem}${(account.seqs[i] as number).toString(36).padStart(10, '0')}`,
       accountId,
-      kind,
+      kind: amount > 0 ? 'top_up' : 'charge',
       amount,
-      balance: account.available,
-      createdAt: new Date(now).toISOString(),
+      balance: account.balances[i] as number,
+      createdAt: new Date(account.times[i] as number).toISOString(),
     };
-    if (extra.keyId !== undefined) entry.keyId = extra.keyId;
-    if (extra.reference !== undefined) entry.reference = extra.reference;
-    account.entries.push(entry);
+    const tag = account.tags[i];
+    if (tag !== undefined) entry[amount > 0 ? 'reference' : 'keyId'] = tag;
+    return entry;
   }
 
   private known(accountId: string): Account | undefined {
@@ -295,7 +335,17 @@ export class MemoryCreditLedger implements CreditLedger {
   private accountOf(accountId: string): Account {
     let account = this.accounts.get(accountId);
     if (!account) {
-      account = { available: 0, held: 0, entries: [], references: new Set() };
+      account = {
+        available: 0,
+        held: 0,
+        total: 0,
+        seqs: [],
+        amounts: [],
+        balances: [],
+        times: [],
+        tags: [],
+        references: new Set(),
+      };
       this.accounts.set(accountId, account);
     }
     return account;

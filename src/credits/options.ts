@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#errors';
 import type { AuthRequest } from '../auth/result.js';
-import { capabilityOf } from '../capabilities.js';
+import { capabilityOf, type SynchronousLedger } from '../capabilities.js';
 import type { EventHook } from '../events.js';
 import { quote } from '../validate/describe.js';
 import type { CreditLedger } from './types.js';
@@ -80,6 +80,8 @@ export interface ResolvedCredits {
   readonly onEvent: EventHook | undefined;
   /** Milliseconds after which a ledger call with no `deadline` of its own counts as failed; 0: none. */
   readonly guardMs: number;
+  /** The ledger's `synchronous` capability, when it answers at once (a `MemoryCreditLedger`). */
+  readonly sync: SynchronousLedger | undefined;
 }
 
 const FIELDS = new Set(['ledger', 'cost', 'holdTtlMs', 'lowBalance', 'onLedgerError', 'onEvent']);
@@ -137,5 +139,6 @@ export function resolveCredits(value: unknown, timeoutMs: number): ResolvedCredi
     onLedgerError,
     onEvent,
     guardMs,
+    sync: capabilityOf(ledger, 'synchronous'),
   };
 }

@@ -119,7 +119,15 @@ export function holdCredits(
   const cost = costOf(c, request);
   if (cost < 0) return failure('invalid_credit_cost', result.key);
   if (cost === 0) return result;
-  const options = { keyId: result.key.id, ...(c.holdTtlMs === undefined ? {} : { ttlMs: c.holdTtlMs }) };
+  const options = c.holdTtlMs === undefined ? { keyId: result.key.id } : { keyId: result.key.id, ttlMs: c.holdTtlMs };
+  if (c.sync) {
+    // A ledger that answers at once (memory) keeps a cached request free of promises.
+    try {
+      return held(result, c, t, cost, c.sync.holdSync(result.key.accountId, cost, options));
+    } catch {
+      return ledgerFailed(result, c, t);
+    }
+  }
   const hold = () => c.ledger.hold(result.key.accountId, cost, options);
   let pending: Promise<HoldResult>;
   try {

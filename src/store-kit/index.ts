@@ -23,7 +23,15 @@ export { AUDIT_ACTIONS, freezeAuditEntry, validAuditEntry, validAuditQuery } fro
 export { auditId } from '../audit/id.js';
 export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../audit/types.js';
 export { toPublicKey } from '../auth/compiled-key.js';
-export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
+export type {
+  Capabilities,
+  Capable,
+  ChangeSource,
+  Deadline,
+  Degradable,
+  SynchronousLedger,
+  Wrapper,
+} from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';
 // For authors of credit ledgers over other backends (keygate/postgres and keygate/redis use them).
 export { amountOverflow, amountOverHold, checkCreditAmount } from '../credits/amount.js';

@@ -4,13 +4,15 @@ import {
   type AuthRequest,
   type AuthResult,
   authenticate,
+  authenticateEager,
+  CachedKeyStore,
   type CreditLedger,
   CreditLedgerUnavailableError,
   type KeygateEvent,
   MemoryCreditLedger,
 } from 'keygate';
 import { finishCredits } from 'keygate/adapter-kit';
-import { METRICS } from 'keygate/store-kit';
+import { CAPABILITIES, capabilityOf, METRICS } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { seededStore } from '../support/fixtures.js';
 import { memoryTelemetry } from '../telemetry/support.js';
@@ -21,13 +23,29 @@ const live = (): AuthRequest => ({ headers: { 'x-api-key': s.valid.secret }, ip:
 const test = (): AuthRequest => ({ headers: { 'x-api-key': s.open.secret }, ip: INSIDE });
 const ACCOUNT = s.valid.key.accountId;
 
-/** A MemoryCreditLedger that records the name of every method called on it. */
+/**
+ * A MemoryCreditLedger that records the name of every method called on it, its synchronous
+ * capability's (`holdSync`, ...) included: the way `authenticate` reaches a memory ledger.
+ */
 function recordingLedger(): MemoryCreditLedger & { calls: string[] } {
   const inner = new MemoryCreditLedger();
   const calls: string[] = [];
+  const recorded = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      get(t, prop) {
+        const value = Reflect.get(t, prop, t);
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          calls.push(String(prop));
+          return value.apply(t, args);
+        };
+      },
+    });
+  const sync = capabilityOf(inner, 'synchronous');
   return new Proxy(inner, {
     get(target, prop) {
       if (prop === 'calls') return calls;
+      if (prop === CAPABILITIES) return { ...target[CAPABILITIES], synchronous: sync && recorded(sync) };
       const value = Reflect.get(target, prop, target);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
@@ -84,6 +102,21 @@ describe('row 10: credits held by authenticate', () => {
     const holdId = (result as Extract<AuthResult, { ok: true }>).credits?.holdId as string;
     expect(await ledger.settle(holdId)).toEqual({ charged: 3, balance: 7 });
     expect((await ledger.entries(ACCOUNT))[0]).toMatchObject({ kind: 'charge', amount: -3, keyId: s.valid.key.id });
+  });
+
+  it('holds and settles through a memory ledger without a promise: a cached request stays synchronous', async () => {
+    const ledger = recordingLedger();
+    await ledger.topUp(ACCOUNT, 5);
+    ledger.calls.length = 0;
+    const options = { credits: { ledger, cost: 2 } };
+    const cached = new CachedKeyStore(s.store);
+    await authenticate(live(), cached); // the key is now in the cache
+    const result = authenticateEager(live(), cached, options);
+    expect('then' in result).toBe(false);
+    expect(result).toMatchObject({ ok: true, credits: { cost: 2, balance: 3 } });
+    void finishCredits(result as Extract<AuthResult, { ok: true }>, 200, options);
+    expect(ledger.calls).toEqual(['holdSync', 'settleSync']);
+    expect(await ledger.reconcile(ACCOUNT)).toMatchObject({ entries: 3, balance: 3, held: 0, ok: true });
   });
 
   it('never calls the ledger for a test key: the allow is unchanged, with no credits', async () => {

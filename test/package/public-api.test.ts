@@ -201,6 +201,7 @@ const STORE_KIT_TYPES = [
   'SettleResult',
   'SharedReservation',
   'StoreLookupResult',
+  'SynchronousLedger',
   'Telemetry',
   'TopUpArgs',
   'TopUpOptions',

@@ -75,7 +75,8 @@ export async function checkKeys(manager: KeyManager, accountId: string, options:
       });
     }
   }
-  findings.push(...(await unusedKeys(manager, accountId, options.unusedForMs)));
+  const workingIds = new Set(working.map((k) => k.id));
+  findings.push(...(await unusedKeys(manager, accountId, options.unusedForMs, workingIds)));
   if (findings.length === 0) {
     const count = working.length;
     const message =
@@ -87,7 +88,12 @@ export async function checkKeys(manager: KeyManager, accountId: string, options:
   return findings;
 }
 
-async function unusedKeys(manager: KeyManager, accountId: string, unusedForMs: number): Promise<Finding[]> {
+async function unusedKeys(
+  manager: KeyManager,
+  accountId: string,
+  unusedForMs: number,
+  working: ReadonlySet<string>,
+): Promise<Finding[]> {
   const since = formatDuration(unusedForMs);
   let unused: ManagedKey[];
   try {
@@ -103,11 +109,14 @@ async function unusedKeys(manager: KeyManager, accountId: string, unusedForMs: n
       },
     ];
   }
-  return unused.map((key) => ({
-    id: 'key_unused',
-    severity: 'warn' as const,
-    keyId: key.id,
-    message: `${label(key)} has had no traffic for ${since} or more`,
-    fix: `if nothing uses it any more: keygate keys revoke ${key.id} --quiet-for ${since}`,
-  }));
+  // An expired key is no longer in use either way: revoking it is housekeeping, not a finding.
+  return unused
+    .filter((key) => working.has(key.id))
+    .map((key) => ({
+      id: 'key_unused',
+      severity: 'warn' as const,
+      keyId: key.id,
+      message: `${label(key)} has had no traffic for ${since} or more`,
+      fix: `if nothing uses it any more: keygate keys revoke ${key.id} --quiet-for ${since}`,
+    }));
 }

@@ -1,7 +1,7 @@
 // `keygate doctor`: from outside, a running service that believes a forwarding header from anyone is
 // caught with a test key whose allow list holds only a spoofed address; from inside, the store's keys
 // and the CLI's secrets are checked. In-process (runCli), against the example service's app.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KeyManager } from 'keygate';
@@ -157,5 +157,158 @@ describe('doctor --url: a forwarded-for header believed from anyone', () => {
       field: '--url',
       message: expect.stringContaining('could not reach'),
     });
+  });
+});
+
+const pgUrl = new URL(PG_URL);
+pgUrl.searchParams.set('schema', SCHEMA);
+const STORES = [
+  { name: 'pglite', url: `pglite:${join(dir, 'db')}`, up: true },
+  { name: 'postgres', url: pgUrl.toString(), up: pgUp },
+  { name: 'redis', url: `${REDIS_URL}?prefix=${encodeURIComponent(PREFIX)}`, up: redisUp },
+];
+const GOOD_ENV = { KEYGATE_DASHBOARD_SECRET: LONG_SECRET, KEYGATE_PEPPER: LONG_PEPPER };
+
+let accounts = 0;
+const freshAccount = () => `acct_doctor_${RUN_ID}_${++accounts}`;
+
+/**
+ * An account's keys, made through the store the CLI opens: one live key made 100 days ago (by a
+ * manager whose clock is 100 days behind) with no allow list and no rate limit, never used; one live
+ * key made now with both; a test key made now with neither; and, made 100 days ago like the first,
+ * one that has expired since and one that was revoked. Only the first is worth a finding.
+ */
+async function seed(url: string, accountId: string) {
+  const opened = await openStore(url);
+  try {
+    const then = new KeyManager({ store: opened.store, clock: () => Date.now() - 100 * DAY_MS });
+    const now = new KeyManager({ store: opened.store });
+    const old = (await then.create({ accountId, name: 'old open', mode: 'live' })).key;
+    const fine = (
+      await now.create({
+        accountId,
+        name: 'fine',
+        mode: 'live',
+        allowedIps: ['10.0.0.0/8'],
+        rateLimit: { limit: 100, windowMs: 60_000 },
+      })
+    ).key;
+    const sandbox = (await now.create({ accountId, name: 'sandbox', mode: 'test' })).key;
+    const expiresAt = new Date(Date.now() - 50 * DAY_MS);
+    await then.create({ accountId, name: 'expired', mode: 'live', expiresAt });
+    const revoked = (await then.create({ accountId, name: 'revoked', mode: 'live' })).key;
+    await now.revoke(revoked.id);
+    return { old, fine, sandbox };
+  } finally {
+    await opened.close();
+  }
+}
+
+describe.each(STORES)('doctor --account on $name', ({ url, up }) => {
+  it.skipIf(!up)(
+    "warns of an old, unused live key's missing allow list and rate limit, and nothing else (exit 0)",
+    async () => {
+      const account = freshAccount();
+      const { old } = await seed(url, account);
+      const run = await doctor(['--store', url, '--account', account, '--json'], GOOD_ENV);
+      expect(run.code).toBe(0);
+      const keyed = run.findings().filter((f) => f.keyId !== undefined);
+      expect(keyed.map((f) => [f.id, f.severity, f.keyId])).toEqual([
+        ['key_no_allow_list', 'warn', old.id],
+        ['key_no_rate_limit', 'warn', old.id],
+        ['key_rotation_due', 'warn', old.id],
+        ['key_unused', 'warn', old.id],
+      ]);
+      expect(keyed[0]?.fix).toBe(
+        `keygate keys update ${old.id} --allow <the client's address or CIDR> (repeat for each)`,
+      );
+      expect(keyed[2]?.message).toContain('100 days old');
+      expect(keyed[3]?.fix).toBe(`if nothing uses it any more: keygate keys revoke ${old.id} --quiet-for 90d`);
+      expect(ids(run.findings().filter((f) => f.keyId === undefined))).toEqual(['pepper', 'dashboard_secret']);
+    },
+    60_000,
+  );
+
+  it.skipIf(!up)(
+    'makes the gaps errors (exit 6) for the modes --require-allow-list and --require-rate-limit name',
+    async () => {
+      const account = freshAccount();
+      const { old, sandbox } = await seed(url, account);
+      const run = await doctor(
+        ['--store', url, '--account', account, '--require-allow-list', 'live', '--require-rate-limit', 'all', '--json'],
+        GOOD_ENV,
+      );
+      expect(run.code).toBe(6);
+      const errors = run.findings().filter((f) => f.severity === 'error');
+      expect(errors.map((f) => [f.id, f.keyId])).toEqual([
+        ['key_no_allow_list', old.id],
+        ['key_no_rate_limit', old.id],
+        ['key_no_rate_limit', sandbox.id],
+      ]);
+    },
+    60_000,
+  );
+
+  it.skipIf(!up)(
+    'reports a key unused only past --unused-for, and an account without keys as ok',
+    async () => {
+      const account = freshAccount();
+      await seed(url, account);
+      const longer = await doctor(['--store', url, '--account', account, '--unused-for', '200d', '--json'], GOOD_ENV);
+      expect(ids(longer.findings())).not.toContain('key_unused');
+      expect(ids(longer.findings())).toContain('key_rotation_due');
+      const empty = await doctor(['--store', url, '--account', freshAccount(), '--json'], GOOD_ENV);
+      expect(empty.code).toBe(0);
+      expect(empty.findings().find((f) => f.id === 'keys')?.message).toMatch(/has no working keys/);
+    },
+    60_000,
+  );
+});
+
+describe('doctor: the pepper and the dashboard secret', () => {
+  it("reads a pglite folder's dashboard-secret file as dashboard link does: too short is an error (exit 6)", async () => {
+    const folder = join(dir, 'short-secret');
+    await (await openStore(`pglite:${folder}`)).close();
+    const short = 'only-twenty-one-bytes';
+    writeFileSync(join(folder, 'dashboard-secret'), `${short}\n`);
+    const run = await doctor(['--store', `pglite:${folder}`, '--json']);
+    expect(run.code).toBe(6);
+    expect(run.findings().map((f) => [f.id, f.severity])).toEqual([
+      ['dashboard_secret_short', 'error'],
+      ['no_pepper', 'warn'],
+    ]);
+    expect(run.findings()[0]?.message).toContain(`${join(folder, 'dashboard-secret')} is 21 bytes`);
+    expect(run.stdout).not.toContain(short);
+  }, 60_000);
+
+  it('checks KEYGATE_DASHBOARD_SECRET and a short --pepper without opening the store', async () => {
+    const folder = join(dir, 'never-opened');
+    const run = await doctor(['--store', `pglite:${folder}`, '--pepper', 'short-pepper', '--json'], {
+      KEYGATE_DASHBOARD_SECRET: 'x'.repeat(31),
+    });
+    expect(run.code).toBe(6);
+    expect(ids(run.findings())).toEqual(['dashboard_secret_short', 'pepper_short']);
+    expect(run.findings()[0]?.message).toContain('KEYGATE_DASHBOARD_SECRET is 31 bytes');
+    expect(run.stdout).not.toContain('short-pepper');
+    expect(existsSync(folder)).toBe(false);
+  });
+
+  it('with 32-byte secrets and no dashboard secret anywhere, every finding is ok (exit 0)', async () => {
+    const run = await doctor(['--store', 'redis://127.0.0.1:1', '--json'], { KEYGATE_PEPPER: 'p'.repeat(32) });
+    expect(run.code).toBe(0);
+    expect(run.findings().map((f) => [f.id, f.severity])).toEqual([
+      ['pepper', 'ok'],
+      ['dashboard_secret', 'ok'],
+    ]);
+  });
+
+  it.each([
+    [['--require-allow-list', 'live'], '--require-allow-list'],
+    [['--account', 'a', '--require-rate-limit', 'some'], '--require-rate-limit'],
+    [['--unused-for', '90'], '--unused-for'],
+  ])('%j is refused naming %s, before the store opens', async (argv, field) => {
+    const run = await doctor(['--store', 'redis://127.0.0.1:1', ...argv, '--json']);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'invalid_input', field });
   });
 });

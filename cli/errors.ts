@@ -41,7 +41,7 @@ export const EXIT_MEANINGS: Record<
   3: "the key's state forbids it now",
   4: 'the store failed or timed out; try again',
   5: "the account's credit entries do not add up to its balance plus its open holds (credits reconcile)",
-  6: 'a check found something to fix: a finding of severity error (doctor)',
+  6: 'a check found something to fix, a finding of severity error (doctor)',
 };
 
 /**

@@ -108,8 +108,8 @@ export const DOCTOR_COMMAND = command({
     },
     'unused-for': {
       kind: 'duration',
-      example: '90d',
-      help: 'report active keys with no traffic for this long (default 90d)',
+      example: '180d',
+      help: 'report active keys with no traffic for this long, 90 days unless given',
     },
   },
   async run({ flags, env, storeUrl, pepper, manager }) {

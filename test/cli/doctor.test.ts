@@ -109,6 +109,16 @@ describe('doctor --url: a forwarded-for header believed from anyone', () => {
     expect(run.stdout + run.stderr).not.toContain(probeKey.slice(8));
   });
 
+  it.skipIf(!redisUp)('with --account as well, checks the store and the secrets after the service', async () => {
+    const store = `${REDIS_URL}?prefix=${encodeURIComponent(PREFIX)}`;
+    const run = await doctor(
+      ['--url', `${safe.url}/v1/account`, '--store', store, '--account', `acct_doctor_${RUN_ID}_none`, '--json'],
+      { KEYGATE_DOCTOR_KEY: safeProbeKey, KEYGATE_PEPPER: LONG_PEPPER },
+    );
+    expect(run.code).toBe(0);
+    expect(ids(run.findings())).toEqual(['forwarded_for', 'pepper', 'dashboard_secret', 'keys']);
+  });
+
   it('sends the key as Bearer with --header authorization', async () => {
     const run = await doctor(['--url', `${safe.url}/v1/account`, '--header', 'authorization', '--json'], {
       KEYGATE_DOCTOR_KEY: safeProbeKey,

@@ -52,6 +52,12 @@ export interface CommandContext {
   terminal: boolean;
   /** Who runs the command, for the audit log of every change it makes: `{ type: 'cli', id: <user> }`. */
   actor: AuditActor;
+  /** The environment the CLI runs in (`process.env` in the binary), for settings a command reads itself. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The store URL `manager()` opens: `--store`, else `KEYGATE_STORE`, else `pglite:./.keygate`. */
+  storeUrl: string;
+  /** The pepper `manager()` hashes with: `--pepper`, else `KEYGATE_PEPPER`; undefined when neither is set. */
+  pepper: string | undefined;
 }
 
 /** What a command printed: `json` with `--json`, `text` otherwise. */

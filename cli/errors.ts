@@ -24,16 +24,25 @@ export const EXIT_CODES = {
  */
 export const RECONCILE_MISMATCH_EXIT = 5;
 
+/**
+ * The exit code of `keygate doctor` when one of its findings has severity `error`: the checks ran,
+ * and their answer is that something must be fixed. Warnings alone exit 0.
+ */
+export const DOCTOR_ERROR_EXIT = 6;
+
 /** What each exit code means, for `--help` (a code missing here does not compile). */
-export const EXIT_MEANINGS: Record<0 | (typeof EXIT_CODES)[KeygateErrorCode] | typeof RECONCILE_MISMATCH_EXIT, string> =
-  {
-    0: 'done',
-    1: 'refused as given (fix the command or the store; nothing changed)',
-    2: 'no key with that id',
-    3: "the key's state forbids it now",
-    4: 'the store failed or timed out; try again',
-    5: "the account's credit entries do not add up to its balance plus its open holds (credits reconcile)",
-  };
+export const EXIT_MEANINGS: Record<
+  0 | (typeof EXIT_CODES)[KeygateErrorCode] | typeof RECONCILE_MISMATCH_EXIT | typeof DOCTOR_ERROR_EXIT,
+  string
+> = {
+  0: 'done',
+  1: 'refused as given (fix the command or the store; nothing changed)',
+  2: 'no key with that id',
+  3: "the key's state forbids it now",
+  4: 'the store failed or timed out; try again',
+  5: "the account's credit entries do not add up to its balance plus its open holds (credits reconcile)",
+  6: 'a check found something to fix, a finding of severity error (doctor)',
+};
 
 /**
  * The exit-code table as lines: `1  invalid_input, unsupported, store_locked: refused as given ...`.

@@ -47,6 +47,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       confirm: io.confirm,
       terminal: io.terminal ?? false,
       actor: io.actor ?? cliActor(io.env),
+      env: io.env,
+      storeUrl: url,
+      pepper,
     });
     io.out(json ? JSON.stringify(output.json, null, 2) : output.text);
     return output.exitCode ?? 0;

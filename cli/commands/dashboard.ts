@@ -1,43 +1,26 @@
 // `keygate dashboard link`: a one-time sign-in link to the developer dashboard, made from the dashboard
 // secret alone. It never opens the store, so it works while the service holds the embedded folder.
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { InvalidInputError } from 'keygate';
 // From the sources (bundled into the CLI): signing a link needs Web Crypto only, not the dashboard's
 // web framework, so the command works where `hono` is not installed.
 import { createSignInLink } from '../../dashboard/security/sign-in-token.js';
 import { command } from '../command.js';
+import { findDashboardSecret } from '../dashboard-secret.js';
 import { DEFAULT_STORE } from '../open-store.js';
-
-/** The file in a PGlite store folder where the example service keeps its generated dashboard secret. */
-const SECRET_FILE = 'dashboard-secret';
 
 /**
  * The dashboard secret: `KEYGATE_DASHBOARD_SECRET` when set; else, for a `pglite:<dir>` store, the
  * contents of `<dir>/dashboard-secret` (the file only: the database is never opened).
  */
 async function dashboardSecret(env: Record<string, string | undefined>, store: string): Promise<string> {
-  const given = env.KEYGATE_DASHBOARD_SECRET;
-  if (given !== undefined) return given;
-  if (!store.startsWith('pglite:') || store === 'pglite:') {
-    throw new InvalidInputError(
-      'secret',
-      'no dashboard secret: set KEYGATE_DASHBOARD_SECRET to the secret the service uses ' +
-        '(only a pglite:<dir> store keeps one in a file)',
-    );
-  }
-  const file = join(store.slice('pglite:'.length), SECRET_FILE);
-  try {
-    return (await readFile(file, 'utf8')).trim();
-  } catch (err) {
-    const code = (err as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'does not exist' : `cannot be read (${code ?? 'error'})`;
-    throw new InvalidInputError(
-      'secret',
-      `no dashboard secret: KEYGATE_DASHBOARD_SECRET is not set and ${file} ${why}. Start the service on ` +
-        'that folder once (it writes the file), or set KEYGATE_DASHBOARD_SECRET to the secret the service uses',
-    );
-  }
+  const found = await findDashboardSecret(env, store);
+  if (found.secret !== undefined) return found.secret;
+  const hint =
+    found.problem === 'unset'
+      ? 'set KEYGATE_DASHBOARD_SECRET to the secret the service uses (only a pglite:<dir> store keeps one in a file)'
+      : `${found.why}. Start the service on that folder once (it writes the file), or set ` +
+        'KEYGATE_DASHBOARD_SECRET to the secret the service uses';
+  throw new InvalidInputError('secret', `no dashboard secret: ${hint}`);
 }
 
 // The option names createSignInLink reports, as the flags the user typed.

@@ -3,6 +3,7 @@ import type { Command } from '../command.js';
 import { AUDIT_COMMAND } from './audit.js';
 import { CREDITS_COMMANDS } from './credits.js';
 import { DASHBOARD_LINK_COMMAND } from './dashboard.js';
+import { DOCTOR_COMMAND } from './doctor.js';
 import { KEYS_COMMANDS } from './keys.js';
 import { USAGE_COMMAND } from './usage.js';
 
@@ -13,4 +14,5 @@ export const COMMANDS: readonly Command[] = [
   AUDIT_COMMAND,
   ...CREDITS_COMMANDS,
   DASHBOARD_LINK_COMMAND,
+  DOCTOR_COMMAND,
 ];

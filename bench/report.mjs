@@ -439,3 +439,25 @@ function scaleSection(scale) {
     ),
   ];
 }
+
+/**
+ * The report of `node bench/run.mjs --only credits` (bench/CREDITS.md): row 10's figures alone, measured
+ * in one run of their own (the cached key they are compared with runs in the same rounds).
+ */
+export function renderCredits({ machine, options, micro, credits, steal, seconds }) {
+  return `${[
+    '# keygate benchmark results: prepaid credits (check row 10)',
+    `Written by \`node bench/run.mjs --only credits${options.quick ? ' --quick' : ''}\` on ${machine.date}, in ${fixed(seconds, 0)} s. ${machine.cpu}, ${machine.cores} cores; Node ${machine.node} (${machine.platform}); load average ${machine.load} when it started. The hypervisor took back (steal time) ${fixed(steal, 1)}% of CPU time during the micro-benchmarks. \`npm run bench\` measures the same rows within its full run.`,
+    '## Targets',
+    table(
+      ['target', 'measured (median)', 'verdict', 'where the time goes (same run)'],
+      creditTargets({ micro, credits }).map((c) => [c.target, c.measured, c.verdict, c.why ?? '']),
+    ),
+    '## Micro-benchmarks',
+    `tinybench, ${options.microRounds} rounds of ${options.microTime} ms per task, task order reversed every other round; each sample is a batch of 1,000 calls. Median of the round medians, and the lowest and highest round median, in µs per call.`,
+    table(
+      ['group', 'case', 'median µs', 'min-max µs'],
+      micro.map((r) => [r.group, r.name, us(r.median), `${us(r.min)}-${us(r.max)}`]),
+    ),
+  ].join('\n\n')}\n`;
+}

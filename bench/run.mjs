@@ -5,9 +5,9 @@
 //   node bench/run.mjs --render   rewrite the report from the saved measurements, without measuring
 //   --out FILE                    where to write the report (default bench/RESULTS.md)
 //   --scale FILE                  the scale run to summarise (default bench/SCALE.json, from `npm run bench:scale`)
-//   --only credits                only check row 10's figures (credits: the micro-benchmark pair and the
-//                                 round trips per billed request), at full durations unless --quick;
-//                                 prints them and writes no report
+//   --only credits                only row 10's figures (credits: the micro-benchmark pair and the
+//                                 round trips per billed request), at full durations unless --quick,
+//                                 written to bench/CREDITS.md (raw numbers in bench/CREDITS.json)
 // Exits 1 if an invariant breaks (a malformed key reached the store, the negative cache outgrew its
 // bound, a variant answered anything but 2xx); speed targets are reported, never enforced.
 import { execFileSync } from 'node:child_process';
@@ -19,7 +19,7 @@ import { runCreditTrips } from './credits.mjs';
 import { pinLoadGenerator, runHttp } from './http.mjs';
 import { CACHED, CREDITED, runMicro } from './micro.mjs';
 import { PROFILED, runProfile } from './profile.mjs';
-import { creditTargets, render, targets } from './report.mjs';
+import { creditTargets, render, renderCredits, targets } from './report.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -134,19 +134,36 @@ async function measure(options) {
   return { machine, options, micro, http, flood, profiles, credits, seconds: (performance.now() - started) / 1000 };
 }
 
-// `--only credits`: the two micro tasks row 10's target compares, and the round trips; printed only.
+// `--only credits`: the two micro tasks row 10's target compares, and the round trips, in a report of
+// their own (bench/CREDITS.md, raw numbers in bench/CREDITS.json; --out names another .md).
 if (values.only === 'credits') {
+  const started = performance.now();
   const options = values.quick ? QUICK : FULL;
+  const machine = {
+    date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    cpu: os.cpus()[0]?.model ?? 'unknown CPU',
+    cores: os.cpus().length,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    load: os.loadavg()[0].toFixed(1),
+  };
   const t0 = cpuTimes();
   const micro = await runMicro({ time: options.microTime, rounds: options.microRounds, only: [CACHED, CREDITED], log });
   const steal = stealSince(t0);
   const credits = await runCreditTrips({ requests: options.creditRequests, log });
-  for (const r of micro)
-    log(`${r.name}: median ${r.median.toFixed(3)} µs (rounds ${r.rounds.map((x) => x.toFixed(3)).join(', ')})`);
-  log(`steal time during the micro-benchmarks: ${steal.toFixed(1)}%`);
-  for (const c of creditTargets({ micro, credits }))
-    log(`${c.verdict.padEnd(6)} ${c.target}: ${c.measured} (${c.why})`);
-  process.stdout.write(`${JSON.stringify({ options, micro, credits, steal }, null, 1)}\n`);
+  const results = {
+    machine,
+    options: { ...options, quick: values.quick },
+    micro,
+    credits,
+    steal,
+    seconds: (performance.now() - started) / 1000,
+  };
+  const file = values.out ?? new URL('./CREDITS.md', import.meta.url).pathname;
+  writeFileSync(`${file.replace(/\.md$/, '')}.json`, `${JSON.stringify(results, null, 1)}\n`);
+  writeFileSync(file, renderCredits(results));
+  for (const c of creditTargets({ micro, credits })) log(`${c.verdict.padEnd(6)} ${c.target}: ${c.measured}`);
+  log(`wrote ${file}`);
   process.exit(0);
 }
 

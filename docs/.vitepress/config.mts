@@ -85,6 +85,7 @@ export default defineConfig({
           { text: 'Overview and bundle size', link: '/benchmarks/' },
           { text: 'The request path', link: '/benchmarks/request-path' },
           { text: 'A million keys', link: '/benchmarks/scale' },
+          { text: 'Prepaid credits', link: '/benchmarks/credits' },
           { text: 'The dashboard', link: '/benchmarks/dashboard' },
         ],
       },

@@ -53,8 +53,10 @@ describe.each([
       for (const secret of service.secrets) expect(await table.getByText(keyHint(secret)).count()).toBe(1);
 
       const panel = await page.getByRole('region', { name: 'Account' }).innerText();
-      expect(panel).toContain(`${DEMO_CREDITS.toLocaleString('en-US')} credits`);
       expect(panel).toContain('Billed requests this month');
+      const credits = await page.getByRole('region', { name: 'Credits' }).innerText();
+      expect(credits).toContain(`${DEMO_CREDITS.toLocaleString('en-US')} credits`);
+      expect(await page.getByRole('table', { name: 'Latest credit entries' }).locator('tbody tr').count()).toBe(1);
       expect(cspErrors).toEqual([]);
     } finally {
       await context.close();

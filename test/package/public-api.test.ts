@@ -97,6 +97,7 @@ const ROOT_TYPES = [
   'KeygateErrorDetails',
   'KeygateEvent',
   'KeygateEventType',
+  'LeakAction',
   'ManagedKey',
   'MemoryCreditLedgerOptions',
   'MemoryRateLimiterOptions',

@@ -83,7 +83,12 @@ export interface GithubSecretScanningOptions {
   keysTimeoutMs?: number;
 }
 
-/** The audit actor of every change a report makes. */
+/**
+ * The audit actor of every change a report makes: `{ type: 'api', id: 'github-secret-scanning' }`.
+ *
+ * @example
+ * (await keys.audit({ accountId })).filter((e) => e.actor.id === GITHUB_ACTOR.id) // what GitHub's reports did
+ */
 export const GITHUB_ACTOR: AuditActor = Object.freeze({ type: 'api', id: 'github-secret-scanning' });
 
 const ACTIONS: readonly LeakAction[] = ['notify', 'suspend', 'rotate', 'revoke'];

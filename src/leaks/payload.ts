@@ -1,7 +1,12 @@
 // The body GitHub posts: `[{ token, type, url, source }]`. Read with a size cap, parsed only after its
 // signature checked out.
 
-/** One match GitHub reports. `token` is the leaked value itself: never log it. */
+/**
+ * One match GitHub reports. `token` is the leaked value itself: never log it.
+ *
+ * @example
+ * const report: ReportedToken = { token: 'mk_live_…', type: 'keygate_api_key', url: 'https://github.com/…', source: 'content' };
+ */
 export interface ReportedToken {
   readonly token: string;
   /** The secret type the partner registered with GitHub (echoed as `token_type` in the answer). */

@@ -2,13 +2,23 @@
 // again when a request names a key id not seen yet (GitHub rotated), at most once per interval so
 // that forged key ids cannot make this process hammer GitHub.
 
-/** Where GitHub publishes the keys it signs secret scanning reports with. */
+/**
+ * Where GitHub publishes the keys it signs secret scanning reports with: the default `publicKeysUrl`.
+ *
+ * @example
+ * githubSecretScanning({ manager: keys, publicKeysUrl: GITHUB_SECRET_SCANNING_KEYS_URL });
+ */
 export const GITHUB_SECRET_SCANNING_KEYS_URL = 'https://api.github.com/meta/public_keys/secret_scanning';
 
 /** What {@link PublicKeyRing.find} answers: the key, no such key (after a fetch), or the keys could not be had. */
 export type KeyLookup = { readonly key: CryptoKey } | { readonly unknown: true } | { readonly unavailable: true };
 
-/** How the ring fetches: the global `fetch` or a host's. */
+/**
+ * How GitHub's public keys are fetched: the global `fetch`, or a host's (a proxy, a test).
+ *
+ * @example
+ * const viaProxy: FetchFunction = (url, init) => fetch(url, { ...init, dispatcher: proxyAgent } as RequestInit);
+ */
 export type FetchFunction = (input: string, init?: RequestInit) => Promise<Response>;
 
 interface RingOptions {

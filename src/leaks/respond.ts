@@ -1,6 +1,13 @@
 // The answers of the secret scanning endpoint that are not GitHub's feedback: RFC 9457 problem details.
 
-/** Why a report was refused, as the `code` of its problem details. */
+/**
+ * Why a report was refused, as the `code` of its problem details (status in brackets):
+ * `method_not_allowed` (405), `invalid_signature` (401), `payload_too_large` (413), `invalid_payload`
+ * (400), `public_keys_unavailable` (503), `key_store_unavailable` (503), `report_failed` (500).
+ *
+ * @example
+ * const code: LeakProblemCode = 'invalid_signature';
+ */
 export type LeakProblemCode =
   | 'method_not_allowed'
   | 'invalid_signature'

@@ -4,6 +4,7 @@ import { AUDIT_COMMAND } from './audit.js';
 import { CREDITS_COMMANDS } from './credits.js';
 import { DASHBOARD_LINK_COMMAND } from './dashboard.js';
 import { KEYS_COMMANDS } from './keys.js';
+import { LEAKS_DRILL_COMMAND } from './leaks.js';
 import { USAGE_COMMAND } from './usage.js';
 
 /** Every `keygate` command, in the order `--help` lists them. */
@@ -13,4 +14,5 @@ export const COMMANDS: readonly Command[] = [
   AUDIT_COMMAND,
   ...CREDITS_COMMANDS,
   DASHBOARD_LINK_COMMAND,
+  LEAKS_DRILL_COMMAND,
 ];

@@ -97,7 +97,9 @@ export const LEAKS_DRILL_COMMAND = command({
     token: {
       kind: 'string',
       value: 'KEY',
-      help: 'the token to report (default: a new well-formed live key that no one has)',
+      help:
+        'the token to report (default: a new well-formed live key that no one has); a command line is seen ' +
+        'by ps and kept in shell history: report a throwaway key',
     },
     type: { kind: 'string', value: 'NAME', help: 'the token type GitHub would name (default keygate_api_key)' },
     'keys-port': {

@@ -2,6 +2,7 @@
 export { derToRawSignature } from './der.js';
 export type { GithubSecretScanningOptions, LeakPolicy, LeakRotation } from './github.js';
 export { GITHUB_ACTOR, githubSecretScanning } from './github.js';
+export { secretScanningPattern } from './pattern.js';
 export type { ReportedToken } from './payload.js';
 export type { FetchFunction } from './public-keys.js';
 export { GITHUB_SECRET_SCANNING_KEYS_URL } from './public-keys.js';

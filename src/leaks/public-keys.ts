@@ -68,9 +68,6 @@ export class PublicKeyRing {
 
   constructor(private readonly options: RingOptions) {}
 
-  /** How many times the keys were fetched (for tests and metrics). */
-  fetches = 0;
-
   /** The key with that id, fetching the list if it is not known and the interval allows. */
   async find(id: string): Promise<KeyLookup> {
     if (!this.pems.has(id) && this.options.clock() - this.fetchedAtMs >= this.options.refetchIntervalMs) {
@@ -97,7 +94,6 @@ export class PublicKeyRing {
 
   private async fetchKeys(): Promise<void> {
     this.fetchedAtMs = this.options.clock();
-    this.fetches++;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
     try {

@@ -73,6 +73,16 @@ describe('a signed report of a live key', () => {
     });
   });
 
+  it("finds the key through the manager's pepper", async () => {
+    const store = new MemoryKeyStore();
+    const keys = new KeyManager({ store, pepper: 'a-server-side-pepper' });
+    const { secret, key } = await keys.create({ accountId: 'acct_1', name: 'prod', mode: 'live' });
+    const handler = githubSecretScanning({ manager: keys, publicKeysUrl: KEYS_URL, fetch: github.fetch });
+    const response = await handler(github.request([reportOf(secret)]));
+    expect((await response.json())[0].label).toBe('true_positive');
+    expect((await keys.get(key.id))?.status).toBe('suspended');
+  });
+
   it("answers GitHub's feedback format: the token's SHA-256, its type and true_positive", async () => {
     const { live, send } = await setup();
     const answer = await send([reportOf(live.secret)]);

@@ -215,7 +215,7 @@ const STORE_KIT_TYPES = [
   'WriteCondition',
 ];
 
-const LEAKS_VALUES = ['GITHUB_ACTOR', 'GITHUB_SECRET_SCANNING_KEYS_URL', 'derToRawSignature', 'githubSecretScanning'];
+const LEAKS_VALUES = ['GITHUB_ACTOR', 'GITHUB_SECRET_SCANNING_KEYS_URL', 'derToRawSignature', 'githubSecretScanning', 'secretScanningPattern'];
 
 const LEAKS_TYPES = [
   'FetchFunction',

@@ -260,6 +260,16 @@ export function githubSecretScanning(options: GithubSecretScanningOptions): (req
     return 'true_positive';
   };
 
+  const answer = async (reports: readonly ReportedToken[]) => {
+    const answers: Record<string, string>[] = [];
+    for (const report of reports) {
+      const name = feedback === 'token_raw' ? report.token : await sha256Hex(report.token);
+      answers.push({ [feedback]: name, token_type: report.type, label: await label(report) });
+    }
+    return answers;
+  };
+  let queue: Promise<unknown> = Promise.resolve();
+
   return async (request: Request): Promise<Response> => {
     if (request.method !== 'POST') return problem('method_not_allowed', 'GitHub posts reports: use POST.');
     const body = await readCapped(request, maxBodyBytes);
@@ -273,20 +283,18 @@ export function githubSecretScanning(options: GithubSecretScanningOptions): (req
     }
     const reports = parseReports(body);
     if (!Array.isArray(reports)) return problem('invalid_payload', reports.problem);
-    const answers: Record<string, string>[] = [];
+    // Reports are acted on one at a time in this process, so that a token in two concurrent bodies
+    // (GitHub retrying) or twice in one body is acted on once.
+    const done = queue.then(() => answer(reports));
+    queue = done.catch(() => {});
     try {
-      // One at a time: a token reported twice in one body is acted on once.
-      for (const report of reports) {
-        const name = feedback === 'token_raw' ? report.token : await sha256Hex(report.token);
-        answers.push({ [feedback]: name, token_type: report.type, label: await label(report) });
-      }
+      return feedbackResponse(await done);
     } catch (err) {
       if (err instanceof KeygateError && err.code === 'key_store_unavailable') {
         return problem('key_store_unavailable', 'The key store could not be reached. Retry later.');
       }
       return problem('report_failed', 'The report could not be acted on. Retry later.');
     }
-    return feedbackResponse(answers);
   };
 }
 

@@ -70,8 +70,10 @@ export class PublicKeyRing {
 
   /** The key with that id, fetching the list if it is not known and the interval allows. */
   async find(id: string): Promise<KeyLookup> {
-    if (!this.pems.has(id) && this.options.clock() - this.fetchedAtMs >= this.options.refetchIntervalMs) {
-      await this.refresh();
+    if (!this.pems.has(id)) {
+      // A fetch under way (another request's) may bring it; otherwise fetch, if the interval allows.
+      if (this.inFlight) await this.inFlight;
+      else if (this.options.clock() - this.fetchedAtMs >= this.options.refetchIntervalMs) await this.refresh();
     }
     const pem = this.pems.get(id);
     if (pem === undefined) return this.loaded ? { unknown: true } : { unavailable: true };

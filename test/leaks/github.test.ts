@@ -147,6 +147,14 @@ describe('a signed report of a live key', () => {
     expect(text).not.toContain(live.secret);
   });
 
+  it('suspends once when two bodies report it at the same time', async () => {
+    const { live, keys, handler } = await setup();
+    const responses = await Promise.all([1, 2].map(() => handler(github.request([reportOf(live.secret)]))));
+    expect(responses.map((r) => r.status)).toEqual([200, 200]);
+    const suspensions = (await audit(keys, live.key.id)).filter((e) => e.action === 'key.suspended');
+    expect(suspensions).toHaveLength(1);
+  });
+
   it('suspends once when reported twice, in two bodies or twice in one', async () => {
     const { live, keys, events, send } = await setup();
     const first = await send([reportOf(live.secret), reportOf(live.secret)]);
@@ -309,6 +317,15 @@ describe("GitHub's public keys", () => {
     // Another unknown id within the interval: refused without asking GitHub again.
     expect((await handler(gh.request([], { keyId: 'also-unheard-of' }))).status).toBe(401);
     expect(gh.fetch.calls).toBe(2);
+  });
+
+  it('are fetched once for concurrent first requests, which all wait for that fetch', async () => {
+    const gh = fakeGithub();
+    const { keys } = await setup();
+    const handler = githubSecretScanning({ manager: keys, publicKeysUrl: KEYS_URL, fetch: gh.fetch });
+    const responses = await Promise.all([1, 2, 3].map(() => handler(gh.request([]))));
+    expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(gh.fetch.calls).toBe(1);
   });
 
   it('a key GitHub started signing with is picked up by the refetch', async () => {

@@ -25,6 +25,7 @@ export const kits = {
   'store-kit': 'src/store-kit/index.ts',
   'adapter-kit': 'src/adapter-kit/index.ts',
   dashboard: 'dashboard/index.ts',
+  leaks: 'src/leaks/index.ts',
 };
 
 // Entries reach each other (and the core) through the package's own name, so every entry shares

@@ -40,8 +40,10 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * `Authorization: Bearer`, which the option decides at run time, so it cannot be shaken out; the
  * `key_suspended` denial and check) and 0.60 kB to the root (`KeyManager.suspend`, `resume`, the
  * rotation grace and their checks): budgets raised by as much since.
+ * `KeyManager.findBySecret` (for `keygate/leaks`: the offline format check, then the digest with the
+ * manager's pepper) took the root just past 31.25 kB: its budget is 31.50 kB since.
  */
-const BUDGET = { keygate: 31_250, 'keygate (authenticate only)': 11_750 };
+const BUDGET = { keygate: 31_500, 'keygate (authenticate only)': 11_750 };
 
 async function measure(contents, external) {
   const result = await build({

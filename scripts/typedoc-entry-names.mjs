@@ -15,6 +15,7 @@ const NAMES = {
   'backends/redis': 'keygate/redis',
   otel: 'keygate/otel',
   dashboard: 'keygate/dashboard',
+  'src/leaks': 'keygate/leaks',
 };
 
 /** @param {import('typedoc').Application} app */

@@ -1,6 +1,15 @@
 import type { AuditAction } from './audit/types.js';
 import type { DenialCode } from './auth/denials.js';
 
+/**
+ * What a report of a leaked key does to it (`keygate/leaks`): nothing but an event and an audit entry
+ * (`notify`), or `KeyManager.suspend`, `rotate` or `revoke`.
+ *
+ * @example
+ * const action: LeakAction = 'suspend';
+ */
+export type LeakAction = 'notify' | 'suspend' | 'rotate' | 'revoke';
+
 /** The kinds of event keygate reports through `onEvent`. */
 export type KeygateEventType =
   | 'key.created'
@@ -9,6 +18,7 @@ export type KeygateEventType =
   | 'key.revoked'
   | 'key.suspended'
   | 'key.resumed'
+  | 'key.leaked'
   | 'auth.denied'
   | 'usage.spike'
   | 'key.rotation_due'
@@ -61,10 +71,19 @@ export interface KeygateEvent {
   readonly served?: boolean;
   /**
    * For `audit.failed`: the action whose audit entry could not be written (the key write itself
-   * succeeded), and the error's `code` (e.g. `key_store_unavailable`) in `errorCode`.
+   * succeeded), and the error's `code` (e.g. `key_store_unavailable`) in `errorCode`. For
+   * `key.leaked`: what the report did to the key (`suspend`, `rotate`, `revoke`), or `notify` when it
+   * changed nothing (the policy said so, or an earlier report had already taken the key out of service).
    */
-  readonly action?: AuditAction;
+  readonly action?: AuditAction | LeakAction;
   readonly errorCode?: string;
+  /**
+   * For `key.leaked`: where the key was found (GitHub's URL of the commit, issue, gist...). The key
+   * itself is never carried.
+   */
+  readonly url?: string;
+  /** For `key.leaked`: the kind of place GitHub found it in (`content`, `commit`, `issue_comment`, ...), or `unknown`. */
+  readonly source?: string;
 }
 
 /** A host's event listener. Its failures (thrown or rejected) are swallowed. */

@@ -55,7 +55,7 @@ export type {
   SettleResult,
   TopUpOptions,
 } from './credits/types.js';
-export type { EventHook, KeygateEvent, KeygateEventType } from './events.js';
+export type { EventHook, KeygateEvent, KeygateEventType, LeakAction } from './events.js';
 export type { GenerateKeyOptions, ParsedKey } from './key/format.js';
 export { generateKey, isWellFormedKey, keyHint, parseKey } from './key/format.js';
 export { hashKey } from './key/hash.js';

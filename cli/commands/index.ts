@@ -5,6 +5,7 @@ import { CREDITS_COMMANDS } from './credits.js';
 import { DASHBOARD_LINK_COMMAND } from './dashboard.js';
 import { DOCTOR_COMMAND } from './doctor.js';
 import { KEYS_COMMANDS } from './keys.js';
+import { LEAKS_DRILL_COMMAND } from './leaks.js';
 import { USAGE_COMMAND } from './usage.js';
 
 /** Every `keygate` command, in the order `--help` lists them. */
@@ -15,4 +16,5 @@ export const COMMANDS: readonly Command[] = [
   ...CREDITS_COMMANDS,
   DASHBOARD_LINK_COMMAND,
   DOCTOR_COMMAND,
+  LEAKS_DRILL_COMMAND,
 ];

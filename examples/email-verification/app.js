@@ -40,6 +40,7 @@ export const ACCOUNT_ENTRIES = 10;
  * @param {import('keygate').RateLimit} [options.defaultRateLimit] the limit of keys without one of their own. Default: none (such keys are not limited)
  * @param {(err: unknown) => void} [options.onError] unexpected errors (answered 500). Default `console.error`
  * @param {import('keygate/dashboard').Dashboard} [options.dashboard] the developer dashboard, mounted at its `basePath` (Express's `trust proxy` decides its client address and scheme). Default: none
+ * @param {(request: Request) => Promise<Response>} [options.leaks] GitHub's secret scanning reports (`githubSecretScanning` of `keygate/leaks`), mounted at `POST /github/secret-scanning`. Default: none
  * @returns {import('express').Express}
  * @example
  * const app = createApp({ store: new MemoryKeyStore(), ledger: new MemoryCreditLedger() });
@@ -60,6 +61,7 @@ export function createApp({
   defaultRateLimit,
   onError = console.error,
   dashboard,
+  leaks,
 }) {
   const prices = { ...PRICES, ...priceOverrides };
   const lookupMx = createMxLookup({ resolver, timeoutMs: dnsTimeoutMs });
@@ -137,6 +139,8 @@ export function createApp({
   app.set('trust proxy', trustProxy);
   // Before any body parser: the dashboard reads its own forms.
   if (dashboard) app.use(dashboard.basePath, toNodeHandler(dashboard));
+  // Before any body parser too: the signature covers the raw body.
+  if (leaks) app.post('/github/secret-scanning', toNodeHandler({ fetch: leaks }));
 
   routes.get('/healthz', (_req, res) => {
     res.json({ ok: true });

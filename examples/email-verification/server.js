@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KeyManager, UsageRecorder } from 'keygate';
+import { githubSecretScanning } from 'keygate/leaks';
 import { createApp, PRICES } from './app.js';
 import { createDashboard, dashboardWelcome, loadDashboardSecret } from './dashboard.js';
 import { databaseUrlOf } from './database-url.js';
@@ -40,7 +41,9 @@ Environment: PORT (default 3000), HOST (default 127.0.0.1), DATABASE_URL (Postgr
   TRUST_PROXY (the proxy in front, whose X-Forwarded-For counts: its addresses or CIDRs, comma-separated, or
     loopback; default none. A hop count or true only with a loopback HOST; ranges at most a /8 of public
     addresses), DNS_TIMEOUT_MS (default 3000),
-  KEYGATE_DASHBOARD_SECRET (32+ bytes; default: generated once and kept in DIR/dashboard-secret)`;
+  KEYGATE_DASHBOARD_SECRET (32+ bytes; default: generated once and kept in DIR/dashboard-secret),
+  KEYGATE_LEAKS_PUBLIC_KEYS_URL (where POST /github/secret-scanning reads the signing keys; default GitHub's;
+    \`keygate leaks drill\` serves its own on http://127.0.0.1:7357/)`;
 
 /**
  * Starts the service and returns once it listens.
@@ -91,7 +94,16 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
       permissions: PERMISSIONS,
       usage,
     });
+    // GitHub's secret scanning reports: a live key found in public is suspended, a test key reported.
+    const leaks = githubSecretScanning({
+      manager: new KeyManager({ store: stores.store }),
+      ...(env.KEYGATE_LEAKS_PUBLIC_KEYS_URL ? { publicKeysUrl: env.KEYGATE_LEAKS_PUBLIC_KEYS_URL } : {}),
+      onEvent: (e) => {
+        if (e.type === 'key.leaked') log(`key ${e.keyId} (${e.hint}) reported leaked at ${e.url}: ${e.action}`);
+      },
+    });
     const app = createApp({
+      leaks,
       dashboard: ui,
       usage,
       telemetry: metrics.telemetry,

@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = Object.freeze([
   'key.resumed',
   'key.revoked',
   'key.imported',
+  'key.leaked',
   'credits.topped_up',
   'dashboard.signed_in',
 ]);

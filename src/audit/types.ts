@@ -2,7 +2,8 @@
 // key, when, and who did it. A backend that holds one declares it as its `audit` capability.
 
 /**
- * What an audit entry records. `key.*` are the `KeyManager`'s writes; `credits.topped_up` a top-up of
+ * What an audit entry records. `key.*` are the `KeyManager`'s writes, but for `key.leaked`: a report
+ * that the key was found in public (GitHub secret scanning, `keygate/leaks`); `credits.topped_up` a top-up of
  * an account's credits; `dashboard.signed_in` a sign-in to the developer dashboard.
  *
  * @example
@@ -16,6 +17,7 @@ export type AuditAction =
   | 'key.resumed'
   | 'key.revoked'
   | 'key.imported'
+  | 'key.leaked'
   | 'credits.topped_up'
   | 'dashboard.signed_in';
 

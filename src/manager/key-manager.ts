@@ -13,7 +13,7 @@ import { toPublicKey } from '../auth/compiled-key.js';
 import { capabilityOf } from '../capabilities.js';
 import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
 import { randomBase62 } from '../key/base62.js';
-import { assertPrefix, DEFAULT_PREFIX, generateKey, keyHint } from '../key/format.js';
+import { assertPrefix, DEFAULT_PREFIX, generateKey, isWellFormedKey, keyHint } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
 import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, RateLimit, WritableKeyStore } from '../types.js';
 import type { UsageRecorder } from '../usage/recorder.js';
@@ -397,6 +397,23 @@ export class KeyManager {
   async get(id: string): Promise<ManagedKey | null> {
     if (typeof id !== 'string' || id === '') throw new InvalidInputError('id', 'id must be a non-empty string');
     const record = await this.store.findById(id);
+    return record ? this.view(record) : null;
+  }
+
+  /**
+   * The key a raw secret belongs to, or `null`: for a report of a leaked key (`keygate/leaks`), or a
+   * support tool. A value that is not a well-formed key of this manager's prefix (prefix, mode,
+   * length, alphabet, checksum: checked offline) is answered `null` without a store lookup; a
+   * well-formed one is digested with this manager's pepper and looked up by digest. Never throws for a
+   * value; rejects only when the store does. Returns the public view, never the secret or its digest.
+   *
+   * @example
+   * const owner = await keys.findBySecret(reported); // ManagedKey | null
+   * if (owner?.status === 'active') await keys.suspend(owner.id, { reason: 'leaked' });
+   */
+  async findBySecret(secret: unknown): Promise<ManagedKey | null> {
+    if (!isWellFormedKey(secret, this.prefix)) return null;
+    const record = await this.store.findByHash(await hashKey(secret, this.pepper));
     return record ? this.view(record) : null;
   }
 

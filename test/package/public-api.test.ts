@@ -3,6 +3,7 @@
 // on purpose, together with CHANGELOG.md. The root carries what an application author uses; what
 // only a store author needs is in `keygate/store-kit`; the rest is internal.
 import * as keygate from 'keygate';
+import * as leaks from 'keygate/leaks';
 import * as storeKit from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { exportsOf } from './support/entry-exports.js';
@@ -97,6 +98,7 @@ const ROOT_TYPES = [
   'KeygateErrorDetails',
   'KeygateEvent',
   'KeygateEventType',
+  'LeakAction',
   'ManagedKey',
   'MemoryCreditLedgerOptions',
   'MemoryRateLimiterOptions',
@@ -214,6 +216,17 @@ const STORE_KIT_TYPES = [
   'WriteCondition',
 ];
 
+const LEAKS_VALUES = ['GITHUB_ACTOR', 'GITHUB_SECRET_SCANNING_KEYS_URL', 'derToRawSignature', 'githubSecretScanning', 'secretScanningPattern'];
+
+const LEAKS_TYPES = [
+  'FetchFunction',
+  'GithubSecretScanningOptions',
+  'LeakPolicy',
+  'LeakProblemCode',
+  'LeakRotation',
+  'ReportedToken',
+];
+
 const sorted = (names: readonly string[]) => [...names].sort();
 const typesOf = (entry: string) =>
   sorted(
@@ -261,6 +274,16 @@ describe('keygate/store-kit', () => {
     );
     expect(thrown).toBeInstanceOf(keygate.KeygateError);
     expect(thrown).toMatchObject({ code: 'key_revoked', keyId: key.id });
+  });
+});
+
+describe('keygate/leaks', () => {
+  it('exports exactly the listed values', () => {
+    expect(sorted(Object.keys(leaks))).toEqual(sorted(LEAKS_VALUES));
+  });
+
+  it('exports exactly the listed types', () => {
+    expect(typesOf('keygate/leaks')).toEqual(sorted(LEAKS_TYPES));
   });
 });
 

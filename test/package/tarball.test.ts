@@ -117,6 +117,7 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   ],
   ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).
+  ['keygate/leaks', 'leaks', ['githubSecretScanning'], { answers: [401], thrown: refused('manager') }],
   ['keygate/testing', 'testing', ['describeKeyStoreContract'], { contract: 'function' }],
   [
     'keygate/adapter-kit',

@@ -200,6 +200,17 @@ module.exports = async function run(load, resolvePath) {
     };
   });
 
+  // An unsigned report is refused before any lookup; a manager that is not the root's KeyManager is refused.
+  await entry('keygate/leaks', async ({ githubSecretScanning }) => {
+    const { keys } = await seeded(core);
+    const leaks = githubSecretScanning({ manager: keys, fetch: async () => new Response('{"public_keys":[]}') });
+    const unsigned = await leaks(new Request('http://service.test/', { method: 'POST', body: '[]' }));
+    return {
+      answers: [unsigned.status],
+      thrown: await thrownBy(core, () => githubSecretScanning({ manager: {} })),
+    };
+  });
+
   await entry('keygate/testing', async ({ describeKeyStoreContract }) => ({
     contract: typeof describeKeyStoreContract,
   }));

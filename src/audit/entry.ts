@@ -151,7 +151,7 @@ function validChanges(value: unknown): AuditChanges {
 /**
  * An entry checked and cleaned as every audit log stores it: `at` an ISO 8601 date and time (kept in
  * `toISOString` form), `accountId` and `keyId` as keys have them, `action` an {@link AuditAction},
- * `actor` see {@link validAuditActor}, `address` 1-100 characters, `changes` `{ field: { before,
+ * `actor` a `{ type, id? }` (see `validAuditActor`), `address` 1-100 characters, `changes` `{ field: { before,
  * after } }` of JSON values (64 KiB at most). No secret gets through: a change of a field named like
  * one (`secret`, `hash`, `digest`, `pepper`, `password`, `token`, ...) is refused, and inside the
  * values any member named like one, any string shaped like an API key and any 64-hex digest becomes

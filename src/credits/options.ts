@@ -65,7 +65,7 @@ export interface CreditOptions<Request = AuthRequest> {
 }
 
 /**
- * The `credits` option after validation, with defaults filled in. See {@link resolveCredits}.
+ * The `credits` option after validation, with defaults filled in. `resolveAuthOptions` resolves it.
  *
  * @example
  * const { credits } = resolveAuthOptions({ credits: { ledger } });

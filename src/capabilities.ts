@@ -1,4 +1,5 @@
 import type { AuditLog } from './audit/types.js';
+import type { Outbox } from './outbox/types.js';
 import type { KeyChangeEvent } from './types.js';
 import type { UsageStore } from './usage/types.js';
 
@@ -85,6 +86,11 @@ export interface Capabilities {
   readonly usage?: UsageStore;
   /** This store holds an audit log of key management: a `KeyManager` over it writes every action there. */
   readonly audit?: AuditLog;
+  /**
+   * This store holds an outbox: events a `KeyManager` hands with a write (`WriteOptions.events`) are
+   * stored in the same step as the write, with their webhook deliveries.
+   */
+  readonly outbox?: Outbox;
 }
 
 /**

@@ -16,7 +16,8 @@ export type KeygateEventType =
   | 'credits.low'
   | 'credits.exhausted'
   | 'credits.ledger_failed'
-  | 'audit.failed';
+  | 'audit.failed'
+  | 'webhook.endpoint_disabled';
 
 /**
  * Something that happened to a key. Never carries a secret or a digest: ids, account, hint and time,
@@ -65,6 +66,9 @@ export interface KeygateEvent {
    */
   readonly action?: AuditAction;
   readonly errorCode?: string;
+  /** For `webhook.endpoint_disabled`: the endpoint disabled after failing without a break, and its URL. */
+  readonly endpointId?: string;
+  readonly url?: string;
 }
 
 /** A host's event listener. Its failures (thrown or rejected) are swallowed. */

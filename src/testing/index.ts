@@ -16,3 +16,5 @@ export type {
   StoreFixture,
 } from './store-contract.js';
 export { describeKeyStoreContract } from './store-contract.js';
+export type { OutboxFixture } from './outbox-contract.js';
+export { describeOutboxContract } from './outbox-contract.js';

@@ -9,6 +9,7 @@ export const EXIT_CODES = {
   invalid_input: 1,
   unsupported: 1,
   store_locked: 1,
+  invalid_signature: 1,
   key_not_found: 2,
   key_revoked: 3,
   key_conflict: 3,

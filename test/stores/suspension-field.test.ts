@@ -23,23 +23,24 @@ afterAll(async () => {
 });
 
 describe('a key stored before suspension existed', () => {
-  it('reads as not suspended after PostgreSQL migration 5, can be suspended, and a revoked row stays final', async () => {
+  it('reads as not suspended after PostgreSQL migration 6, can be suspended, and a revoked row stays final', async () => {
     const store = new PostgresKeyStore({ client: db });
     await store.migrate();
     const keys = new KeyManager({ store });
     const { key } = await keys.create({ accountId: 'a', name: 'old', mode: 'live' });
     const gone = await keys.create({ accountId: 'a', name: 'gone', mode: 'live' });
     await keys.revoke(gone.key.id);
-    // Back to schema version 4, as a database of the previous release holds it.
+    // Back to schema version 5, as a database of the previous release holds it.
     await db.query('ALTER TABLE keygate_keys DROP COLUMN suspended_at, DROP COLUMN suspended_reason');
     await db.query('ALTER TABLE keygate_keys DROP CONSTRAINT keygate_keys_status_check');
     await db.query(
       `ALTER TABLE keygate_keys ADD CONSTRAINT keygate_keys_status_check CHECK (status IN ('active', 'revoked'))`,
     );
-    await db.query('DELETE FROM keygate_migrations WHERE version >= 5');
+    await db.query('DROP TABLE keygate_outbox, keygate_webhook_endpoints, keygate_webhook_deliveries');
+    await db.query('DELETE FROM keygate_migrations WHERE version >= 6');
     await expect(db.query(`UPDATE keygate_keys SET status = 'suspended' WHERE id = $1`, [key.id])).rejects.toThrow();
 
-    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [5] });
+    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [6, 7] });
     expect(await keys.get(key.id)).toMatchObject({ status: 'active', suspendedAt: null, suspendedReason: null });
     expect(await keys.suspend(key.id, { reason: 'after the upgrade' })).toMatchObject({ status: 'suspended' });
     expect(await keys.get(key.id)).toMatchObject({ status: 'suspended', suspendedReason: 'after the upgrade' });

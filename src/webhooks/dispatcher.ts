@@ -30,7 +30,8 @@ export interface WebhookDispatcherOptions {
   retry?: RetryPolicy;
   /**
    * An endpoint whose attempts fail without a break (no 2xx in between) for this many
-   * milliseconds is disabled, and `webhook.endpoint_disabled` is published. @default 86_400_000 (24 hours)
+   * milliseconds, or one of whose deliveries gives up (past `retry.giveUpAfterMs`), is disabled, and
+   * `webhook.endpoint_disabled` is published. @default 86_400_000 (24 hours)
    */
   disableAfterMs?: number;
   /** Receives `webhook.endpoint_disabled`. Its failures are swallowed. @default undefined */
@@ -78,7 +79,8 @@ export interface WebhookDispatcher {
  * `webhook-signature`: `v1,<base64 HMAC-SHA256>` under the endpoint's secret), and records the
  * outcome. A 2xx is delivered; any other status, a redirect, a network error or a timeout is retried
  * with exponential backoff and full jitter (30 s doubling up to 6 h, for 24 h by default), then
- * `failed`. An endpoint failing without a break for `disableAfterMs` (24 h) is disabled and
+ * `failed`. An endpoint failing without a break for `disableAfterMs` (24 h), or whose delivery gives
+ * up, is disabled and
  * `webhook.endpoint_disabled` is published to the outbox (its account's other endpoints get it) and
  * `onEvent`. At least once: a dispatcher that dies mid-send leaves the delivery to be claimed again
  * once its lease ends.
@@ -152,7 +154,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       failures: claimed.delivery.attempts + 1,
       random: random(),
     });
-    const outcome = await outbox.fail({ ...base, error, retryAtMs, disableAfterMs });
+    // A delivery that gives up failed every attempt for about a day: its endpoint is disabled with it.
+    const outcome = await outbox.fail({ ...base, error, retryAtMs, disableAfterMs: retryAtMs === null ? 0 : disableAfterMs });
     if (outcome.endpointDisabled) await disabled(outcome.endpointDisabled, nowMs);
     return retryAtMs === null ? 'gaveUp' : 'failed';
   }

@@ -157,7 +157,7 @@ export class PostgresOutbox implements Outbox {
       const eventById = new Map(events.map((e) => [e.id, eventOf(e)]));
       const hookById = new Map(hooks.map((h) => [h.id, storedOf(h)]));
       return rows
-        .sort((a, b) => (a.next_attempt_at ?? '') < (b.next_attempt_at ?? '') ? -1 : 1)
+        .sort((a, b) => ((a.next_attempt_at ?? '') < (b.next_attempt_at ?? '') ? -1 : 1))
         .map((row) => {
           const hook = hookById.get(row.endpoint_id) as StoredWebhookEndpoint;
           return Object.freeze({

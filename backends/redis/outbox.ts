@@ -173,10 +173,11 @@ class RedisWebhookEndpoints implements WebhookEndpoints {
 
   async create(input: WebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
     const e = newWebhookEndpoint(input, Date.now());
-    await this.redis.run(ADD_ENDPOINT, [this.hooksOf(e.accountId), `${this.prefix}webhooks:endpoint-keys`], [
-      e.id,
-      JSON.stringify(e),
-    ]);
+    await this.redis.run(
+      ADD_ENDPOINT,
+      [this.hooksOf(e.accountId), `${this.prefix}webhooks:endpoint-keys`],
+      [e.id, JSON.stringify(e)],
+    );
     return { endpoint: endpointView(e), secret: e.secret };
   }
 
@@ -189,7 +190,11 @@ class RedisWebhookEndpoints implements WebhookEndpoints {
   }
 
   async get(accountId: string, id: string): Promise<WebhookEndpoint | null> {
-    const raw = await this.redis.command(['HGET', this.hooksOf(validCreditAccount(accountId)), validWebhookId('id', id)]);
+    const raw = await this.redis.command([
+      'HGET',
+      this.hooksOf(validCreditAccount(accountId)),
+      validWebhookId('id', id),
+    ]);
     return typeof raw === 'string' ? endpointView(storedOf(raw)) : null;
   }
 

@@ -132,7 +132,10 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
       { command: (args) => this.command(args), run: (s, k, a) => this.run(s, k, a) },
       prefix,
     );
-    const redis = { command: (args: string[]) => this.command(args), run: (s: string, k: string[], a: string[]) => this.run(s, k, a) };
+    const redis = {
+      command: (args: string[]) => this.command(args),
+      run: (s: string, k: string[], a: string[]) => this.run(s, k, a),
+    };
     this.outbox = new RedisOutbox(redis, prefix);
     this[CAPABILITIES] = { changes: this, usage: this, audit, outbox: this.outbox };
   }

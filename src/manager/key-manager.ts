@@ -369,9 +369,13 @@ export class KeyManager {
     const key = await importedKey(input, this.prefix, this.pepper);
     const holder = await this.store.findByHash(key.hash);
     if (holder) throw new KeyConflictError('a key with this digest already exists', { keyId: holder.id });
-    const event = this.eventOf('key.created', { id: `key_${randomBase62(20)}`, accountId: fields.accountId, hint: key.hint }, {
-      imported: true,
-    });
+    const event = this.eventOf(
+      'key.created',
+      { id: `key_${randomBase62(20)}`, accountId: fields.accountId, hint: key.hint },
+      {
+        imported: true,
+      },
+    );
     const record = await this.insertRecord(
       { ...fields, mode: key.mode, rotatedFrom: null },
       key.hash,
@@ -407,16 +411,16 @@ export class KeyManager {
     const now = this.nowIso();
     return this.store.insert(
       {
-      id,
-      hash,
-      ...fields,
-      status: 'active',
-      hint,
-      createdAt: now,
-      updatedAt: now,
-      revokedAt: null,
-      rotatedTo: null,
-      version: 1,
+        id,
+        hash,
+        ...fields,
+        status: 'active',
+        hint,
+        createdAt: now,
+        updatedAt: now,
+        revokedAt: null,
+        rotatedTo: null,
+        version: 1,
       },
       this.carrying(event),
     );
@@ -591,7 +595,11 @@ export class KeyManager {
         rateLimit,
         rotatedFrom: old.id,
       };
-      created = await this.insertNew(fields, () => this.eventOf('key.rotated', old, { newKeyId: successorId }), successorId);
+      created = await this.insertNew(
+        fields,
+        () => this.eventOf('key.rotated', old, { newKeyId: successorId }),
+        successorId,
+      );
     } catch (err) {
       // Release the claim so that the key can be rotated again. Should that fail too, the claim is
       // abandoned, and refuseSecondRotation lets a rotation through once it is ROTATION_CLAIM_MS old.
@@ -685,7 +693,11 @@ export class KeyManager {
     if (quietForMs !== undefined) await this.assertQuiet(id, quietForMs);
     const now = this.nowIso();
     const event = this.eventOf('key.revoked', current);
-    const revoked = await this.store.update(id, { status: 'revoked', revokedAt: now, updatedAt: now }, this.carrying(event));
+    const revoked = await this.store.update(
+      id,
+      { status: 'revoked', revokedAt: now, updatedAt: now },
+      this.carrying(event),
+    );
     emitSafely(this.onEvent, event);
     await this.record('key.revoked', revoked, context, { status: { before: current.status, after: 'revoked' } });
     return this.view(revoked);

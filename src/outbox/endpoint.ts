@@ -7,7 +7,12 @@ import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointChanges, WebhookE
 
 // The one place that checks webhook endpoints and makes their ids and secrets, for every backend.
 
-/** An endpoint as a backend keeps it: its view and its signing secret. */
+/**
+ * An endpoint as a backend keeps it: its view and its signing secret.
+ *
+ * @example
+ * const stored: StoredWebhookEndpoint = newWebhookEndpoint({ accountId: 'acct_1', url }, Date.now());
+ */
 export type StoredWebhookEndpoint = WebhookEndpoint & { readonly secret: string };
 
 const MAX_URL = 2_000;
@@ -159,12 +164,14 @@ export function validClaimArgs(args: { nowMs: number; leaseMs: number; limit?: n
   limit: number;
 } {
   const nowMs = args?.nowMs;
-  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) throw new InvalidInputError('nowMs', 'nowMs must be a time in epoch milliseconds');
+  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs))
+    throw new InvalidInputError('nowMs', 'nowMs must be a time in epoch milliseconds');
   if (typeof args.leaseMs !== 'number' || !(args.leaseMs > 0) || !Number.isFinite(args.leaseMs)) {
     throw new InvalidInputError('leaseMs', 'leaseMs must be a number of milliseconds > 0');
   }
   const limit = args.limit ?? 20;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1_000) throw new InvalidInputError('limit', 'limit must be 1 to 1,000');
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1_000)
+    throw new InvalidInputError('limit', 'limit must be 1 to 1,000');
   return { nowMs: Math.floor(nowMs), leaseMs: Math.ceil(args.leaseMs), limit };
 }
 

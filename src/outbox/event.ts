@@ -22,9 +22,13 @@ const MAX_DATA_JSON = 16_384;
  */
 export function validEventType(field: string, value: unknown): string {
   if (typeof value !== 'string' || !EVENT_TYPE.test(value)) {
-    throw new InvalidInputError(field, `${field} must be lower-case dotted words such as key.created, got ${quote(value)}`, {
-      reason: 'unparseable',
-    });
+    throw new InvalidInputError(
+      field,
+      `${field} must be lower-case dotted words such as key.created, got ${quote(value)}`,
+      {
+        reason: 'unparseable',
+      },
+    );
   }
   return value;
 }
@@ -59,7 +63,8 @@ export function outboxEventOf(input: OutboxEventInput | object, nowMs: number = 
   const accountId = validAccountId(fields.accountId);
   const at = fields.at === undefined ? new Date(nowMs).toISOString() : validAt(fields.at);
   const raw: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(fields)) if (!OWN_FIELDS.has(name) && value !== undefined) raw[name] = value;
+  for (const [name, value] of Object.entries(fields))
+    if (!OWN_FIELDS.has(name) && value !== undefined) raw[name] = value;
   if (fields.data !== undefined) {
     if (fields.data === null || typeof fields.data !== 'object' || Array.isArray(fields.data)) {
       throw new InvalidInputError('data', 'data must be an object');
@@ -68,7 +73,9 @@ export function outboxEventOf(input: OutboxEventInput | object, nowMs: number = 
   }
   const data = scrubSecrets('data', raw) as Record<string, unknown>;
   if (JSON.stringify(data).length > MAX_DATA_JSON) {
-    throw new InvalidInputError('data', `data must serialise to at most ${MAX_DATA_JSON} characters`, { reason: 'too_long' });
+    throw new InvalidInputError('data', `data must serialise to at most ${MAX_DATA_JSON} characters`, {
+      reason: 'too_long',
+    });
   }
   return Object.freeze({ id: outboxEventId(nowMs), type, accountId, at, data: Object.freeze(data) });
 }
@@ -76,7 +83,9 @@ export function outboxEventOf(input: OutboxEventInput | object, nowMs: number = 
 function validAt(value: unknown): string {
   const ms = typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(ms)) {
-    throw new InvalidInputError('at', `at must be an ISO 8601 date and time, got ${quote(value)}`, { reason: 'unparseable' });
+    throw new InvalidInputError('at', `at must be an ISO 8601 date and time, got ${quote(value)}`, {
+      reason: 'unparseable',
+    });
   }
   return new Date(ms).toISOString();
 }

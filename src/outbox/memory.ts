@@ -183,7 +183,7 @@ export class MemoryOutbox implements Outbox {
   // The state of a delivery still pending and held under `leaseToken` (any lease time: the token is the proof).
   private held(result: AttemptResult): DeliveryState | undefined {
     const state = this.states.get(validWebhookId('deliveryId', result?.deliveryId));
-    if (!state || state.delivery.status !== 'pending' || state.lease === null || state.lease !== result.leaseToken)
+    if (state?.delivery.status !== 'pending' || state.lease === null || state.lease !== result.leaseToken)
       return undefined;
     return state;
   }
@@ -194,7 +194,8 @@ export class MemoryOutbox implements Outbox {
 
   private endRemoved(endpointId: string): void {
     for (const state of this.states.values()) {
-      if (state.delivery.endpointId === endpointId && state.delivery.status === 'pending') this.end(state, 'endpoint_removed');
+      if (state.delivery.endpointId === endpointId && state.delivery.status === 'pending')
+        this.end(state, 'endpoint_removed');
     }
   }
 }
@@ -213,7 +214,9 @@ class MemoryWebhookEndpoints implements WebhookEndpoints {
 
   async list(accountId: string): Promise<WebhookEndpoint[]> {
     const account = validAccountId(accountId);
-    return [...this.hooks.values()].filter((h) => h.endpoint.accountId === account).map((h) => endpointView(h.endpoint));
+    return [...this.hooks.values()]
+      .filter((h) => h.endpoint.accountId === account)
+      .map((h) => endpointView(h.endpoint));
   }
 
   async get(accountId: string, id: string): Promise<WebhookEndpoint | null> {

@@ -19,10 +19,9 @@
  */
 
 // For authors of audit logs over other backends (keygate/postgres and keygate/redis use them).
-export { AUDIT_ACTIONS, freezeAuditEntry, validAuditEntry, validAuditQuery } from '../audit/entry.js';
+export { AUDIT_ACTIONS, freezeAuditEntry, scrubSecrets, validAuditEntry, validAuditQuery } from '../audit/entry.js';
 export { auditId } from '../audit/id.js';
 export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../audit/types.js';
-export { scrubSecrets } from '../audit/entry.js';
 export { toPublicKey } from '../auth/compiled-key.js';
 export type { Capabilities, Capable, ChangeSource, Deadline, Degradable, Wrapper } from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';

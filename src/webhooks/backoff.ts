@@ -17,10 +17,20 @@ export interface RetryPolicy {
   giveUpAfterMs?: number;
 }
 
-/** A {@link RetryPolicy} with every default filled in. */
+/**
+ * A {@link RetryPolicy} with every default filled in.
+ *
+ * @example
+ * const policy: FullRetryPolicy = { ...DEFAULT_RETRY, baseDelayMs: 10_000 };
+ */
 export type FullRetryPolicy = Required<RetryPolicy>;
 
-/** The retry policy's defaults: 30 s, doubling, at most 6 h apart, for 24 h. */
+/**
+ * The retry policy's defaults: 30 s, doubling, at most 6 h apart, for 24 h.
+ *
+ * @example
+ * DEFAULT_RETRY.maxDelayMs // 21_600_000
+ */
 export const DEFAULT_RETRY: FullRetryPolicy = Object.freeze({
   baseDelayMs: 30_000,
   maxDelayMs: 6 * 3_600_000,

@@ -155,7 +155,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       random: random(),
     });
     // A delivery that gives up failed every attempt for about a day: its endpoint is disabled with it.
-    const outcome = await outbox.fail({ ...base, error, retryAtMs, disableAfterMs: retryAtMs === null ? 0 : disableAfterMs });
+    const outcome = await outbox.fail({
+      ...base,
+      error,
+      retryAtMs,
+      disableAfterMs: retryAtMs === null ? 0 : disableAfterMs,
+    });
     if (outcome.endpointDisabled) await disabled(outcome.endpointDisabled, nowMs);
     return retryAtMs === null ? 'gaveUp' : 'failed';
   }
@@ -220,6 +225,7 @@ function positive(field: string, value: number): number {
 
 // The error's name and a redacted message: a driver may echo the URL, never a secret of ours.
 function networkError(err: unknown): string {
-  const message = err instanceof Error ? `${err.name}: ${(err.cause as Error | undefined)?.message ?? err.message}` : String(err);
+  const message =
+    err instanceof Error ? `${err.name}: ${(err.cause as Error | undefined)?.message ?? err.message}` : String(err);
   return redactKeys(`network_error: ${message}`).slice(0, 500);
 }

@@ -32,9 +32,18 @@ export function signedContent(id: string, timestamp: string, body: Uint8Array): 
  * @example
  * const signature = await signWebhook({ secret: 'whsec_…', id: event.id, timestamp: 1764000000, body });
  */
-export async function signWebhook(args: { secret: string; id: string; timestamp: number; body: string }): Promise<string> {
+export async function signWebhook(args: {
+  secret: string;
+  id: string;
+  timestamp: number;
+  body: string;
+}): Promise<string> {
   const key = await hmacKey(args.secret);
-  const mac = await crypto.subtle.sign('HMAC', key, signedContent(args.id, String(args.timestamp), encoder.encode(args.body)));
+  const mac = await crypto.subtle.sign(
+    'HMAC',
+    key,
+    signedContent(args.id, String(args.timestamp), encoder.encode(args.body)),
+  );
   return `v1,${encodeBase64(new Uint8Array(mac))}`;
 }
 

@@ -58,7 +58,10 @@ export async function verifyWebhook(args: VerifyWebhookArgs): Promise<OutboxEven
   const timestamp = header(args.headers ?? {}, 'webhook-timestamp');
   const signatures = header(args.headers ?? {}, 'webhook-signature');
   if (!id || !timestamp || !signatures) {
-    throw new InvalidSignatureError('missing_header', 'a webhook needs webhook-id, webhook-timestamp and webhook-signature');
+    throw new InvalidSignatureError(
+      'missing_header',
+      'a webhook needs webhook-id, webhook-timestamp and webhook-signature',
+    );
   }
   const toleranceSec = args.toleranceSec ?? 300;
   const seconds = /^\d{1,12}$/.test(timestamp) ? Number(timestamp) : Number.NaN;

@@ -43,7 +43,10 @@ describe.runIf(available)('over PostgreSQL', () => {
     'PostgresKeyStore over pg, two pools',
     async () => {
       const schema = `keygate_ob${RUN_ID}_${++schemas}`;
-      const [a, b] = [new pg.Pool({ connectionString: PG_URL, max: 5 }), new pg.Pool({ connectionString: PG_URL, max: 5 })];
+      const [a, b] = [
+        new pg.Pool({ connectionString: PG_URL, max: 5 }),
+        new pg.Pool({ connectionString: PG_URL, max: 5 }),
+      ];
       for (const p of [a, b]) p.on('error', () => {});
       const store = new PostgresKeyStore({ client: a, schema });
       await store.migrate();

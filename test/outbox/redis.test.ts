@@ -1,8 +1,8 @@
 import { RedisKeyStore } from 'keygate/redis';
 import { capabilityOf, type Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
-import { createClient as createClient4 } from 'redis4';
 import { createClient } from 'redis';
+import { createClient as createClient4 } from 'redis4';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 

@@ -21,7 +21,14 @@ function setUp(path: string) {
   const store = new MemoryKeyStore();
   const outbox = capabilityOf(store, 'outbox') as Outbox;
   const keys = new KeyManager({ store, clock });
-  return { outbox, keys, clock, advance: (ms: number) => (now += ms), at: (ms: number) => (now = ms), url: receiver.url(path) };
+  return {
+    outbox,
+    keys,
+    clock,
+    advance: (ms: number) => (now += ms),
+    at: (ms: number) => (now = ms),
+    url: receiver.url(path),
+  };
 }
 
 const receivedAt = (path: string) => receiver.received.filter((r) => r.path === path);
@@ -37,14 +44,29 @@ describe('a webhook dispatcher over a MemoryKeyStore', () => {
     await keys.resume(key.id);
     const { key: next } = await keys.rotate(key.id);
     await keys.revoke(key.id);
-    await outbox.publish({ type: 'credits.low', accountId: 'acct_1', at: new Date(clock()).toISOString(), data: { balance: 40, threshold: 50 } });
+    await outbox.publish({
+      type: 'credits.low',
+      accountId: 'acct_1',
+      at: new Date(clock()).toISOString(),
+      data: { balance: 40, threshold: 50 },
+    });
 
     const dispatcher = createWebhookDispatcher({ outbox, clock });
     expect(await dispatcher.runOnce()).toEqual({ claimed: 7, delivered: 7, failed: 0, gaveUp: 0 });
     const got = receivedAt('/all');
-    const events = await Promise.all(got.map((r) => verifyWebhook({ secret, headers: r.headers as never, body: r.body, nowMs: clock() })));
+    const events = await Promise.all(
+      got.map((r) => verifyWebhook({ secret, headers: r.headers as never, body: r.body, nowMs: clock() })),
+    );
     expect(events.map((e) => e.type).sort()).toEqual(
-      ['credits.low', 'key.created', 'key.resumed', 'key.revoked', 'key.rotated', 'key.suspended', 'key.updated'].sort(),
+      [
+        'credits.low',
+        'key.created',
+        'key.resumed',
+        'key.revoked',
+        'key.rotated',
+        'key.suspended',
+        'key.updated',
+      ].sort(),
     );
     expect(events.find((e) => e.type === 'key.rotated')?.data).toMatchObject({ keyId: key.id, newKeyId: next.id });
     expect(events.find((e) => e.type === 'key.suspended')?.data).toMatchObject({ reason: 'unpaid' });
@@ -76,7 +98,11 @@ describe('a webhook dispatcher over a MemoryKeyStore', () => {
     const { outbox, keys, clock, at, url } = setUp('/failing');
     receiver.status = (r) => (r.path === '/failing' ? 503 : 204);
     const failing = await outbox.endpoints.create({ accountId: 'acct_1', url });
-    const watcher = await outbox.endpoints.create({ accountId: 'acct_1', url: receiver.url('/watcher'), eventTypes: ['webhook.endpoint_disabled'] });
+    const watcher = await outbox.endpoints.create({
+      accountId: 'acct_1',
+      url: receiver.url('/watcher'),
+      eventTypes: ['webhook.endpoint_disabled'],
+    });
     await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
     const draws = [0.999, 0, 0.5, 0.999, 0.25];
     let draw = 0;
@@ -105,16 +131,32 @@ describe('a webhook dispatcher over a MemoryKeyStore', () => {
       expect(wait).toBeLessThan(ceiling);
     }
     const [ended] = await outbox.deliveries({ accountId: 'acct_1', endpointId: failing.endpoint.id });
-    expect(ended).toMatchObject({ status: 'failed', attempts: attempts.length, lastStatusCode: 503, nextAttemptAt: null });
+    expect(ended).toMatchObject({
+      status: 'failed',
+      attempts: attempts.length,
+      lastStatusCode: 503,
+      nextAttemptAt: null,
+    });
     expect((attempts.at(-1) as number) - T0).toBeLessThanOrEqual(24 * HOUR);
     expect((attempts.at(-1) as number) - T0).toBeGreaterThan(18 * HOUR);
     // Its delivery gave up after failing for a day, which disabled it; the account's other endpoint heard of it.
     expect(await outbox.endpoints.get('acct_1', failing.endpoint.id)).toMatchObject({ enabled: false });
-    expect(seen).toEqual([expect.objectContaining({ type: 'webhook.endpoint_disabled', accountId: 'acct_1', endpointId: failing.endpoint.id })]);
+    expect(seen).toEqual([
+      expect.objectContaining({
+        type: 'webhook.endpoint_disabled',
+        accountId: 'acct_1',
+        endpointId: failing.endpoint.id,
+      }),
+    ]);
     await dispatcher.runOnce();
     const notices = receivedAt('/watcher');
     expect(notices).toHaveLength(1);
-    const notice = await verifyWebhook({ secret: watcher.secret, headers: notices[0]?.headers as never, body: notices[0]?.body as string, nowMs: clock() });
+    const notice = await verifyWebhook({
+      secret: watcher.secret,
+      headers: notices[0]?.headers as never,
+      body: notices[0]?.body as string,
+      nowMs: clock(),
+    });
     expect(notice).toMatchObject({ type: 'webhook.endpoint_disabled', data: { endpointId: failing.endpoint.id } });
     receiver.status = () => 204;
   });
@@ -137,7 +179,9 @@ describe('a webhook dispatcher over a MemoryKeyStore', () => {
     const log = await outbox.deliveries({ accountId: 'acct_1' });
     const outcomes = log.map((d) => d.lastError ?? String(d.lastStatusCode));
     expect(outcomes).toHaveLength(3);
-    expect(outcomes).toEqual(expect.arrayContaining(['302', 'timeout', expect.stringMatching(/^network_error: .*ECONNREFUSED/)]));
+    expect(outcomes).toEqual(
+      expect.arrayContaining(['302', 'timeout', expect.stringMatching(/^network_error: .*ECONNREFUSED/)]),
+    );
     expect(log.every((d) => d.status === 'pending' && d.attempts === 1)).toBe(true);
   });
 
@@ -153,8 +197,14 @@ describe('a webhook dispatcher over a MemoryKeyStore', () => {
 
   it('refuses bad options as invalid_input naming the option', () => {
     const outbox = capabilityOf(new MemoryKeyStore(), 'outbox') as Outbox;
-    expect(() => createWebhookDispatcher({ outbox: {} as Outbox })).toThrow(expect.objectContaining({ field: 'outbox' }));
-    expect(() => createWebhookDispatcher({ outbox, timeoutMs: 5_000, leaseMs: 5_000 })).toThrow(expect.objectContaining({ field: 'leaseMs' }));
-    expect(() => createWebhookDispatcher({ outbox, retry: { baseDelayMs: -1 } })).toThrow(expect.objectContaining({ field: 'retry.baseDelayMs' }));
+    expect(() => createWebhookDispatcher({ outbox: {} as Outbox })).toThrow(
+      expect.objectContaining({ field: 'outbox' }),
+    );
+    expect(() => createWebhookDispatcher({ outbox, timeoutMs: 5_000, leaseMs: 5_000 })).toThrow(
+      expect.objectContaining({ field: 'leaseMs' }),
+    );
+    expect(() => createWebhookDispatcher({ outbox, retry: { baseDelayMs: -1 } })).toThrow(
+      expect.objectContaining({ field: 'retry.baseDelayMs' }),
+    );
   });
 });

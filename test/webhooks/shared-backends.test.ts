@@ -97,7 +97,12 @@ describe.each(BACKENDS)('webhooks over $name', (backend) => {
       const { secret } = await setup.endpoints.create({ accountId, url: receiver.url(path) });
       const child = startChild(
         bundle!.file,
-        { backend: backend.name === 'PostgreSQL' ? 'postgres' : 'redis', url: backend.url, namespace: backend.namespace, accountId },
+        {
+          backend: backend.name === 'PostgreSQL' ? 'postgres' : 'redis',
+          url: backend.url,
+          namespace: backend.namespace,
+          accountId,
+        },
         cleanups,
       );
       const { keyId } = await child.next('written');

@@ -43,14 +43,16 @@ interface EndpointState {
 }
 
 /**
- * The outbox of a `MemoryKeyStore` (its `outbox` capability): events, endpoints and deliveries in
+ * An outbox for a `MemoryKeyStore` (`new MemoryKeyStore({ outbox: new MemoryOutbox() })`, then its
+ * `outbox` capability; from `keygate/webhooks`, so that the root carries none): events, endpoints and deliveries in
  * this process's memory, written synchronously with the key write that caused them. Every claim,
  * complete and fail is one event-loop turn, so two dispatchers in this process never hold one
  * delivery at once. Gone when the process exits, like the keys: use PostgreSQL or Redis for events
  * that must survive a restart.
  *
  * @example
- * const outbox = capabilityOf(new MemoryKeyStore(), 'outbox');
+ * const outbox = new MemoryOutbox();
+ * const keys = new KeyManager({ store: new MemoryKeyStore({ outbox }) });
  */
 export class MemoryOutbox implements Outbox {
   private readonly events = new Map<string, OutboxEvent>();

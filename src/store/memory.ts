@@ -1,7 +1,7 @@
 import { KeyConflictError, KeyNotFoundError } from '#errors';
 import { MemoryAuditLog } from '../audit/memory.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
-import { MemoryOutbox } from '../outbox/memory.js';
+import type { MemoryOutbox } from '../outbox/memory.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteOptions } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
 import { quote } from '../validate/describe.js';
@@ -21,21 +21,31 @@ import { ChangeFeed, changeOf } from './change-feed.js';
 export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
   /**
    * Its `changes` (every write, announced in this process), `usage`, `audit` (a `MemoryAuditLog`: no cap,
-   * see there) and `outbox` (a `MemoryOutbox`: events written in the same turn as their key write).
+   * see there) and, when given one, `outbox` (a `MemoryOutbox`: events written in the same turn as their key write).
    */
   declare readonly [CAPABILITIES]: Capabilities;
   private readonly byHash = new Map<string, ApiKeyRecord>();
   private readonly byId = new Map<string, ApiKeyRecord>();
   private readonly byAccount = new Map<string, Set<string>>();
   private readonly feed = new ChangeFeed();
-  private readonly outbox = new MemoryOutbox();
+  private readonly outbox: MemoryOutbox | undefined;
   // Usage: keyId -> "day|outcome" -> count, and the newest allowed use per key.
   private readonly usage = new Map<string, Map<string, UsageCount>>();
   private readonly activity = new Map<string, KeyActivity>();
 
-  constructor() {
+  /**
+   * @param options.outbox a `MemoryOutbox` (from `keygate/webhooks`) to hold as the `outbox`
+   * capability: every key event is written to it in the same turn as its write. @default undefined (none)
+   */
+  constructor(options: { outbox?: MemoryOutbox } = {}) {
+    this.outbox = options?.outbox;
     // Set here, not as a class field: a computed field key would keep the class in every bundle.
-    this[CAPABILITIES] = { changes: this, usage: this, audit: new MemoryAuditLog(), outbox: this.outbox };
+    this[CAPABILITIES] = {
+      changes: this,
+      usage: this,
+      audit: new MemoryAuditLog(),
+      ...(this.outbox && { outbox: this.outbox }),
+    };
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
@@ -59,7 +69,7 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
     this.put(stored);
     const ids = this.byAccount.get(stored.accountId) ?? new Set<string>();
     this.byAccount.set(stored.accountId, ids.add(stored.id));
-    if (options?.events) this.outbox.appendNow(options.events);
+    if (options?.events) this.outbox?.appendNow(options.events);
     this.feed.emit(changeOf('created', stored));
     return stored;
   }
@@ -70,7 +80,7 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
     if (!current) throw new KeyNotFoundError(id);
     const next = applyPatch(current, patch, condition);
     this.put(next);
-    if (condition?.events) this.outbox.appendNow(condition.events);
+    if (condition?.events) this.outbox?.appendNow(condition.events);
     this.feed.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
     return next;
   }

@@ -6,7 +6,7 @@ import type { ContractTestApi } from './contract-types.js';
  * since claims take due deliveries of every account.
  *
  * @example
- * const fixture: OutboxFixture = { outbox: capabilityOf(new MemoryKeyStore(), 'outbox')! };
+ * const fixture: OutboxFixture = { outbox: new MemoryOutbox() };
  */
 export interface OutboxFixture {
   outbox: Outbox;

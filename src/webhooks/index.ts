@@ -11,6 +11,7 @@
  */
 
 export { InvalidSignatureError } from '#errors';
+export { MemoryOutbox } from '../outbox/memory.js';
 export type {
   AttemptResult,
   ClaimArgs,

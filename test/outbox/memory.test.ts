@@ -1,17 +1,18 @@
 import { CachedKeyStore, KeyManager, MemoryKeyStore } from 'keygate';
 import { capabilityOf, type Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
+import { MemoryOutbox } from 'keygate/webhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 describeOutboxContract(
   'MemoryKeyStore',
-  async () => ({ outbox: capabilityOf(new MemoryKeyStore(), 'outbox') as Outbox }),
+  async () => ({ outbox: capabilityOf(new MemoryKeyStore({ outbox: new MemoryOutbox() }), 'outbox') as Outbox }),
   { describe, it, expect, beforeEach, afterEach },
 );
 
 describe('a KeyManager over a store with an outbox', () => {
   it('writes each key event to the outbox with its write, and none for a write that is refused', async () => {
-    const store = new MemoryKeyStore();
+    const store = new MemoryKeyStore({ outbox: new MemoryOutbox() });
     const outbox = capabilityOf(store, 'outbox') as Outbox;
     await outbox.endpoints.create({ accountId: 'acct_1', url: 'https://hooks.example.com/k' });
     const keys = new KeyManager({ store });
@@ -24,7 +25,7 @@ describe('a KeyManager over a store with an outbox', () => {
   });
 
   it('reaches the outbox through a CachedKeyStore, which passes the events on with the write', async () => {
-    const inner = new MemoryKeyStore();
+    const inner = new MemoryKeyStore({ outbox: new MemoryOutbox() });
     const cached = new CachedKeyStore(inner);
     expect(capabilityOf(cached, 'outbox')).toBe(capabilityOf(inner, 'outbox'));
     const outbox = capabilityOf(cached, 'outbox') as Outbox;
@@ -32,5 +33,14 @@ describe('a KeyManager over a store with an outbox', () => {
     await new KeyManager({ store: cached }).create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
     expect((await outbox.deliveries({ accountId: 'acct_1' })).map((d) => d.eventType)).toEqual(['key.created']);
     cached.close();
+  });
+});
+
+describe('a MemoryKeyStore without an outbox', () => {
+  it('declares none, and a KeyManager over it writes keys as before', async () => {
+    const store = new MemoryKeyStore();
+    expect(capabilityOf(store, 'outbox')).toBe(undefined);
+    const { key } = await new KeyManager({ store }).create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
+    expect(await store.findById(key.id)).toMatchObject({ name: 'ci' });
   });
 });

@@ -320,7 +320,14 @@ describe('keygate/webhooks', () => {
   it('exports exactly the listed values', async () => {
     const webhooks = await import('keygate/webhooks');
     expect(sorted(Object.keys(webhooks))).toEqual(
-      sorted(['DEFAULT_RETRY', 'InvalidSignatureError', 'createWebhookDispatcher', 'signWebhook', 'verifyWebhook']),
+      sorted([
+        'DEFAULT_RETRY',
+        'InvalidSignatureError',
+        'MemoryOutbox',
+        'createWebhookDispatcher',
+        'signWebhook',
+        'verifyWebhook',
+      ]),
     );
   });
 

@@ -1,6 +1,6 @@
 import { type KeygateEvent, KeyManager, MemoryKeyStore } from 'keygate';
 import { capabilityOf, type Outbox } from 'keygate/store-kit';
-import { createWebhookDispatcher, DEFAULT_RETRY, verifyWebhook } from 'keygate/webhooks';
+import { createWebhookDispatcher, DEFAULT_RETRY, MemoryOutbox, verifyWebhook } from 'keygate/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from './support/receiver.js';
 
@@ -18,7 +18,7 @@ afterAll(async () => {
 function setUp(path: string) {
   let now = T0;
   const clock = () => now;
-  const store = new MemoryKeyStore();
+  const store = new MemoryKeyStore({ outbox: new MemoryOutbox() });
   const outbox = capabilityOf(store, 'outbox') as Outbox;
   const keys = new KeyManager({ store, clock });
   return {
@@ -196,7 +196,7 @@ describe('a webhook dispatcher over a MemoryKeyStore', () => {
   });
 
   it('refuses bad options as invalid_input naming the option', () => {
-    const outbox = capabilityOf(new MemoryKeyStore(), 'outbox') as Outbox;
+    const outbox = capabilityOf(new MemoryKeyStore({ outbox: new MemoryOutbox() }), 'outbox') as Outbox;
     expect(() => createWebhookDispatcher({ outbox: {} as Outbox })).toThrow(
       expect.objectContaining({ field: 'outbox' }),
     );

@@ -36,6 +36,10 @@ export const EXIT_MEANINGS: Record<0 | (typeof EXIT_CODES)[KeygateErrorCode] | t
     5: "the account's credit entries do not add up to its balance plus its open holds (credits reconcile)",
   };
 
+// Codes no command of the CLI can meet (only a webhook receiver's `verifyWebhook` throws
+// `invalid_signature`): mapped above so that the table stays complete, not listed in --help.
+const NOT_FROM_THE_CLI = new Set<string>(['invalid_signature']);
+
 /**
  * The exit-code table as lines: `1  invalid_input, unsupported, store_locked: refused as given ...`.
  *
@@ -44,7 +48,9 @@ export const EXIT_MEANINGS: Record<0 | (typeof EXIT_CODES)[KeygateErrorCode] | t
  */
 export function exitCodeLines(): string[] {
   return Object.entries(EXIT_MEANINGS).map(([exit, meaning]) => {
-    const codes = Object.entries(EXIT_CODES).filter(([, value]) => String(value) === exit);
+    const codes = Object.entries(EXIT_CODES).filter(
+      ([code, value]) => String(value) === exit && !NOT_FROM_THE_CLI.has(code),
+    );
     return `  ${exit}  ${codes.length ? `${codes.map(([code]) => code).join(', ')}: ` : ''}${meaning}`;
   });
 }

@@ -5,6 +5,7 @@ import { CREDITS_COMMANDS } from './credits.js';
 import { DASHBOARD_LINK_COMMAND } from './dashboard.js';
 import { KEYS_COMMANDS } from './keys.js';
 import { USAGE_COMMAND } from './usage.js';
+import { WEBHOOKS_COMMANDS } from './webhooks.js';
 
 /** Every `keygate` command, in the order `--help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -12,5 +13,6 @@ export const COMMANDS: readonly Command[] = [
   USAGE_COMMAND,
   AUDIT_COMMAND,
   ...CREDITS_COMMANDS,
+  ...WEBHOOKS_COMMANDS,
   DASHBOARD_LINK_COMMAND,
 ];

@@ -156,7 +156,9 @@ export class RedisOutbox implements Outbox {
     const accountId = validCreditAccount(query?.accountId);
     const endpointId = query.endpointId === undefined ? undefined : validWebhookId('endpointId', query.endpointId);
     const limit = validDeliveryLimit(query.limit);
-    const ids = (await this.redis.command(['ZREVRANGEBYLEX', this.logOf(accountId), '+', '-'])) as string[];
+    // Ids sort by event id (time-ordered); one endpoint's are picked from the account's.
+    const page = endpointId === undefined ? ['LIMIT', '0', String(limit)] : [];
+    const ids = (await this.redis.command(['ZREVRANGEBYLEX', this.logOf(accountId), '+', '-', ...page])) as string[];
     const chosen = (endpointId === undefined ? ids : ids.filter((id) => id.endsWith(`:${endpointId}`))).slice(0, limit);
     if (chosen.length === 0) return [];
     const rows = (await this.redis.command(['HMGET', this.table, ...chosen])) as (string | null)[];

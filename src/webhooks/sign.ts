@@ -26,9 +26,8 @@ export function signedContent(id: string, timestamp: string, body: Uint8Array): 
 
 /**
  * The `webhook-signature` value of a body: `v1,` and the base64 HMAC-SHA256 of
- * `${id}.${timestamp}.${body}` under the secret (Standard Webhooks).
+ * `${id}.${timestamp}.${body}` under the secret (Standard Webhooks); `timestamp` in unix seconds.
  *
- * @param timestamp unix seconds
  * @example
  * const signature = await signWebhook({ secret: 'whsec_…', id: event.id, timestamp: 1764000000, body });
  */

@@ -24,6 +24,7 @@ export const entries = {
 export const kits = {
   'store-kit': 'src/store-kit/index.ts',
   'adapter-kit': 'src/adapter-kit/index.ts',
+  webhooks: 'src/webhooks/index.ts',
   dashboard: 'dashboard/index.ts',
   leaks: 'src/leaks/index.ts',
 };

@@ -9,6 +9,7 @@ export const EXIT_CODES = {
   invalid_input: 1,
   unsupported: 1,
   store_locked: 1,
+  invalid_signature: 1,
   key_not_found: 2,
   key_revoked: 3,
   key_conflict: 3,
@@ -44,6 +45,10 @@ export const EXIT_MEANINGS: Record<
   6: 'a check found something to fix, a finding of severity error (doctor)',
 };
 
+// Codes no command of the CLI can meet (only a webhook receiver's `verifyWebhook` throws
+// `invalid_signature`): mapped above so that the table stays complete, not listed in --help.
+const NOT_FROM_THE_CLI = new Set<string>(['invalid_signature']);
+
 /**
  * The exit-code table as lines: `1  invalid_input, unsupported, store_locked: refused as given ...`.
  *
@@ -52,7 +57,9 @@ export const EXIT_MEANINGS: Record<
  */
 export function exitCodeLines(): string[] {
   return Object.entries(EXIT_MEANINGS).map(([exit, meaning]) => {
-    const codes = Object.entries(EXIT_CODES).filter(([, value]) => String(value) === exit);
+    const codes = Object.entries(EXIT_CODES).filter(
+      ([code, value]) => String(value) === exit && !NOT_FROM_THE_CLI.has(code),
+    );
     return `  ${exit}  ${codes.length ? `${codes.map(([code]) => code).join(', ')}: ` : ''}${meaning}`;
   });
 }

@@ -11,6 +11,7 @@ import { keyNotFound, messagePage } from './pages/render.js';
 import { registerRevoke } from './pages/revoke.js';
 import { registerRotation } from './pages/rotation.js';
 import { registerSignIn, registerSignOut } from './pages/sign-in.js';
+import { registerWebhooks } from './pages/webhooks.js';
 import { innerPath } from './paths.js';
 import { applySecurityHeaders } from './security/headers.js';
 
@@ -69,6 +70,7 @@ export function createApp(dash: Dash): Hono<DashEnv> {
   registerSignOut(app, dash);
   registerList(app, dash);
   registerHistory(app, dash);
+  registerWebhooks(app, dash);
   registerCreate(app, dash);
   registerRevoke(app, dash);
   registerRotation(app, dash);

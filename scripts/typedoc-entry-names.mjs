@@ -7,6 +7,7 @@ const NAMES = {
   'src/testing': 'keygate/testing',
   'src/adapter-kit': 'keygate/adapter-kit',
   'src/store-kit': 'keygate/store-kit',
+  'src/webhooks': 'keygate/webhooks',
   'frameworks/express': 'keygate/express',
   'frameworks/fastify': 'keygate/fastify',
   'frameworks/fetch': 'keygate/fetch',

@@ -1,5 +1,6 @@
 import type { AuditLog } from './audit/types.js';
 import type { CreditBalance, HoldOptions, HoldResult, SettleResult } from './credits/types.js';
+import type { Outbox } from './outbox/types.js';
 import type { KeyChangeEvent } from './types.js';
 import type { UsageStore } from './usage/types.js';
 
@@ -86,6 +87,11 @@ export interface Capabilities {
   readonly usage?: UsageStore;
   /** This store holds an audit log of key management: a `KeyManager` over it writes every action there. */
   readonly audit?: AuditLog;
+  /**
+   * This store holds an outbox: events a `KeyManager` hands with a write (`WriteOptions.events`) are
+   * stored in the same step as the write, with their webhook deliveries.
+   */
+  readonly outbox?: Outbox;
   /** This credit ledger answers at once. */
   readonly synchronous?: SynchronousLedger;
 }

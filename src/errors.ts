@@ -13,6 +13,7 @@ import { quote } from './validate/describe.js';
  * - `rate_limiter_unavailable`: a shared rate limiter failed or timed out; the client's error is `cause`.
  * - `credit_ledger_unavailable`: a shared credit ledger failed or timed out; the client's error is `cause`.
  * - `store_locked`: an embedded store folder is held by another live process (`holderPid`).
+ * - `invalid_signature`: a webhook's signature, timestamp or headers did not verify (`verifyWebhook`).
  * - `unsupported`: the store lacks a capability the call needs (writes, usage statistics); `field` is `store`.
  */
 export type KeygateErrorCode =
@@ -25,6 +26,7 @@ export type KeygateErrorCode =
   | 'rate_limiter_unavailable'
   | 'credit_ledger_unavailable'
   | 'store_locked'
+  | 'invalid_signature'
   | 'unsupported';
 
 /** What a {@link KeygateError} can say beyond its code, as properties (never only in the message). */
@@ -286,5 +288,22 @@ export class StoreLockedError extends KeygateError {
 export class UnsupportedError extends KeygateError {
   constructor(field: string, message: string) {
     super('unsupported', message, { field });
+  }
+}
+
+/**
+ * A webhook did not verify (`verifyWebhook` in `keygate/webhooks`): a header missing, a timestamp
+ * outside the tolerance, no signature matching the body, or a body that is not an event. `reason`
+ * says which; nothing of the secret or the expected signature is in the error.
+ *
+ * @example
+ * try { await verifyWebhook({ secret, headers, body }); } catch (err) { if (err instanceof InvalidSignatureError) return new Response(null, { status: 400 }); }
+ */
+export class InvalidSignatureError extends KeygateError {
+  /** Which check failed: `missing_header`, `stale_timestamp`, `bad_signature` or `bad_body`. */
+  readonly reason: 'missing_header' | 'stale_timestamp' | 'bad_signature' | 'bad_body';
+  constructor(reason: InvalidSignatureError['reason'], message: string) {
+    super('invalid_signature', message);
+    this.reason = reason;
   }
 }

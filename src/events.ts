@@ -26,7 +26,8 @@ export type KeygateEventType =
   | 'credits.low'
   | 'credits.exhausted'
   | 'credits.ledger_failed'
-  | 'audit.failed';
+  | 'audit.failed'
+  | 'webhook.endpoint_disabled';
 
 /**
  * Something that happened to a key. Never carries a secret or a digest: ids, account, hint and time,
@@ -77,9 +78,11 @@ export interface KeygateEvent {
    */
   readonly action?: AuditAction | LeakAction;
   readonly errorCode?: string;
+  /** For `webhook.endpoint_disabled`: the endpoint disabled after failing without a break. */
+  readonly endpointId?: string;
   /**
-   * For `key.leaked`: where the key was found (GitHub's URL of the commit, issue, gist...). The key
-   * itself is never carried.
+   * For `key.leaked`: where the key was found (GitHub's URL of the commit, issue, gist...); the key itself
+   * is never carried. For `webhook.endpoint_disabled`: the endpoint's URL.
    */
   readonly url?: string;
   /** For `key.leaked`: the kind of place GitHub found it in (`content`, `commit`, `issue_comment`, ...), or `unknown`. */

@@ -80,6 +80,23 @@ export type {
   ValidKeyInput,
 } from './manager/key-manager.js';
 export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
+export type {
+  AttemptResult,
+  ClaimArgs,
+  ClaimedDelivery,
+  CreatedWebhookEndpoint,
+  DeliveryQuery,
+  FailedAttempt,
+  FailOutcome,
+  Outbox,
+  OutboxEvent,
+  OutboxEventInput,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+  WebhookEndpoints,
+} from './outbox/types.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
 export { MemoryRateLimiter } from './rate-limit/memory.js';
 export type { RateLimitDecision, RateLimiter, RateLimitState } from './rate-limit/types.js';

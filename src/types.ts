@@ -1,3 +1,5 @@
+import type { OutboxEvent } from './outbox/types.js';
+
 /** Whether a key touches real, billed data (`live`) or sandbox data that is never billed (`test`). */
 export type KeyMode = 'live' | 'test';
 
@@ -124,6 +126,20 @@ export interface WriteCondition {
   ifVersion?: number;
 }
 
+/**
+ * Options of a key write: its condition, and the outbox events that record it. A store that declares
+ * the `outbox` capability stores `events` in the same step as the write (one transaction, one script,
+ * one event-loop turn): both are kept, or neither. A store without one ignores them; `KeyManager`
+ * passes them only to a store that has one.
+ *
+ * @example
+ * await store.update(id, patch, { ifVersion: current.version, events: [outboxEventOf(event)] });
+ */
+export interface WriteOptions extends WriteCondition {
+  /** Events made by `outboxEventOf` (validated, scrubbed, with ids). @default [] */
+  events?: readonly OutboxEvent[];
+}
+
 /** Fields `KeyManager` may change on a key. `status` moves between `active` and `suspended`, or to `revoked` for good. */
 export interface KeyPatch {
   name?: string;
@@ -152,10 +168,10 @@ export interface WritableKeyStore extends KeyStore {
   findById(id: string): Promise<ApiKeyRecord | null | undefined>;
   listByAccount(accountId: string): Promise<ApiKeyRecord[]>;
   /** Inserts a new record (its `version` is 1). Throws when the id or hash already exists. */
-  insert(record: ApiKeyRecord): Promise<ApiKeyRecord>;
+  insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord>;
   /**
    * Applies `patch` atomically, bumps `version`, returns the new record. Throws `KeyNotFoundError` or
    * `KeyRevokedError`; with `condition.ifVersion`, `KeyConflictError` when the stored version differs.
    */
-  update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord>;
+  update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord>;
 }

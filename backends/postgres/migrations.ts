@@ -91,4 +91,46 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     'ALTER TABLE T.keygate_keys ADD COLUMN suspended_at timestamptz',
     'ALTER TABLE T.keygate_keys ADD COLUMN suspended_reason text',
   ],
+  // 7: the outbox. Events are written in the transaction of the key write that caused them, with one
+  // delivery per matching endpoint; dispatchers claim deliveries with FOR UPDATE SKIP LOCKED and a lease.
+  [
+    `CREATE TABLE T.keygate_outbox (
+      id text COLLATE "C" PRIMARY KEY,
+      account_id text NOT NULL,
+      type text NOT NULL,
+      at timestamptz NOT NULL,
+      data jsonb NOT NULL
+    )`,
+    `CREATE TABLE T.keygate_webhook_endpoints (
+      id text PRIMARY KEY,
+      account_id text NOT NULL,
+      url text NOT NULL,
+      secret text NOT NULL,
+      event_types jsonb NOT NULL,
+      enabled boolean NOT NULL,
+      created_at timestamptz NOT NULL,
+      disabled_at timestamptz,
+      failing_since timestamptz
+    )`,
+    'CREATE INDEX keygate_webhook_endpoints_account ON T.keygate_webhook_endpoints (account_id, created_at)',
+    `CREATE TABLE T.keygate_webhook_deliveries (
+      id text COLLATE "C" PRIMARY KEY,
+      event_id text NOT NULL,
+      endpoint_id text NOT NULL,
+      account_id text NOT NULL,
+      event_type text NOT NULL,
+      status text NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+      attempts integer NOT NULL DEFAULT 0,
+      last_status_code integer,
+      last_error text,
+      last_attempt_at timestamptz,
+      next_attempt_at timestamptz,
+      lease_token text,
+      leased_until timestamptz,
+      created_at timestamptz NOT NULL,
+      delivered_at timestamptz
+    )`,
+    `CREATE INDEX keygate_webhook_deliveries_due ON T.keygate_webhook_deliveries (next_attempt_at) WHERE status = 'pending'`,
+    'CREATE INDEX keygate_webhook_deliveries_account ON T.keygate_webhook_deliveries (account_id, id)',
+  ],
 ];

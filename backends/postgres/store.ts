@@ -22,12 +22,13 @@ import {
   type UsageOutcome,
   type UsageStore,
   type WritableKeyStore,
-  type WriteCondition,
+  type WriteOptions,
 } from 'keygate/store-kit';
 import type { Pool } from 'pg';
 import { PostgresAuditLog } from './audit-log.js';
 import { sqlState, unavailable } from './errors.js';
 import { migrateSchema } from './migrate.js';
+import { PostgresOutbox } from './outbox.js';
 import { COLUMNS, type KeyRow, recordOf, recordParams } from './rows.js';
 import { type PGliteLike, type Query, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
@@ -71,7 +72,8 @@ export interface PostgresKeyStoreOptions {
 export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
   /**
    * Its `changes` (every write, announced across processes), `usage`, and `audit`: the append-only
-   * table `keygate_audit`, written after each key write (not in its transaction).
+   * table `keygate_audit`, written after each key write (not in its transaction); and `outbox` (see
+   * `PostgresOutbox`): the events a `KeyManager` hands with a write, inserted in its transaction.
    */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly schema: string;
@@ -83,6 +85,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
   private readonly usageTable: string;
   private readonly activityTable: string;
   private readonly relay = new ChangeRelay();
+  private readonly outbox: PostgresOutbox;
   private readonly onError: (err: KeyStoreUnavailableError) => void;
   private unlisten: (() => void) | undefined;
   private closed = false;
@@ -98,7 +101,13 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
     this.table = `"${schema}".keygate_keys`;
     this.usageTable = `"${schema}".keygate_usage`;
     this.activityTable = `"${schema}".keygate_key_activity`;
-    this[CAPABILITIES] = { changes: this, usage: this, audit: new PostgresAuditLog(this.sql, `"${schema}"`) };
+    this.outbox = new PostgresOutbox(this.sql, `"${schema}"`);
+    this[CAPABILITIES] = {
+      changes: this,
+      usage: this,
+      audit: new PostgresAuditLog(this.sql, `"${schema}"`),
+      outbox: this.outbox,
+    };
   }
 
   /**
@@ -132,7 +141,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
     return rows.map(recordOf);
   }
 
-  async insert(record: ApiKeyRecord): Promise<ApiKeyRecord> {
+  async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
     const stored = { ...record, version: 1 };
     const change = changeOf('created', stored);
     const row = await this.sql
@@ -141,6 +150,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
           `INSERT INTO ${this.table} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb, $9, $10, $11, $12, $13, $14, $15, $16::jsonb, $17, $18::jsonb, $19, $20) RETURNING ${COLUMNS}`,
           recordParams(stored),
         );
+        if (options?.events?.length) await this.outbox.appendIn(q, options.events);
         await this.notify(q, change);
         return rows[0] as KeyRow;
       })
@@ -152,7 +162,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
     return created;
   }
 
-  async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
+  async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
     const { next, change } = await this.sql.transaction(async (q) => {
       const { rows } = await q<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE id = $1 FOR UPDATE`, [id]);
       if (!rows[0]) throw new KeyNotFoundError(id);
@@ -180,6 +190,7 @@ export class PostgresKeyStore implements WritableKeyStore, UsageStore, Capable {
           next.suspendedReason ?? null,
         ],
       );
+      if (condition?.events?.length) await this.outbox.appendIn(q, condition.events);
       const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
       await this.notify(q, change);
       return { next, change };

@@ -28,10 +28,12 @@ import {
   type UsageCount,
   type UsageStore,
   type WritableKeyStore,
-  type WriteCondition,
+  type WriteOptions,
 } from 'keygate/store-kit';
 import { RedisAuditLog } from './audit-log.js';
 import { unavailable } from './errors.js';
+import { RedisOutbox } from './outbox.js';
+import { withEvents } from './outbox-scripts.js';
 import { validPrefix } from './prefix.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, ScriptRunner, UPDATE } from './scripts.js';
 import { countsOfHash, type HashReply } from './usage-hash.js';
@@ -99,7 +101,8 @@ const MAX_ATTEMPTS = 100;
 export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
   /**
    * Its `changes` (every write, announced across processes), `usage`, and `audit`: sorted sets under
-   * `<prefix>audit:` (see `RedisAuditLog`), written after each key write.
+   * `<prefix>audit:` (see `RedisAuditLog`), written after each key write; and `outbox` (see
+   * `RedisOutbox`): the events a `KeyManager` hands with a write, stored by the write's own script.
    */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly prefix: string;
@@ -109,6 +112,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
   private readonly onError: (err: KeyStoreUnavailableError) => void;
   private readonly relay = new ChangeRelay();
   private readonly scripts: ScriptRunner;
+  private readonly outbox: RedisOutbox;
   private subscriber: RedisSubscriberLike | undefined;
   private closed = false;
 
@@ -128,7 +132,12 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
       { command: (args) => this.command(args), run: (s, k, a) => this.run(s, k, a) },
       prefix,
     );
-    this[CAPABILITIES] = { changes: this, usage: this, audit };
+    const redis = {
+      command: (args: string[]) => this.command(args),
+      run: (s: string, k: string[], a: string[]) => this.run(s, k, a),
+    };
+    this.outbox = new RedisOutbox(redis, prefix);
+    this[CAPABILITIES] = { changes: this, usage: this, audit, outbox: this.outbox };
   }
 
   private recordKey(id: string): string {
@@ -157,13 +166,14 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
       .sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : 1));
   }
 
-  async insert(record: ApiKeyRecord): Promise<ApiKeyRecord> {
+  async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
     const stored = freezeRecord({ ...record, version: 1 });
     const change = changeOf('created', stored);
-    const outcome = await this.run(
+    const outcome = await this.runWithEvents(
       INSERT,
       [this.recordKey(stored.id), `${this.prefix}hash:${stored.hash}`, `${this.prefix}account:${stored.accountId}`],
       [JSON.stringify(stored), stored.id, this.channel, JSON.stringify(change)],
+      options?.events,
     );
     if (outcome === 'id') {
       throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`, { keyId: record.id });
@@ -179,17 +189,18 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
    * script). Without `ifVersion`, a concurrent write makes it read and try again; with it, that is a
    * `KeyConflictError`.
    */
-  async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
+  async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.findById(id);
       if (!current) throw new KeyNotFoundError(id);
       // The shared patch semantics (KeyRevokedError, KeyConflictError); the script then writes only if nobody wrote meanwhile.
       const next = applyPatch(current, patch, condition);
       const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
-      const outcome = await this.run(
+      const outcome = await this.runWithEvents(
         UPDATE,
         [this.recordKey(id)],
         [String(current.version), JSON.stringify(next), this.channel, JSON.stringify(change)],
+        condition?.events,
       );
       if (outcome === 'ok') {
         this.relay.emit(change);
@@ -298,6 +309,18 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
     return new Promise((resolve) => resolve(this.client.sendCommand(args))).catch((err: unknown) => {
       throw unavailable(err);
     });
+  }
+
+  // A write's script, followed in the same script by its outbox events when there are any.
+  private runWithEvents(
+    script: string,
+    keys: string[],
+    args: string[],
+    events: WriteOptions['events'],
+  ): Promise<unknown> {
+    if (!events || events.length === 0) return this.run(script, keys, args);
+    const extra = this.outbox.appendArgs(events);
+    return this.run(withEvents(script, keys.length, args.length), [...keys, ...extra.keys], [...args, ...extra.args]);
   }
 
   /** One script by its SHA (see {@link ScriptRunner}); a failure becomes `KeyStoreUnavailableError`. */

@@ -7,6 +7,7 @@ import { DOCTOR_COMMAND } from './doctor.js';
 import { KEYS_COMMANDS } from './keys.js';
 import { LEAKS_DRILL_COMMAND } from './leaks.js';
 import { USAGE_COMMAND } from './usage.js';
+import { WEBHOOKS_COMMANDS } from './webhooks.js';
 
 /** Every `keygate` command, in the order `--help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -14,6 +15,7 @@ export const COMMANDS: readonly Command[] = [
   USAGE_COMMAND,
   AUDIT_COMMAND,
   ...CREDITS_COMMANDS,
+  ...WEBHOOKS_COMMANDS,
   DASHBOARD_LINK_COMMAND,
   DOCTOR_COMMAND,
   LEAKS_DRILL_COMMAND,

@@ -11,6 +11,7 @@ import { badge, count, time } from '../views/format.js';
 import { creditsSection, readCredits } from './credits.js';
 import { render } from './render.js';
 import { type Partners, partnerLink, partnersOf } from './rotation-pair.js';
+import { hasWebhooks } from './webhooks.js';
 
 /** Keys per page of the list. */
 export const PAGE_SIZE = 50;
@@ -193,7 +194,7 @@ async function listPage(c: Context<DashEnv>, dash: Dash) {
     ${busiestDay > 0 ? html`<p class="hint">The “Last 30 days” bars share one scale: a full bar is ${count(busiestDay)} request${busiestDay === 1 ? '' : 's'} in a day.</p>` : ''}`
     }
     ${pagination(dash, filter, page, pages)}
-    <p><a href="${dash.path('/history')}">Account history</a></p>`,
+    <p><a href="${dash.path('/history')}">Account history</a>${hasWebhooks(dash) ? html` · <a href="${dash.path('/webhooks')}">Webhooks</a>` : ''}</p>`,
   });
 }
 

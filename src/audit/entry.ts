@@ -125,6 +125,18 @@ function scrubbed(field: string, value: unknown, depth: number): unknown {
   return refuse(field, 'wrong_type', `${field} must hold JSON values only, got ${describeValue(value)}`);
 }
 
+/**
+ * A copy of a JSON value with every secret-shaped string (a key, a hex digest) and every member named
+ * like a secret (`secret`, `hash`, `digest`, `token`, ...) replaced by `[redacted]`; a value JSON
+ * cannot hold is an `InvalidInputError` naming `field`. What the audit log and the outbox store.
+ *
+ * @example
+ * scrubSecrets('data', { keyId: 'key_1', hash: 'ab12…' }) // { keyId: 'key_1', hash: '[redacted]' }
+ */
+export function scrubSecrets(field: string, value: unknown): unknown {
+  return scrubbed(field, value, 0);
+}
+
 function validChanges(value: unknown): AuditChanges {
   const changes = plainObject('changes', value);
   const out: Record<string, { before: unknown; after: unknown }> = {};

@@ -11,11 +11,21 @@ import { validAuditContext } from '../audit/entry.js';
 import type { AuditAction, AuditChanges, AuditContext, AuditEntry, AuditQuery } from '../audit/types.js';
 import { toPublicKey } from '../auth/compiled-key.js';
 import { capabilityOf } from '../capabilities.js';
-import { type EventHook, emitSafely, type KeygateEventType } from '../events.js';
+import { type EventHook, emitSafely, type KeygateEvent, type KeygateEventType } from '../events.js';
 import { randomBase62 } from '../key/base62.js';
 import { assertPrefix, DEFAULT_PREFIX, generateKey, isWellFormedKey, keyHint } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
-import type { ApiKeyRecord, KeyMetadata, KeyMode, KeyPatch, PublicKey, RateLimit, WritableKeyStore } from '../types.js';
+import { outboxEventOf } from '../outbox/event.js';
+import type {
+  ApiKeyRecord,
+  KeyMetadata,
+  KeyMode,
+  KeyPatch,
+  PublicKey,
+  RateLimit,
+  WritableKeyStore,
+  WriteOptions,
+} from '../types.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
 import { type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
@@ -266,19 +276,19 @@ export class KeyManager {
     });
   }
 
-  private emit(
+  private eventOf(
     type: KeygateEventType,
-    record: ApiKeyRecord,
+    record: Pick<ApiKeyRecord, 'id' | 'accountId' | 'hint'>,
     extra: { newKeyId?: string; imported?: true; reason?: string | null } = {},
-  ): void {
-    emitSafely(this.onEvent, {
-      type,
-      keyId: record.id,
-      accountId: record.accountId,
-      hint: record.hint,
-      at: this.nowIso(),
-      ...extra,
-    });
+  ): KeygateEvent {
+    return { type, keyId: record.id, accountId: record.accountId, hint: record.hint, at: this.nowIso(), ...extra };
+  }
+
+  // The write options that carry `event` to the store's outbox, when it holds one: the store keeps
+  // the event in the same step as the write (see WriteOptions).
+  private carrying(event: KeygateEvent, options: WriteOptions = {}): WriteOptions {
+    if (!capabilityOf(this.store, 'outbox')) return options;
+    return { ...options, events: [outboxEventOf(event, this.clock())] };
   }
 
   private usageStore(): UsageStore {
@@ -332,8 +342,10 @@ export class KeyManager {
   async create(input: CreateKeyInput, options?: AuditContext): Promise<CreatedKey> {
     const { mode, ...fields } = this.validFields(input, 'create') as ValidKeyInput;
     const context = validAuditContext(options);
-    const created = await this.insertNew({ ...fields, mode, rotatedFrom: null });
-    this.emit('key.created', created.record);
+    const created = await this.insertNew({ ...fields, mode, rotatedFrom: null }, (record) =>
+      this.eventOf('key.created', record),
+    );
+    emitSafely(this.onEvent, created.event);
     await this.record('key.created', created.record, context, createdFields(created.record));
     return { secret: created.secret, key: created.key };
   }
@@ -357,40 +369,61 @@ export class KeyManager {
     const key = await importedKey(input, this.prefix, this.pepper);
     const holder = await this.store.findByHash(key.hash);
     if (holder) throw new KeyConflictError('a key with this digest already exists', { keyId: holder.id });
-    const record = await this.insertRecord({ ...fields, mode: key.mode, rotatedFrom: null }, key.hash, key.hint);
-    this.emit('key.created', record, { imported: true });
+    const event = this.eventOf(
+      'key.created',
+      { id: `key_${randomBase62(20)}`, accountId: fields.accountId, hint: key.hint },
+      {
+        imported: true,
+      },
+    );
+    const record = await this.insertRecord(
+      { ...fields, mode: key.mode, rotatedFrom: null },
+      key.hash,
+      key.hint,
+      event.keyId as string,
+      event,
+    );
+    emitSafely(this.onEvent, event);
     await this.record('key.imported', record, context, createdFields(record));
     return this.view(record);
   }
 
+  // A new key, inserted with the event `eventFor` makes of it (written with it to the store's outbox).
   private async insertNew(
     fields: NewKeyFields,
+    eventFor: (record: Pick<ApiKeyRecord, 'id' | 'accountId' | 'hint'>) => KeygateEvent,
     id = `key_${randomBase62(20)}`,
-  ): Promise<CreatedKey & { record: ApiKeyRecord }> {
+  ): Promise<CreatedKey & { record: ApiKeyRecord; event: KeygateEvent }> {
     const secret = generateKey({ prefix: this.prefix, mode: fields.mode });
-    const stored = await this.insertRecord(fields, await hashKey(secret, this.pepper), keyHint(secret), id);
-    return { secret, key: this.view(stored), record: stored };
+    const hint = keyHint(secret);
+    const event = eventFor({ id, accountId: fields.accountId, hint });
+    const stored = await this.insertRecord(fields, await hashKey(secret, this.pepper), hint, id, event);
+    return { secret, key: this.view(stored), record: stored, event };
   }
 
   private insertRecord(
     fields: NewKeyFields,
     hash: string,
     hint: string,
-    id = `key_${randomBase62(20)}`,
+    id: string,
+    event: KeygateEvent,
   ): Promise<ApiKeyRecord> {
     const now = this.nowIso();
-    return this.store.insert({
-      id,
-      hash,
-      ...fields,
-      status: 'active',
-      hint,
-      createdAt: now,
-      updatedAt: now,
-      revokedAt: null,
-      rotatedTo: null,
-      version: 1,
-    });
+    return this.store.insert(
+      {
+        id,
+        hash,
+        ...fields,
+        status: 'active',
+        hint,
+        createdAt: now,
+        updatedAt: now,
+        revokedAt: null,
+        rotatedTo: null,
+        version: 1,
+      },
+      this.carrying(event),
+    );
   }
 
   /** The key's public view, or `null` when there is no key with that id. */
@@ -524,8 +557,9 @@ export class KeyManager {
     const context = validAuditContext(options);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
-    const updated = await this.store.update(id, patch);
-    this.emit('key.updated', updated);
+    const event = this.eventOf('key.updated', current);
+    const updated = await this.store.update(id, patch, this.carrying(event));
+    emitSafely(this.onEvent, event);
     // `before` as read just before the write: a concurrent writer in between is not told apart.
     await this.record('key.updated', updated, context, changedFields(current, updated));
     return this.view(updated);
@@ -563,7 +597,7 @@ export class KeyManager {
     const claim: KeyPatch = { rotatedTo: successorId, updatedAt: this.nowIso() };
     if (graceMs !== undefined) claim.expiresAt = graceExpiry(this.clock() + graceMs, old.expiresAt);
     const claimed = await this.store.update(id, claim, { ifVersion: old.version });
-    let created: CreatedKey;
+    let created: CreatedKey & { event: KeygateEvent };
     try {
       const { accountId, name, mode, permissions, allowedIps, expiresAt, metadata } = old;
       const rateLimit = old.rateLimit ?? null;
@@ -578,7 +612,11 @@ export class KeyManager {
         rateLimit,
         rotatedFrom: old.id,
       };
-      created = await this.insertNew(fields, successorId);
+      created = await this.insertNew(
+        fields,
+        () => this.eventOf('key.rotated', old, { newKeyId: successorId }),
+        successorId,
+      );
     } catch (err) {
       // Release the claim so that the key can be rotated again. Should that fail too, the claim is
       // abandoned, and refuseSecondRotation lets a rotation through once it is ROTATION_CLAIM_MS old.
@@ -586,7 +624,7 @@ export class KeyManager {
       await this.store.update(id, release, { ifVersion: claimed.version }).catch(() => {});
       throw err;
     }
-    this.emit('key.rotated', old, { newKeyId: created.key.id });
+    emitSafely(this.onEvent, created.event);
     await this.record('key.rotated', old, context, { rotatedTo: { before: old.rotatedTo, after: created.key.id } });
     return { secret: created.secret, key: created.key };
   }
@@ -623,8 +661,9 @@ export class KeyManager {
     const now = this.nowIso();
     const patch: KeyPatch = { status: 'suspended', suspendedAt: now, suspendedReason: reason, updatedAt: now };
     // The store refuses the write if the key was revoked since it was read: revocation stays final.
-    const suspended = await this.store.update(id, patch);
-    this.emit('key.suspended', suspended, { reason });
+    const event = this.eventOf('key.suspended', current, { reason });
+    const suspended = await this.store.update(id, patch, this.carrying(event));
+    emitSafely(this.onEvent, event);
     await this.record('key.suspended', suspended, context, {
       status: { before: 'active', after: 'suspended' },
       ...(reason === null ? {} : { suspendedReason: { before: null, after: reason } }),
@@ -646,8 +685,9 @@ export class KeyManager {
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     if (current.status === 'active') return this.view(current);
     const patch: KeyPatch = { status: 'active', suspendedAt: null, suspendedReason: null, updatedAt: this.nowIso() };
-    const resumed = await this.store.update(id, patch);
-    this.emit('key.resumed', resumed);
+    const event = this.eventOf('key.resumed', current);
+    const resumed = await this.store.update(id, patch, this.carrying(event));
+    emitSafely(this.onEvent, event);
     await this.record('key.resumed', resumed, context, { status: { before: 'suspended', after: 'active' } });
     return this.view(resumed);
   }
@@ -669,8 +709,13 @@ export class KeyManager {
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     if (quietForMs !== undefined) await this.assertQuiet(id, quietForMs);
     const now = this.nowIso();
-    const revoked = await this.store.update(id, { status: 'revoked', revokedAt: now, updatedAt: now });
-    this.emit('key.revoked', revoked);
+    const event = this.eventOf('key.revoked', current);
+    const revoked = await this.store.update(
+      id,
+      { status: 'revoked', revokedAt: now, updatedAt: now },
+      this.carrying(event),
+    );
+    emitSafely(this.onEvent, event);
     await this.record('key.revoked', revoked, context, { status: { before: current.status, after: 'revoked' } });
     return this.view(revoked);
   }

@@ -19,7 +19,7 @@
  */
 
 // For authors of audit logs over other backends (keygate/postgres and keygate/redis use them).
-export { AUDIT_ACTIONS, freezeAuditEntry, validAuditEntry, validAuditQuery } from '../audit/entry.js';
+export { AUDIT_ACTIONS, freezeAuditEntry, scrubSecrets, validAuditEntry, validAuditQuery } from '../audit/entry.js';
 export { auditId } from '../audit/id.js';
 export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../audit/types.js';
 export { toPublicKey } from '../auth/compiled-key.js';
@@ -60,6 +60,37 @@ export type {
 } from '../credits/types.js';
 // For messages that carry what a driver or a user echoed back: a raw key never reaches an error.
 export { redactKeys } from '../key/redact.js';
+// For authors of outboxes over other backends (keygate/postgres and keygate/redis use them).
+export {
+  endpointView,
+  freezeDelivery,
+  isoOrNull,
+  leaseToken,
+  newWebhookEndpoint,
+  type StoredWebhookEndpoint,
+  validClaimArgs,
+  validDeliveryLimit,
+  validEndpointChanges,
+  validWebhookId,
+} from '../outbox/endpoint.js';
+export { outboxEventOf, takesEvent } from '../outbox/event.js';
+export type {
+  AttemptResult,
+  ClaimArgs,
+  ClaimedDelivery,
+  CreatedWebhookEndpoint,
+  DeliveryQuery,
+  FailedAttempt,
+  FailOutcome,
+  Outbox,
+  OutboxEvent,
+  OutboxEventInput,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+  WebhookEndpoints,
+} from '../outbox/types.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
 export { withLimiterDeadline } from '../rate-limit/deadline.js';
 export type { ConsumeArgs } from '../rate-limit/policy.js';
@@ -82,6 +113,7 @@ export type {
   KeyStore,
   WritableKeyStore,
   WriteCondition,
+  WriteOptions,
 } from '../types.js';
 export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';

@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { KeyStoreUnavailableError, UnsupportedError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
-import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore, WriteCondition } from '../types.js';
+import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore, WriteOptions } from '../types.js';
 import { validPositiveInteger } from '../validate/fields.js';
 
 interface InFlight {
@@ -109,12 +109,14 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     const changes = capabilityOf(store, 'changes');
     const usage = capabilityOf(store, 'usage');
     const audit = capabilityOf(store, 'audit');
+    const outbox = capabilityOf(store, 'outbox');
     this[CAPABILITIES] = {
       wrapper: { wrapped: store },
       deadline: this,
       ...(changes && { changes }),
       ...(usage && { usage }),
       ...(audit && { audit }),
+      ...(outbox && { outbox }),
     };
     this.unsubscribe = changes?.subscribe((change) =>
       change.type === 'resync' ? this.clear() : this.invalidate(change),
@@ -225,13 +227,13 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     return this.writable().listByAccount(accountId);
   }
 
-  async insert(record: ApiKeyRecord): Promise<ApiKeyRecord> {
-    const stored = await this.writable().insert(record);
+  async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
+    const stored = await this.writable().insert(record, options);
     this.invalidate({ hash: stored.hash, id: stored.id, version: stored.version });
     return stored;
   }
 
-  async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
+  async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
     const next = await this.writable().update(id, patch, condition);
     this.invalidate({ hash: next.hash, id: next.id, version: next.version });
     return next;

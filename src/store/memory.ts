@@ -1,7 +1,8 @@
 import { KeyConflictError, KeyNotFoundError } from '#errors';
 import { MemoryAuditLog } from '../audit/memory.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
-import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteCondition } from '../types.js';
+import type { MemoryOutbox } from '../outbox/memory.js';
+import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteOptions } from '../types.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
 import { quote } from '../validate/describe.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
@@ -18,19 +19,33 @@ import { ChangeFeed, changeOf } from './change-feed.js';
  * const keys = new KeyManager({ store });
  */
 export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
-  /** Its `changes` (every write, announced in this process), `usage` and `audit` (a `MemoryAuditLog`: no cap, see there). */
+  /**
+   * Its `changes` (every write, announced in this process), `usage`, `audit` (a `MemoryAuditLog`: no cap,
+   * see there) and, when given one, `outbox` (a `MemoryOutbox`: events written in the same turn as their key write).
+   */
   declare readonly [CAPABILITIES]: Capabilities;
   private readonly byHash = new Map<string, ApiKeyRecord>();
   private readonly byId = new Map<string, ApiKeyRecord>();
   private readonly byAccount = new Map<string, Set<string>>();
   private readonly feed = new ChangeFeed();
+  private readonly outbox: MemoryOutbox | undefined;
   // Usage: keyId -> "day|outcome" -> count, and the newest allowed use per key.
   private readonly usage = new Map<string, Map<string, UsageCount>>();
   private readonly activity = new Map<string, KeyActivity>();
 
-  constructor() {
+  /**
+   * @param options.outbox a `MemoryOutbox` (from `keygate/webhooks`) to hold as the `outbox`
+   * capability: every key event is written to it in the same turn as its write. @default undefined (none)
+   */
+  constructor(options: { outbox?: MemoryOutbox } = {}) {
+    this.outbox = options?.outbox;
     // Set here, not as a class field: a computed field key would keep the class in every bundle.
-    this[CAPABILITIES] = { changes: this, usage: this, audit: new MemoryAuditLog() };
+    this[CAPABILITIES] = {
+      changes: this,
+      usage: this,
+      audit: new MemoryAuditLog(),
+      ...(this.outbox && { outbox: this.outbox }),
+    };
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
@@ -47,23 +62,25 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
     return [...ids].map((id) => this.byId.get(id) as ApiKeyRecord);
   }
 
-  async insert(record: ApiKeyRecord): Promise<ApiKeyRecord> {
+  async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
     if (this.byId.has(record.id)) throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`);
     if (this.byHash.has(record.hash)) throw new KeyConflictError('a key with the same digest already exists');
     const stored = freezeRecord({ ...record, version: 1 });
     this.put(stored);
     const ids = this.byAccount.get(stored.accountId) ?? new Set<string>();
     this.byAccount.set(stored.accountId, ids.add(stored.id));
+    if (options?.events) this.outbox?.appendNow(options.events);
     this.feed.emit(changeOf('created', stored));
     return stored;
   }
 
   // No await between the read and the write: one event-loop turn makes the conditional write atomic.
-  async update(id: string, patch: KeyPatch, condition?: WriteCondition): Promise<ApiKeyRecord> {
+  async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
     const current = this.byId.get(id);
     if (!current) throw new KeyNotFoundError(id);
     const next = applyPatch(current, patch, condition);
     this.put(next);
+    if (condition?.events) this.outbox?.appendNow(condition.events);
     this.feed.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
     return next;
   }

@@ -9,6 +9,8 @@ export type {
 export { describeDashboardStoreContract } from './dashboard-contract.js';
 export type { LimiterFixture, RateLimiterContractOptions } from './limiter-contract.js';
 export { describeRateLimiterContract } from './limiter-contract.js';
+export type { OutboxFixture } from './outbox-contract.js';
+export { describeOutboxContract } from './outbox-contract.js';
 export type {
   ContractAssertion,
   ContractOptions,

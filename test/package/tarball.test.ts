@@ -132,6 +132,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     { thrown: 'key_revoked', rootClass: true, invalidArguments: refused('keyId') },
   ],
   [
+    'keygate/webhooks',
+    'webhooks',
+    ['createWebhookDispatcher', 'verifyWebhook', 'signWebhook', 'InvalidSignatureError'],
+    { verified: 'key.revoked', thrown: { code: 'invalid_signature', keygateError: true, invalidInput: false } },
+  ],
+  [
     'keygate/dashboard',
     'dashboard',
     ['dashboard', 'createSignInLink', 'toNodeHandler'],

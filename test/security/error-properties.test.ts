@@ -3,6 +3,7 @@
 import { inspect } from 'node:util';
 import * as keygate from 'keygate';
 import { generateKey, KeygateError, parseKey } from 'keygate';
+import * as webhooks from 'keygate/webhooks';
 import { describe, expect, it } from 'vitest';
 
 const raw = generateKey({ mode: 'live' });
@@ -21,6 +22,7 @@ const MAKERS: Record<string, (key: string) => Error> = {
   CreditLedgerUnavailableError: (key) => new keygate.CreditLedgerUnavailableError(key),
   StoreLockedError: (key) => new keygate.StoreLockedError(key, 4242, key),
   UnsupportedError: (key) => new keygate.UnsupportedError(key, key),
+  InvalidSignatureError: (key) => new webhooks.InvalidSignatureError('bad_signature', key),
 };
 
 /** Everything about an error that a log line, an inspector or a JSON response could print. */
@@ -40,7 +42,7 @@ function renderings(err: Error): [string, string][] {
 
 describe('an error given a raw key where something else belongs', () => {
   it('the table covers every error class keygate exports', () => {
-    const exported = Object.entries(keygate)
+    const exported = Object.entries({ ...keygate, ...webhooks })
       .filter(
         ([, value]) => value === KeygateError || (value as { prototype?: unknown }).prototype instanceof KeygateError,
       )

@@ -1,5 +1,5 @@
 // Keys written before suspension existed read as not suspended (null time and reason) in every
-// store, and can be suspended once upgraded; PostgreSQL migration 6 keeps revocation final.
+// store, and can be suspended once upgraded; PostgreSQL migration 5 keeps revocation final.
 import { PGlite } from '@electric-sql/pglite';
 import { KeyManager } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
@@ -36,10 +36,11 @@ describe('a key stored before suspension existed', () => {
     await db.query(
       `ALTER TABLE keygate_keys ADD CONSTRAINT keygate_keys_status_check CHECK (status IN ('active', 'revoked'))`,
     );
+    await db.query('DROP TABLE keygate_outbox, keygate_webhook_endpoints, keygate_webhook_deliveries');
     await db.query('DELETE FROM keygate_migrations WHERE version >= 6');
     await expect(db.query(`UPDATE keygate_keys SET status = 'suspended' WHERE id = $1`, [key.id])).rejects.toThrow();
 
-    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [6] });
+    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [6, 7] });
     expect(await keys.get(key.id)).toMatchObject({ status: 'active', suspendedAt: null, suspendedReason: null });
     expect(await keys.suspend(key.id, { reason: 'after the upgrade' })).toMatchObject({ status: 'suspended' });
     expect(await keys.get(key.id)).toMatchObject({ status: 'suspended', suspendedReason: 'after the upgrade' });

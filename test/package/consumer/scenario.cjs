@@ -215,6 +215,26 @@ module.exports = async function run(load, resolvePath) {
     contract: typeof describeKeyStoreContract,
   }));
 
+  // A webhook signed and verified through the installed entry; a tampered body throws the root's class family.
+  await entry('keygate/webhooks', async ({ signWebhook, verifyWebhook }) => {
+    const secret = `whsec_${Buffer.from('tarball webhook secret, 32 bytes').toString('base64')}`;
+    const body = JSON.stringify({
+      id: 'evt_1',
+      type: 'key.revoked',
+      accountId: 'acct_1',
+      at: new Date().toISOString(),
+      data: {},
+    });
+    const timestamp = Math.floor(Date.now() / 1000);
+    const headers = { 'webhook-id': 'evt_1', 'webhook-timestamp': String(timestamp) };
+    headers['webhook-signature'] = await signWebhook({ secret, id: 'evt_1', timestamp, body });
+    const event = await verifyWebhook({ secret, headers, body });
+    return {
+      verified: event.type,
+      thrown: await thrownBy(core, () => verifyWebhook({ secret, headers, body: body.replace('acct_1', 'acct_2') })),
+    };
+  });
+
   // A store built on the kit throws the root's error classes (one class family across entry points).
   await entry('keygate/store-kit', async ({ applyPatch, validConsumeArgs }) => {
     const { store, keys, secret, key } = await seeded(core);

@@ -1,0 +1,369 @@
+import { generateKey, type Outbox, type OutboxEvent } from 'keygate';
+import type { ContractTestApi } from './contract-types.js';
+
+/**
+ * An outbox for one test of {@link describeOutboxContract}: empty (a fresh schema, prefix or store),
+ * since claims take due deliveries of every account.
+ *
+ * @example
+ * const fixture: OutboxFixture = { outbox: new MemoryOutbox() };
+ */
+export interface OutboxFixture {
+  outbox: Outbox;
+  /** A second outbox over the same data, as another process would hold it. Default: `outbox`. */
+  peer?: Outbox;
+  /** Releases what the fixture opened (and drops its data). */
+  close?(): Promise<void>;
+}
+
+interface Context {
+  readonly outbox: Outbox;
+  readonly peer: Outbox;
+  readonly expect: ContractTestApi['expect'];
+}
+
+const T0 = Date.UTC(2026, 10, 24, 18, 0, 0);
+const iso = (ms: number) => new Date(ms).toISOString();
+const LEASE_MS = 30_000;
+const DAY_MS = 86_400_000;
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    return await promise;
+  } catch (err) {
+    return err;
+  }
+}
+
+async function endpoint(outbox: Outbox, accountId: string, eventTypes: string[] = ['*']) {
+  return outbox.endpoints.create({ accountId, url: 'https://hooks.example.com/keygate', eventTypes });
+}
+
+async function revoked(outbox: Outbox, accountId: string, atMs = T0): Promise<OutboxEvent> {
+  return outbox.publish({
+    type: 'key.revoked',
+    accountId,
+    at: iso(atMs),
+    data: { keyId: 'key_1', hint: 'mk_live_…Xy9Z' },
+  });
+}
+
+async function fansOut({ outbox, expect }: Context): Promise<void> {
+  const all = await endpoint(outbox, 'acct_a');
+  const revocations = await endpoint(outbox, 'acct_a', ['key.revoked']);
+  const creations = await endpoint(outbox, 'acct_a', ['key.created']);
+  const off = await endpoint(outbox, 'acct_a');
+  await outbox.endpoints.update('acct_a', off.endpoint.id, { enabled: false });
+  const other = await endpoint(outbox, 'acct_b');
+  const event = await revoked(outbox, 'acct_a');
+  expect(event).toMatchObject({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0), data: { keyId: 'key_1' } });
+  expect(/^evt_[0-9a-z]{23}$/.test(event.id)).toBe(true);
+  const log = await outbox.deliveries({ accountId: 'acct_a' });
+  expect(log.map((d) => d.endpointId).sort()).toEqual([all.endpoint.id, revocations.endpoint.id].sort());
+  for (const d of log) {
+    expect(d).toMatchObject({
+      eventId: event.id,
+      accountId: 'acct_a',
+      eventType: 'key.revoked',
+      status: 'pending',
+      attempts: 0,
+    });
+    expect(d.nextAttemptAt).toBe(iso(T0));
+  }
+  expect(await outbox.deliveries({ accountId: 'acct_b' })).toEqual([]);
+  expect(await outbox.deliveries({ accountId: 'acct_a', endpointId: creations.endpoint.id })).toEqual([]);
+  expect(other.endpoint.accountId).toBe('acct_b');
+}
+
+async function claimsUnderLease({ outbox, peer, expect }: Context): Promise<void> {
+  const { endpoint: hook, secret } = await endpoint(outbox, 'acct_a');
+  const event = await revoked(outbox, 'acct_a');
+  expect(await outbox.claim({ nowMs: T0 - 1, leaseMs: LEASE_MS })).toEqual([]);
+  const [claimed, ...rest] = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
+  expect(rest).toEqual([]);
+  expect(claimed?.event).toEqual(event);
+  expect(claimed?.endpoint).toMatchObject({ id: hook.id, url: hook.url, secret });
+  expect(claimed?.delivery).toMatchObject({ id: `${event.id}:${hook.id}`, status: 'pending' });
+  expect(await peer.claim({ nowMs: T0 + LEASE_MS - 1, leaseMs: LEASE_MS })).toEqual([]);
+  expect(await outbox.claim({ nowMs: T0 + 1, leaseMs: LEASE_MS })).toEqual([]);
+  // The lease ends: another dispatcher may take it; the first one's outcome no longer counts.
+  const [again] = await peer.claim({ nowMs: T0 + LEASE_MS, leaseMs: LEASE_MS });
+  expect(again?.delivery.id).toBe(claimed?.delivery.id);
+  expect(again?.leaseToken).not.toBe(claimed?.leaseToken);
+  const late = {
+    deliveryId: claimed?.delivery.id as string,
+    leaseToken: claimed?.leaseToken as string,
+    nowMs: T0 + LEASE_MS + 1,
+    statusCode: 200,
+  };
+  expect(await outbox.complete(late)).toBe(false);
+  expect(await peer.complete({ ...late, leaseToken: again?.leaseToken as string })).toBe(true);
+}
+
+async function completes({ outbox, expect }: Context): Promise<void> {
+  await endpoint(outbox, 'acct_a');
+  await revoked(outbox, 'acct_a');
+  const [claimed] = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
+  const done = {
+    deliveryId: claimed?.delivery.id as string,
+    leaseToken: claimed?.leaseToken as string,
+    nowMs: T0 + 500,
+    statusCode: 204,
+  };
+  expect(await outbox.complete(done)).toBe(true);
+  expect(await outbox.complete(done)).toBe(false);
+  const [delivery] = await outbox.deliveries({ accountId: 'acct_a' });
+  expect(delivery).toMatchObject({
+    status: 'delivered',
+    attempts: 1,
+    lastStatusCode: 204,
+    lastError: null,
+    lastAttemptAt: iso(T0 + 500),
+    deliveredAt: iso(T0 + 500),
+    nextAttemptAt: null,
+  });
+  expect(await outbox.claim({ nowMs: T0 + DAY_MS, leaseMs: LEASE_MS })).toEqual([]);
+}
+
+async function failsAndRetries({ outbox, expect }: Context): Promise<void> {
+  await endpoint(outbox, 'acct_a');
+  await revoked(outbox, 'acct_a');
+  const [first] = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
+  const failure = {
+    deliveryId: first?.delivery.id as string,
+    leaseToken: first?.leaseToken as string,
+    nowMs: T0 + 100,
+    statusCode: 503,
+    retryAtMs: T0 + 20_000,
+    disableAfterMs: DAY_MS,
+  };
+  expect(await outbox.fail(failure)).toEqual({ recorded: true, endpointDisabled: null });
+  expect(await outbox.fail(failure)).toEqual({ recorded: false, endpointDisabled: null });
+  const [delivery] = await outbox.deliveries({ accountId: 'acct_a' });
+  expect(delivery).toMatchObject({
+    status: 'pending',
+    attempts: 1,
+    lastStatusCode: 503,
+    nextAttemptAt: iso(T0 + 20_000),
+  });
+  expect(await outbox.claim({ nowMs: T0 + 19_999, leaseMs: LEASE_MS })).toEqual([]);
+  const [second] = await outbox.claim({ nowMs: T0 + 20_000, leaseMs: LEASE_MS });
+  expect(second?.delivery.attempts).toBe(1);
+  const giveUp = {
+    ...failure,
+    leaseToken: second?.leaseToken as string,
+    nowMs: T0 + 21_000,
+    statusCode: null,
+    error: 'timeout',
+    retryAtMs: null,
+  };
+  expect((await outbox.fail(giveUp)).recorded).toBe(true);
+  const [ended] = await outbox.deliveries({ accountId: 'acct_a' });
+  expect(ended).toMatchObject({
+    status: 'failed',
+    attempts: 2,
+    lastStatusCode: null,
+    lastError: 'timeout',
+    nextAttemptAt: null,
+  });
+  expect(await outbox.claim({ nowMs: T0 + DAY_MS, leaseMs: LEASE_MS })).toEqual([]);
+}
+
+async function disablesAfterStreak({ outbox, expect }: Context): Promise<void> {
+  const { endpoint: hook } = await endpoint(outbox, 'acct_a');
+  await revoked(outbox, 'acct_a');
+  await revoked(outbox, 'acct_a', T0 + 1);
+  const fail = async (nowMs: number) => {
+    const [claimed] = await outbox.claim({ nowMs, leaseMs: LEASE_MS, limit: 1 });
+    return outbox.fail({
+      deliveryId: claimed?.delivery.id as string,
+      leaseToken: claimed?.leaseToken as string,
+      nowMs,
+      statusCode: 500,
+      retryAtMs: nowMs + 1_000,
+      disableAfterMs: DAY_MS,
+    });
+  };
+  expect((await fail(T0 + 10)).endpointDisabled).toBe(null);
+  expect((await fail(T0 + DAY_MS - 1)).endpointDisabled).toBe(null);
+  const outcome = await fail(T0 + DAY_MS + 10);
+  expect(outcome.endpointDisabled).toMatchObject({ id: hook.id, enabled: false, disabledAt: iso(T0 + DAY_MS + 10) });
+  expect(await outbox.endpoints.get('acct_a', hook.id)).toMatchObject({ enabled: false });
+  // Its pending deliveries end when next reached; nothing is sent to a disabled endpoint.
+  expect(await outbox.claim({ nowMs: T0 + 2 * DAY_MS, leaseMs: LEASE_MS })).toEqual([]);
+  const log = await outbox.deliveries({ accountId: 'acct_a' });
+  expect(log.map((d) => [d.status, d.lastError])).toEqual([
+    ['failed', 'endpoint_disabled'],
+    ['failed', 'endpoint_disabled'],
+  ]);
+}
+
+async function successBreaksStreak({ outbox, expect }: Context): Promise<void> {
+  await endpoint(outbox, 'acct_a');
+  for (let i = 0; i < 3; i++) await revoked(outbox, 'acct_a', T0 + i);
+  const next = async (nowMs: number) => (await outbox.claim({ nowMs, leaseMs: LEASE_MS, limit: 1 }))[0];
+  const a = await next(T0 + 10);
+  await outbox.fail({
+    deliveryId: a?.delivery.id as string,
+    leaseToken: a?.leaseToken as string,
+    nowMs: T0 + 10,
+    statusCode: 500,
+    retryAtMs: T0 + 3 * DAY_MS,
+    disableAfterMs: DAY_MS,
+  });
+  const b = await next(T0 + 20);
+  expect(
+    await outbox.complete({
+      deliveryId: b?.delivery.id as string,
+      leaseToken: b?.leaseToken as string,
+      nowMs: T0 + 20,
+      statusCode: 200,
+    }),
+  ).toBe(true);
+  const c = await next(T0 + DAY_MS + 30);
+  const outcome = await outbox.fail({
+    deliveryId: c?.delivery.id as string,
+    leaseToken: c?.leaseToken as string,
+    nowMs: T0 + DAY_MS + 30,
+    statusCode: 500,
+    retryAtMs: T0 + 3 * DAY_MS,
+    disableAfterMs: DAY_MS,
+  });
+  expect(outcome).toEqual({ recorded: true, endpointDisabled: null });
+}
+
+async function concurrentClaims({ outbox, peer, expect }: Context): Promise<void> {
+  await endpoint(outbox, 'acct_a');
+  await endpoint(outbox, 'acct_a');
+  for (let i = 0; i < 10; i++) await revoked(outbox, 'acct_a', T0 + i);
+  const rounds = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      (i % 2 ? peer : outbox).claim({ nowMs: T0 + 100, leaseMs: LEASE_MS, limit: 3 }),
+    ),
+  );
+  const ids = rounds.flat().map((c) => c.delivery.id);
+  expect(ids.length).toBe(20);
+  expect(new Set(ids).size).toBe(20);
+}
+
+async function endpointsPerAccount({ outbox, expect }: Context): Promise<void> {
+  const { endpoint: hook, secret } = await outbox.endpoints.create({
+    accountId: 'acct_a',
+    url: 'https://hooks.example.com/a',
+    eventTypes: ['key.revoked', 'key.created'],
+  });
+  expect(/^whsec_[A-Za-z0-9+/]{43}=$/.test(secret)).toBe(true);
+  expect(hook).toMatchObject({
+    accountId: 'acct_a',
+    url: 'https://hooks.example.com/a',
+    eventTypes: ['key.revoked', 'key.created'],
+    enabled: true,
+    disabledAt: null,
+  });
+  expect(JSON.stringify(hook).includes(secret.slice(6))).toBe(false);
+  expect(JSON.stringify(await outbox.endpoints.list('acct_a')).includes(secret.slice(6))).toBe(false);
+  expect((await outbox.endpoints.list('acct_a')).map((e) => e.id)).toEqual([hook.id]);
+  expect(await outbox.endpoints.list('acct_b')).toEqual([]);
+  expect(await outbox.endpoints.get('acct_b', hook.id)).toBe(null);
+  expect(await outbox.endpoints.update('acct_b', hook.id, { enabled: false })).toBe(null);
+  expect(await outbox.endpoints.remove('acct_b', hook.id)).toBe(false);
+  expect(await outbox.endpoints.get('acct_a', hook.id)).toMatchObject({ enabled: true });
+  const changed = await outbox.endpoints.update('acct_a', hook.id, {
+    url: 'https://hooks.example.com/b',
+    eventTypes: ['*'],
+  });
+  expect(changed).toMatchObject({ url: 'https://hooks.example.com/b', eventTypes: ['*'] });
+  await revoked(outbox, 'acct_a');
+  expect(await outbox.endpoints.remove('acct_a', hook.id)).toBe(true);
+  expect(await outbox.endpoints.get('acct_a', hook.id)).toBe(null);
+  // Its pending deliveries end, at once or when a claim next reaches them.
+  expect(await outbox.claim({ nowMs: T0 + DAY_MS, leaseMs: LEASE_MS })).toEqual([]);
+  const [delivery] = await outbox.deliveries({ accountId: 'acct_a' });
+  expect(delivery).toMatchObject({ status: 'failed', lastError: 'endpoint_removed' });
+}
+
+async function noSecret({ outbox, expect }: Context): Promise<void> {
+  await endpoint(outbox, 'acct_a');
+  const raw = generateKey({ mode: 'live' });
+  const digest = 'ab'.repeat(32);
+  await outbox.publish({
+    type: 'key.leaked',
+    accountId: 'acct_a',
+    at: iso(T0),
+    data: { keyId: 'key_1', hash: digest, secret: raw, note: `found ${raw}`, nested: { digest } },
+  });
+  const [claimed] = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
+  const stored = JSON.stringify(claimed?.event);
+  expect(stored.includes(raw)).toBe(false);
+  expect(stored.includes(digest)).toBe(false);
+  expect(claimed?.event.data).toMatchObject({ keyId: 'key_1', hash: '[redacted]', secret: '[redacted]' });
+}
+
+async function refusesBadInput({ outbox, expect }: Context): Promise<void> {
+  expect(await rejection(outbox.publish({ type: 'Key Revoked', accountId: 'acct_a' }))).toMatchObject({
+    code: 'invalid_input',
+    field: 'type',
+  });
+  expect(await rejection(outbox.publish({ type: 'key.revoked', accountId: null }))).toMatchObject({
+    code: 'invalid_input',
+    field: 'accountId',
+  });
+  expect(await rejection(outbox.endpoints.create({ accountId: 'acct_a', url: 'ftp://example.com' }))).toMatchObject({
+    code: 'invalid_input',
+    field: 'url',
+  });
+  expect(
+    await rejection(outbox.endpoints.create({ accountId: 'acct_a', url: 'https://example.com', eventTypes: [] })),
+  ).toMatchObject({ code: 'invalid_input', field: 'eventTypes' });
+  expect(await rejection(outbox.claim({ nowMs: T0, leaseMs: 0 }))).toMatchObject({
+    code: 'invalid_input',
+    field: 'leaseMs',
+  });
+  expect(await outbox.endpoints.list('acct_a')).toEqual([]);
+  expect(await outbox.deliveries({ accountId: 'acct_a' })).toEqual([]);
+}
+
+/**
+ * The contract every outbox meets (see `Outbox`): publishing fans an event out to the matching
+ * enabled endpoints of its account; claims hold deliveries under a lease that a second claimer
+ * cannot take until it ends; outcomes are recorded only under the lease's token; retries, giving up,
+ * and disabling an endpoint after an unbroken streak of failures; endpoints kept per account; no
+ * secret stored in an event. Give each test an empty outbox.
+ *
+ * @example
+ * import { describeOutboxContract } from 'keygate/testing';
+ * describeOutboxContract('MyOutbox', async () => ({ outbox: new MyOutbox(client) }), { describe, it, expect, beforeEach, afterEach });
+ */
+export function describeOutboxContract(name: string, factory: () => Promise<OutboxFixture>, t: ContractTestApi): void {
+  const { describe, it, expect, beforeEach, afterEach } = t;
+  let fixture: OutboxFixture;
+  let context: Context;
+  const cases: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+    ['publishes an event with one pending delivery per enabled endpoint of its account that takes its type', fansOut],
+    ['claims a due delivery under a lease that no second claim takes until it ends', claimsUnderLease],
+    ['completes a delivery once, under its lease token, and never claims it again', completes],
+    ['records a failure, retries at the time given, and gives up with retryAtMs null', failsAndRetries],
+    [
+      'disables an endpoint whose failures run unbroken for disableAfterMs, and ends its deliveries',
+      disablesAfterStreak,
+    ],
+    ['a delivered attempt breaks the failure streak', successBreaksStreak],
+    ['hands each delivery to one of many concurrent claims', concurrentClaims],
+    [
+      "keeps endpoints per account, shows the secret only at creation, and ends a removed endpoint's deliveries",
+      endpointsPerAccount,
+    ],
+    ['stores no secret: a key, a digest or a secret-named member in an event is redacted', noSecret],
+    ['refuses bad input as invalid_input naming the field, writing nothing', refusesBadInput],
+  ];
+  describe(`outbox contract: ${name}`, () => {
+    beforeEach(async () => {
+      fixture = await factory();
+      context = { outbox: fixture.outbox, peer: fixture.peer ?? fixture.outbox, expect };
+    });
+    afterEach(async () => {
+      await fixture.close?.();
+    });
+    for (const [title, run] of cases) it(title, () => run(context));
+  });
+}

@@ -44,6 +44,7 @@ export default defineConfig({
           { text: 'The dashboard', link: '/guide/dashboard' },
           { text: 'Rate limits', link: '/guide/rate-limits' },
           { text: 'Prepaid credits', link: '/guide/credits' },
+          { text: 'Webhooks', link: '/guide/webhooks' },
           { text: 'Leaked keys: GitHub secret scanning', link: '/guide/leaks' },
           { text: 'Failed-attempt throttling', link: '/guide/failed-attempts' },
           { text: 'Usage and spike alerts', link: '/guide/usage-and-alerts' },

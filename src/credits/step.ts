@@ -1,4 +1,5 @@
 import { DENIALS, type DenialCode } from '../auth/denials.js';
+import { requestCost } from '../auth/request-cost.js';
 import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
 import { withDeadline } from '../deadline.js';
 import { emitSafely, type KeygateEvent, type KeygateEventType } from '../events.js';
@@ -90,16 +91,6 @@ function ledgerFailed(result: AuthSuccess, c: ResolvedCredits, t: Telemetry | un
 // What the guard rejects with does not matter: every failure of the hold reads the same.
 const GUARD_ERRORS = { timedOut: () => 0, failed: () => 0 };
 
-function costOf(c: ResolvedCredits, request: AuthRequest): number {
-  if (typeof c.cost === 'number') return c.cost;
-  try {
-    const cost = c.cost(request);
-    return Number.isSafeInteger(cost) && cost >= 0 ? cost : -1;
-  } catch {
-    return -1;
-  }
-}
-
 /**
  * Row 10 for one result: the result itself unless it is an allow of a live key whose request costs
  * something; then the allow carrying `credits` (the hold), 402 `insufficient_credits`, 500
@@ -116,7 +107,7 @@ export function holdCredits(
   t: Telemetry | undefined,
 ): AuthResult | Promise<AuthResult> {
   if (!result.ok || result.key.mode === 'test') return result;
-  const cost = costOf(c, request);
+  const cost = requestCost(c.cost, request);
   if (cost < 0) return failure('invalid_credit_cost', result.key);
   if (cost === 0) return result;
   const options = c.holdTtlMs === undefined ? { keyId: result.key.id } : { keyId: result.key.id, ttlMs: c.holdTtlMs };

@@ -1,4 +1,5 @@
 import { DENIALS } from '../auth/denials.js';
+import { requestCost } from '../auth/request-cost.js';
 import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
 import type { PublicKey, RateLimit } from '../types.js';
 import { answering } from './fallbacks.js';
@@ -33,16 +34,6 @@ function decided(key: PublicKey, policy: RateLimit, d: RateLimitDecision): AuthR
   return { ok: false, status: r.status, code: 'rate_limited', message: r.detail, key, rateLimit };
 }
 
-function costOf(rl: ResolvedRateLimit, request: AuthRequest): number {
-  if (typeof rl.cost === 'number') return rl.cost;
-  try {
-    const cost = rl.cost(request);
-    return Number.isSafeInteger(cost) && cost >= 0 ? cost : -1;
-  } catch {
-    return -1;
-  }
-}
-
 /**
  * Row 9 for one result: the result itself unless it is an allow for a limited key; then the allow
  * or a 429 `rate_limited`, each carrying `rateLimit`, or 503 `rate_limiter_unavailable` when the
@@ -57,7 +48,7 @@ export function limitRate(
   const key = result.key;
   const policy = key.rateLimit ?? rl.default;
   if (!policy) return result;
-  const cost = costOf(rl, request);
+  const cost = requestCost(rl.cost, request);
   if (cost < 0) return unavailable(key);
   const { sync, limiter } = rl.answering ?? answering(rl);
   if (sync) {

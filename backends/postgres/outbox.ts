@@ -95,16 +95,16 @@ export class PostgresOutbox implements Outbox {
     this.endpoints = new PostgresWebhookEndpoints(sql, this.hooks, this.deliveriesTable);
   }
 
-  /** Inserts `events` and their deliveries through `q`: inside the caller's transaction. */
+  /** Inserts `events` and their deliveries through `q`: inside the caller's transaction; an id already stored is skipped. */
   async appendIn(q: Query, events: readonly OutboxEvent[]): Promise<void> {
     for (const event of events) {
-      await q(`INSERT INTO ${this.events} (id, account_id, type, at, data) VALUES ($1, $2, $3, $4, $5::jsonb)`, [
-        event.id,
-        event.accountId,
-        event.type,
-        event.at,
-        JSON.stringify(event.data),
-      ]);
+      const { rows } = await q(
+        `INSERT INTO ${this.events} (id, account_id, type, at, data) VALUES ($1, $2, $3, $4, $5::jsonb)
+          ON CONFLICT (id) DO NOTHING RETURNING id`,
+        [event.id, event.accountId, event.type, event.at, JSON.stringify(event.data)],
+      );
+      // An event already stored (published again with its id) keeps the deliveries it has.
+      if (rows.length === 0) continue;
       await q(
         `INSERT INTO ${this.deliveriesTable} (id, event_id, endpoint_id, account_id, event_type, status, attempts, next_attempt_at, created_at)
           SELECT $1 || ':' || e.id, $1, e.id, e.account_id, $3, 'pending', 0, $4, $4 FROM ${this.hooks} e
@@ -116,8 +116,13 @@ export class PostgresOutbox implements Outbox {
 
   async publish(input: OutboxEventInput): Promise<OutboxEvent> {
     const event = outboxEventOf(input);
-    await this.sql.transaction((q) => this.appendIn(q, [event]));
-    return event;
+    return this.sql.transaction(async (q) => {
+      await this.appendIn(q, [event]);
+      const { rows } = await q<EventRow>(`SELECT id, account_id, type, at, data FROM ${this.events} WHERE id = $1`, [
+        event.id,
+      ]);
+      return rows[0] ? eventOf(rows[0]) : event;
+    });
   }
 
   async claim(args: ClaimArgs): Promise<ClaimedDelivery[]> {

@@ -19,8 +19,8 @@ local function append_events(kb, ab)
   for i = 0, n - 1 do
     local a = ab + 1 + i * 6
     local id, etype, account, atms, atiso = ARGV[a], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
-    redis.call('HSET', KEYS[kb], id, ARGV[a + 1])
-    local hooks = redis.call('HVALS', KEYS[kb + 3 + i * 2])
+    local hooks = {}
+    if redis.call('HSETNX', KEYS[kb], id, ARGV[a + 1]) == 1 then hooks = redis.call('HVALS', KEYS[kb + 3 + i * 2]) end
     for _, raw in ipairs(hooks) do
       local e = cjson.decode(raw)
       local takes = false
@@ -42,10 +42,10 @@ local function append_events(kb, ab)
 end
 `;
 
-/** Publishes events on their own. KEYS and ARGV as `append_events(1, 1)`. */
+/** Publishes events on their own (an id already stored is skipped). KEYS and ARGV as `append_events(1, 1)`; returns the first event's stored JSON. */
 export const PUBLISH = `${APPEND_EVENTS_FUNCTION}
 append_events(1, 1)
-return 'ok'`;
+return redis.call('HGET', KEYS[1], ARGV[2])`;
 
 /**
  * A key write and its events in one script: `body` (the write, returning 'ok' when it wrote) with

@@ -86,8 +86,8 @@ export class RedisOutbox implements Outbox {
   async publish(input: OutboxEventInput): Promise<OutboxEvent> {
     const event = outboxEventOf(input);
     const { keys, args } = this.appendArgs([event]);
-    await this.redis.run(PUBLISH, keys, args);
-    return event;
+    const stored = await this.redis.run(PUBLISH, keys, args);
+    return typeof stored === 'string' ? eventOf(stored) : event;
   }
 
   async claim(args: ClaimArgs): Promise<ClaimedDelivery[]> {

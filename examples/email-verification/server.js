@@ -7,6 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KeyManager, UsageRecorder } from 'keygate';
 import { githubSecretScanning } from 'keygate/leaks';
+import { capabilityOf } from 'keygate/store-kit';
+import { createWebhookDispatcher } from 'keygate/webhooks';
 import { createApp, PRICES } from './app.js';
 import { createDashboard, dashboardWelcome, loadDashboardSecret } from './dashboard.js';
 import { databaseUrlOf } from './database-url.js';
@@ -78,9 +80,16 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
   let server;
   /** @type {UsageRecorder | undefined} */
   let usage;
+  /** @type {import('keygate/webhooks').WebhookDispatcher | undefined} */
+  let dispatcher;
   try {
     const keys = new KeyManager({ store: stores.store });
     const demo = await seed(keys, stores.ledger, args['new-keys']);
+    // Key events go into the store's outbox with each key write (PGlite, PostgreSQL; not --memory):
+    // this sends them to the endpoints `keygate webhooks add` registered, signed, retried on failure.
+    const outbox = capabilityOf(stores.store, 'outbox');
+    dispatcher = outbox ? createWebhookDispatcher({ outbox }) : undefined;
+    dispatcher?.start({ intervalMs: 2_000, onError: (err) => log(`webhooks: ${err}`) });
     const metrics = prometheusMetrics();
     usage = new UsageRecorder({ store: stores.store, telemetry: metrics.telemetry });
     const database = databaseUrl !== undefined;
@@ -134,12 +143,14 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
       close: async () => {
         listening.closeAllConnections();
         await new Promise((resolve) => listening.close(resolve));
+        await dispatcher?.stop();
         await usage?.close(); // the last counts, before the store goes
         await stores.close();
       },
     };
   } catch (err) {
     server?.close();
+    await dispatcher?.stop();
     await usage?.close().catch(() => {});
     await stores.close();
     throw err;

@@ -9,7 +9,7 @@ import type { OutboxEvent, OutboxEventInput } from './types.js';
 // event a KeyManager hands with a key write pass through `outboxEventOf`, so no backend stores a secret.
 
 const EVENT_TYPE = /^[a-z][a-z0-9_]{0,39}(\.[a-z][a-z0-9_]{0,39}){1,3}$/;
-const OWN_FIELDS = new Set(['type', 'accountId', 'at', 'data']);
+const OWN_FIELDS = new Set(['id', 'type', 'accountId', 'at', 'data']);
 // An event's data, serialised: ample for ids, a hint, a reason and a few numbers.
 const MAX_DATA_JSON = 16_384;
 
@@ -44,8 +44,8 @@ export function outboxEventId(nowMs: number = Date.now()): string {
 }
 
 /**
- * The event the outbox stores for `input`: validated (`type`, `accountId`, `at`; an
- * `InvalidInputError` naming the field), with a new id, and `data` (the input's `data`, plus every
+ * The event the outbox stores for `input`: validated (`id`, `type`, `accountId`, `at`; an
+ * `InvalidInputError` naming the field), with the input's `id` or a new one, and `data` (the input's `data`, plus every
  * field of a `KeygateEvent` other than `type`, `accountId` and `at`) scrubbed of secrets: a member
  * named like one (`hash`, `secret`, `digest`, ...) and a key- or digest-shaped value become `[redacted]`.
  *
@@ -77,7 +77,11 @@ export function outboxEventOf(input: OutboxEventInput | object, nowMs: number = 
       reason: 'too_long',
     });
   }
-  return Object.freeze({ id: outboxEventId(nowMs), type, accountId, at, data: Object.freeze(data) });
+  const id = fields.id === undefined ? outboxEventId(nowMs) : fields.id;
+  if (typeof id !== 'string' || !/^evt_[a-z0-9]{23}$/.test(id)) {
+    throw new InvalidInputError('id', `id must be an event id (evt_…), got ${quote(id)}`);
+  }
+  return Object.freeze({ id, type, accountId, at, data: Object.freeze(data) });
 }
 
 function validAt(value: unknown): string {

@@ -64,9 +64,13 @@ export class MemoryOutbox implements Outbox {
     this.endpoints = new MemoryWebhookEndpoints(this.hooks, (endpointId) => this.endRemoved(endpointId));
   }
 
-  /** Stores events (validated already, by `outboxEventOf`) and their deliveries, synchronously. */
+  /**
+   * Stores events (validated already, by `outboxEventOf`) and their deliveries, synchronously; an
+   * event whose id is already stored is skipped.
+   */
   appendNow(events: readonly OutboxEvent[]): void {
     for (const event of events) {
+      if (this.events.has(event.id)) continue;
       this.events.set(event.id, event);
       const atMs = Date.parse(event.at);
       for (const { endpoint } of this.hooks.values()) {
@@ -95,7 +99,7 @@ export class MemoryOutbox implements Outbox {
   async publish(input: OutboxEventInput): Promise<OutboxEvent> {
     const event = outboxEventOf(input);
     this.appendNow([event]);
-    return event;
+    return this.events.get(event.id) as OutboxEvent;
   }
 
   async claim(args: ClaimArgs): Promise<ClaimedDelivery[]> {

@@ -30,6 +30,13 @@ export interface OutboxEvent {
  * await outbox.publish({ type: 'key.leaked', accountId: 'acct_1', data: { keyId, source: 'github' } });
  */
 export interface OutboxEventInput {
+  /**
+   * The event's id, `evt_` and 23 lower-case base-36 characters (`stableEventId` from
+   * `keygate/webhooks` derives one from an idempotency key). An outbox that already holds an event
+   * with this id stores nothing and returns that event: publishing it again, from any process, is a no-op.
+   * @default a new id
+   */
+  readonly id?: string;
   readonly type: string;
   readonly accountId: string | null;
   /** ISO 8601. @default the time of the call */
@@ -247,7 +254,10 @@ export interface DeliveryQuery {
 export interface Outbox {
   /** The account's webhook endpoints. */
   readonly endpoints: WebhookEndpoints;
-  /** Stores an event raised outside a key write (credits, leaks, expiry) and its deliveries. */
+  /**
+   * Stores an event raised outside a key write (credits, leaks, expiry) and its deliveries. Given an
+   * `id` the outbox already holds, it stores nothing and returns the stored event.
+   */
   publish(event: OutboxEventInput): Promise<OutboxEvent>;
   /** Claims due deliveries of enabled endpoints, oldest due first, under a lease of `leaseMs`. */
   claim(args: ClaimArgs): Promise<ClaimedDelivery[]>;

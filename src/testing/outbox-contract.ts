@@ -299,6 +299,25 @@ async function noSecret({ outbox, expect }: Context): Promise<void> {
   expect(claimed?.event.data).toMatchObject({ keyId: 'key_1', hash: '[redacted]', secret: '[redacted]' });
 }
 
+async function publishesAnIdOnce({ outbox, peer, expect }: Context): Promise<void> {
+  await endpoint(outbox, 'acct_a');
+  const id = 'evt_mhc2xg8k1a2b3c4d5e6f7g8';
+  const input = { id, type: 'key.expiring', accountId: 'acct_a', at: iso(T0), data: { keyId: 'key_1', daysLeft: 7 } };
+  const first = await outbox.publish(input);
+  expect(first).toMatchObject({ id, type: 'key.expiring', data: { keyId: 'key_1', daysLeft: 7 } });
+  // Again, from this process and another, even with other data: the stored event stands.
+  expect(await peer.publish({ ...input, data: { keyId: 'key_1', daysLeft: 6 } })).toEqual(first);
+  expect(await outbox.publish(input)).toEqual(first);
+  const log = await outbox.deliveries({ accountId: 'acct_a' });
+  expect(log.map((d) => d.eventId)).toEqual([id]);
+  const claimed = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
+  expect(claimed.map((c) => c.event)).toEqual([first]);
+  expect(await rejection(outbox.publish({ ...input, id: 'evt_NOT-AN-ID' }))).toMatchObject({
+    code: 'invalid_input',
+    field: 'id',
+  });
+}
+
 async function refusesBadInput({ outbox, expect }: Context): Promise<void> {
   expect(await rejection(outbox.publish({ type: 'Key Revoked', accountId: 'acct_a' }))).toMatchObject({
     code: 'invalid_input',
@@ -327,8 +346,8 @@ async function refusesBadInput({ outbox, expect }: Context): Promise<void> {
  * The contract every outbox meets (see `Outbox`): publishing fans an event out to the matching
  * enabled endpoints of its account; claims hold deliveries under a lease that a second claimer
  * cannot take until it ends; outcomes are recorded only under the lease's token; retries, giving up,
- * and disabling an endpoint after an unbroken streak of failures; endpoints kept per account; no
- * secret stored in an event. Give each test an empty outbox.
+ * and disabling an endpoint after an unbroken streak of failures; endpoints kept per account; an
+ * event published again with its id stored once; no secret stored in an event. Give each test an empty outbox.
  *
  * @example
  * import { describeOutboxContract } from 'keygate/testing';
@@ -353,6 +372,7 @@ export function describeOutboxContract(name: string, factory: () => Promise<Outb
       "keeps endpoints per account, shows the secret only at creation, and ends a removed endpoint's deliveries",
       endpointsPerAccount,
     ],
+    ['stores an event published with an id it already holds once, and returns the stored one', publishesAnIdOnce],
     ['stores no secret: a key, a digest or a secret-named member in an event is redacted', noSecret],
     ['refuses bad input as invalid_input naming the field, writing nothing', refusesBadInput],
   ];

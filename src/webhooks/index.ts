@@ -36,5 +36,13 @@ export {
   type WebhookDispatcher,
   type WebhookDispatcherOptions,
 } from './dispatcher.js';
+export { type OutboxEventHooks, type OutboxEventsOptions, outboxEvents } from './forward.js';
+export {
+  type KeyNotifications,
+  type KeyNotificationsOptions,
+  type KeyNotificationsReport,
+  keyNotifications,
+} from './notifications.js';
 export { signWebhook } from './sign.js';
+export { stableEventId } from './stable-id.js';
 export { type VerifyWebhookArgs, verifyWebhook, type WebhookHeaders } from './verify.js';

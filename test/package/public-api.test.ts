@@ -355,7 +355,10 @@ describe('keygate/webhooks', () => {
         'InvalidSignatureError',
         'MemoryOutbox',
         'createWebhookDispatcher',
+        'keyNotifications',
+        'outboxEvents',
         'signWebhook',
+        'stableEventId',
         'verifyWebhook',
       ]),
     );

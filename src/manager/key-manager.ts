@@ -284,6 +284,23 @@ export class KeyManager {
     return { type, keyId: record.id, accountId: record.accountId, hint: record.hint, at: this.nowIso(), ...extra };
   }
 
+  // One change of a stored key: written with its event (which the store's outbox keeps in the same
+  // step), the event emitted, then the audit entry of what the write changed; the new view returned.
+  private async change(
+    current: ApiKeyRecord,
+    patch: KeyPatch,
+    action: 'key.updated' | 'key.suspended' | 'key.resumed' | 'key.revoked',
+    context: AuditContext,
+    changes: (written: ApiKeyRecord) => AuditChanges,
+    extra?: { reason: string | null },
+  ): Promise<ManagedKey> {
+    const event = this.eventOf(action, current, extra);
+    const written = await this.store.update(current.id, patch, this.carrying(event));
+    emitSafely(this.onEvent, event);
+    await this.record(action, written, context, changes(written));
+    return this.view(written);
+  }
+
   // The write options that carry `event` to the store's outbox, when it holds one: the store keeps
   // the event in the same step as the write (see WriteOptions).
   private carrying(event: KeygateEvent, options: WriteOptions = {}): WriteOptions {
@@ -557,12 +574,8 @@ export class KeyManager {
     const context = validAuditContext(options);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
-    const event = this.eventOf('key.updated', current);
-    const updated = await this.store.update(id, patch, this.carrying(event));
-    emitSafely(this.onEvent, event);
     // `before` as read just before the write: a concurrent writer in between is not told apart.
-    await this.record('key.updated', updated, context, changedFields(current, updated));
-    return this.view(updated);
+    return this.change(current, patch, 'key.updated', context, (updated) => changedFields(current, updated));
   }
 
   /**
@@ -661,14 +674,11 @@ export class KeyManager {
     const now = this.nowIso();
     const patch: KeyPatch = { status: 'suspended', suspendedAt: now, suspendedReason: reason, updatedAt: now };
     // The store refuses the write if the key was revoked since it was read: revocation stays final.
-    const event = this.eventOf('key.suspended', current, { reason });
-    const suspended = await this.store.update(id, patch, this.carrying(event));
-    emitSafely(this.onEvent, event);
-    await this.record('key.suspended', suspended, context, {
+    const changes: AuditChanges = {
       status: { before: 'active', after: 'suspended' },
       ...(reason === null ? {} : { suspendedReason: { before: null, after: reason } }),
-    });
-    return this.view(suspended);
+    };
+    return this.change(current, patch, 'key.suspended', context, () => changes, { reason });
   }
 
   /**
@@ -685,11 +695,9 @@ export class KeyManager {
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     if (current.status === 'active') return this.view(current);
     const patch: KeyPatch = { status: 'active', suspendedAt: null, suspendedReason: null, updatedAt: this.nowIso() };
-    const event = this.eventOf('key.resumed', current);
-    const resumed = await this.store.update(id, patch, this.carrying(event));
-    emitSafely(this.onEvent, event);
-    await this.record('key.resumed', resumed, context, { status: { before: 'suspended', after: 'active' } });
-    return this.view(resumed);
+    return this.change(current, patch, 'key.resumed', context, () => ({
+      status: { before: 'suspended', after: 'active' },
+    }));
   }
 
   /**
@@ -709,15 +717,9 @@ export class KeyManager {
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     if (quietForMs !== undefined) await this.assertQuiet(id, quietForMs);
     const now = this.nowIso();
-    const event = this.eventOf('key.revoked', current);
-    const revoked = await this.store.update(
-      id,
-      { status: 'revoked', revokedAt: now, updatedAt: now },
-      this.carrying(event),
-    );
-    emitSafely(this.onEvent, event);
-    await this.record('key.revoked', revoked, context, { status: { before: current.status, after: 'revoked' } });
-    return this.view(revoked);
+    return this.change(current, { status: 'revoked', revokedAt: now, updatedAt: now }, 'key.revoked', context, () => ({
+      status: { before: current.status, after: 'revoked' },
+    }));
   }
 
   private async assertQuiet(id: string, quietForMs: number): Promise<void> {

@@ -6,6 +6,7 @@ import type { Outbox, OutboxEvent } from '../outbox/types.js';
 const FORWARDED: readonly string[] = ['credits.low', 'credits.exhausted', 'key.leaked'];
 // Keys remembered as over their limit; past this, the ones whose window has ended are forgotten.
 const PRUNE_AT = 1_000;
+const NOTHING: Promise<null> = Promise.resolve(null);
 
 /**
  * Options of {@link outboxEvents}.
@@ -69,15 +70,16 @@ export function outboxEvents(outbox: Outbox, options: OutboxEventsOptions = {}):
   }
 
   return {
-    async onEvent(event) {
-      if (!event || !types.has(event.type) || !event.accountId) return null;
+    onEvent(event) {
+      if (!event || !types.has(event.type) || !event.accountId) return NOTHING;
       return publish(event);
     },
-    async onResult(result) {
-      if (result?.ok !== false || result.code !== 'rate_limited' || !result.key || !result.rateLimit) return null;
+    // Called for every request: everything but a key's first 429 of a window answers at once, allocating nothing.
+    onResult(result) {
+      if (result?.ok !== false || result.code !== 'rate_limited' || !result.key || !result.rateLimit) return NOTHING;
       const nowMs = clock();
       const { key, rateLimit } = result;
-      if ((limited.get(key.id) ?? 0) > nowMs) return null;
+      if ((limited.get(key.id) ?? 0) > nowMs) return NOTHING;
       if (limited.size >= PRUNE_AT) for (const [id, until] of limited) if (until <= nowMs) limited.delete(id);
       const resetAtMs = nowMs + rateLimit.resetMs;
       limited.set(key.id, resetAtMs);

@@ -10,7 +10,8 @@ import {
 import { sha256Hex } from '#digest';
 import { InvalidInputError, KeygateError } from '#errors';
 import { looksLikeKey } from '../key/redact.js';
-import { parseReports, type ReportedToken, readCapped } from './payload.js';
+import { readCapped } from '../read-body.js';
+import { parseReports, type ReportedToken } from './payload.js';
 import { type FetchFunction, GITHUB_SECRET_SCANNING_KEYS_URL, PublicKeyRing } from './public-keys.js';
 import { feedbackResponse, problem } from './respond.js';
 import { checkSignature } from './verify.js';

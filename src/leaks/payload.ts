@@ -20,33 +20,6 @@ export interface ReportedToken {
 /** Longest `type`, `url` and `source` kept; longer ones are cut (they are GitHub's, and only shown). */
 const MAX_TEXT = 2_048;
 
-// Reads the body, giving up (null) as soon as it passes `maxBytes`, whatever Content-Length claimed.
-export async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array<ArrayBuffer> | null> {
-  const declared = Number(request.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > maxBytes) return null;
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      return null;
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return body;
-}
-
 const text = (value: unknown, fallback: string): string | null =>
   value === undefined || value === null ? fallback : typeof value === 'string' ? value.slice(0, MAX_TEXT) : null;
 

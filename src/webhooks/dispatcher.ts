@@ -3,6 +3,7 @@ import { type EventHook, emitSafely } from '../events.js';
 import { redactKeys } from '../key/redact.js';
 import type { ClaimedDelivery, Outbox, WebhookEndpoint } from '../outbox/types.js';
 import { type FullRetryPolicy, nextAttemptMs, type RetryPolicy, validRetryPolicy } from './backoff.js';
+import { repeating } from './repeat.js';
 import { signWebhook } from './sign.js';
 
 /**
@@ -186,34 +187,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     return { claimed: claimed.length, delivered: count('delivered'), failed: count('failed'), gaveUp: count('gaveUp') };
   }
 
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = true;
-
-  return {
-    runOnce,
-    start({ intervalMs = 5_000, onError } = {}) {
-      positive('intervalMs', intervalMs);
-      if (!stopped) return;
-      stopped = false;
-      const tick = () => {
-        running = runOnce()
-          .catch((err: unknown) => onError?.(err))
-          .finally(() => {
-            if (stopped) return;
-            timer = setTimeout(tick, intervalMs);
-            (timer as { unref?: () => void }).unref?.();
-          });
-      };
-      tick();
-    },
-    async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  return { runOnce, ...repeating(runOnce, 5_000) };
 }
 
 function positive(field: string, value: number): number {

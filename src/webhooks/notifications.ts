@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import type { KeyManager, ManagedKey } from '../manager/key-manager.js';
 import type { Outbox, OutboxEvent } from '../outbox/types.js';
+import { repeating } from './repeat.js';
 import { stableEventId } from './stable-id.js';
 
 const DAY_MS = 86_400_000;
@@ -131,33 +132,5 @@ export function keyNotifications(options: KeyNotificationsOptions): KeyNotificat
     return { keys, events };
   }
 
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let running: Promise<unknown> | undefined;
-  let stopped = true;
-  return {
-    runOnce,
-    start({ intervalMs = 3_600_000, onError } = {}) {
-      if (typeof intervalMs !== 'number' || !(intervalMs > 0) || !Number.isFinite(intervalMs)) {
-        throw new InvalidInputError('intervalMs', 'intervalMs must be a number of milliseconds > 0');
-      }
-      if (!stopped) return;
-      stopped = false;
-      const tick = () => {
-        running = runOnce()
-          .catch((err: unknown) => onError?.(err))
-          .finally(() => {
-            if (stopped) return;
-            timer = setTimeout(tick, intervalMs);
-            (timer as { unref?: () => void }).unref?.();
-          });
-      };
-      tick();
-    },
-    async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      await running;
-    },
-  };
+  return { runOnce, ...repeating(runOnce, 3_600_000) };
 }

@@ -11,6 +11,8 @@ export const entries = {
   fastify: 'frameworks/fastify/index.ts',
   fetch: 'frameworks/fetch/index.ts',
   hono: 'frameworks/hono/index.ts',
+  koa: 'frameworks/koa/index.ts',
+  elysia: 'frameworks/elysia/index.ts',
   postgres: 'backends/postgres/index.ts',
   redis: 'backends/redis/index.ts',
   otel: 'otel/index.ts',

@@ -12,6 +12,8 @@ const NAMES = {
   'frameworks/fastify': 'keygate/fastify',
   'frameworks/fetch': 'keygate/fetch',
   'frameworks/hono': 'keygate/hono',
+  'frameworks/koa': 'keygate/koa',
+  'frameworks/elysia': 'keygate/elysia',
   'backends/postgres': 'keygate/postgres',
   'backends/redis': 'keygate/redis',
   otel: 'keygate/otel',

@@ -2,10 +2,12 @@
 // error type: `InvalidInputError`, code `invalid_input`, and `field` naming the option. Never a TypeError.
 import Fastify from 'fastify';
 import { InvalidInputError, MemoryKeyStore } from 'keygate';
+import { apiKeyAuth as elysiaAuth } from 'keygate/elysia';
 import { apiKeyAuth as expressAuth } from 'keygate/express';
 import { apiKeyAuth as fastifyAuth } from 'keygate/fastify';
 import { withApiKeyAuth } from 'keygate/fetch';
 import { apiKeyAuth as honoAuth } from 'keygate/hono';
+import { apiKeyAuth as koaAuth } from 'keygate/koa';
 import { describe, expect, it } from 'vitest';
 
 const store = new MemoryKeyStore();
@@ -21,6 +23,8 @@ const ADAPTERS: Array<[string, (options: unknown) => unknown]> = [
   ],
   ['fetch', (options) => withApiKeyAuth(() => new Response('ok'), options as never)],
   ['hono', (options) => honoAuth(options as never)],
+  ['koa', (options) => koaAuth(options as never)],
+  ['elysia', (options) => elysiaAuth(options as never)],
 ];
 
 const BAD_OPTIONS: Array<[string, Record<string, unknown> | undefined, string]> = [

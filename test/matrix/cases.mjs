@@ -57,10 +57,23 @@ async function seed() {
 }
 
 /** What a user notices of a key: never its id, hint or timestamps, which differ on every run. */
-const visible = (key) => key && { name: key.name, mode: key.mode, permissions: key.permissions, status: key.status };
+export const visible = (key) =>
+  key && { name: key.name, mode: key.mode, permissions: key.permissions, status: key.status };
 
-/** Runs every case; returns `{ runtime facts, results }` as plain JSON. */
-export async function runCases() {
+/**
+ * What every adapter's handler answers for an allowed key. Not `Response.json`: its content-type differs
+ * between runtimes (Bun adds a charset), and the matrix compares keygate's answers, not the host's helpers.
+ */
+export const answer = (key) => new Response(JSON.stringify(visible(key)), JSON_HEADERS);
+
+const withFetch = (options) => withApiKeyAuth((_request, key) => answer(key), options);
+
+/**
+ * Runs every case; returns `{ runtime facts, results }` as plain JSON. `serve(options)` builds the
+ * adapter under test for the case's options, as a Fetch-style `(request) => Promise<Response>` whose
+ * handler answers `answer(key)`; keygate/fetch by default.
+ */
+export async function runCases(serve = withFetch) {
   const { store, secrets } = await seed();
   const respond = createDenialResponder();
   const results = [];
@@ -72,13 +85,7 @@ export async function runCases() {
     const options = { permissions: ['email:verify'] };
 
     const core = await authenticate({ headers, ip: row.ip }, keyStore, options);
-    // Not `Response.json`: its content-type differs between runtimes (Bun adds a charset), and the
-    // matrix compares keygate's answers, not the host's helpers.
-    const handler = withApiKeyAuth((_request, key) => new Response(JSON.stringify(visible(key)), JSON_HEADERS), {
-      ...options,
-      store: keyStore,
-      clientIp: () => row.ip,
-    });
+    const handler = await serve({ ...options, store: keyStore, clientIp: () => row.ip });
     const response = await handler(new Request('https://api.example/v1/email/verify', { headers }));
     const body = await response.text();
     const want = row.expect === 200 ? undefined : respond({ code: row.expect });

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm run test:matrix`: the same case table (cases.mjs) on Node 20, 22 and 24, Bun, Deno and workerd,
-// each runtime's answers compared with Node 20's. Two builds of keygate are exercised:
+// each runtime's answers compared with Node 20's; and through keygate/elysia on Bun (elysia.mjs), a
+// real socket, compared with Node 20's keygate/fetch. Two builds of keygate are exercised:
 //   web      one esbuild bundle of the dist for the web (no `node` condition: `#digest` is the Web
 //            Crypto module), the same file on every runtime, and the worker script on workerd;
 //   package  the dist loaded as an installed package (the `node` condition: `#digest` is node:crypto),
@@ -120,6 +121,9 @@ try {
     });
   }
   jobs.push({ runtime: 'workerd', build: 'web', run: () => onWorkerd(webWorker) });
+  // keygate/elysia from the dist on Bun, over a real socket (Elysia resolves from the root's node_modules).
+  const bun = RUNTIMES.find((runtime) => runtime.name === 'bun');
+  jobs.push({ runtime: 'bun', build: 'elysia', run: () => runScript(bun, join(here, 'elysia.mjs')) });
 
   // Two at a time: the machine has two cores and each runtime starts in well under a second.
   const settled = [];

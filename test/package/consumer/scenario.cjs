@@ -127,6 +127,40 @@ module.exports = async function run(load, resolvePath) {
     };
   });
 
+  await entry('keygate/koa', async ({ apiKeyAuth }) => {
+    const thrown = await thrownBy(core, () => apiKeyAuth({}));
+    const koa = await load('koa');
+    const { store, secret } = await seeded(core);
+    const app = new (koa.default ?? koa)();
+    app.use(apiKeyAuth({ store, permissions: ['email:verify'] }));
+    app.use((ctx) => {
+      ctx.body = { name: ctx.state.apiKey.name };
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const base = `http://127.0.0.1:${server.address().port}`;
+      return {
+        answers: await statuses(async (headers) => (await fetch(`${base}/v1/check`, { headers })).status, secret),
+        thrown,
+      };
+    } finally {
+      server.close();
+    }
+  });
+
+  // Elysia on Node answers through `app.handle()` (its own server needs Bun).
+  await entry('keygate/elysia', async ({ apiKeyAuth }) => {
+    const { Elysia } = await load('elysia');
+    const { store, secret } = await seeded(core);
+    const app = new Elysia().use(apiKeyAuth({ store })).get('/v1/check', ({ apiKey }) => ({ name: apiKey.name }));
+    const send = async (headers) => (await app.handle(new Request('http://localhost/v1/check', { headers }))).status;
+    return {
+      answers: await statuses(send, secret),
+      thrown: await thrownBy(core, () => apiKeyAuth({ store: {} })),
+    };
+  });
+
   await entry('keygate/postgres', async ({ PostgresKeyStore }) => {
     const { PGlite } = await load('@electric-sql/pglite');
     const client = new PGlite();

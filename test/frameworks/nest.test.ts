@@ -2,6 +2,7 @@
 // in this process, and Nest 11 (test/frameworks/nest11, a package of its own) in a child process
 // running a bundle of the same test app, on @nestjs/platform-express and @nestjs/platform-fastify.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -45,14 +46,16 @@ async function servedByNest11(): Promise<{ nest: string } & Record<NestPlatform,
     env: { ...process.env, KEYGATE_RECORDS: JSON.stringify(fixture.records) },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  closers.push(
-    () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+  // The child exits when its standard input closes; then the bundle goes too: the test leaves nothing behind.
+  closers.push(async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      await new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
         child.stdin?.end();
-      }),
-  );
+      });
+    }
+    rmSync(join(NEST11, '.build'), { recursive: true, force: true });
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout?.on('data', (chunk: Buffer) => {

@@ -103,3 +103,15 @@ export async function serveCaseRoutes(
   }
   return { bases, close: async () => void (await Promise.all(apps.map((app) => app.close()))) };
 }
+
+/** One application serving the case table's `/v1/check` route, trusting a proxy as asked. */
+export async function serveCheckRoute(
+  platform: NestPlatform,
+  store: KeyStore,
+  trust: Trust,
+): Promise<{ base: string; close(): Promise<void> }> {
+  const options = routeOptions(store)['/v1/check'];
+  const module = appModule([KeygateModule.forRoot(options)], [controller([{ path: '/v1/check', handle: echo }])]);
+  const app = await createNestApp(platform, module, trust);
+  return { base: await listenOn(app), close: () => app.close() };
+}

@@ -39,6 +39,7 @@ export class ApiKeyGuard implements CanActivate {
   // Per handler: the core options of its route, or null for a Public() one.
   private readonly routes = new WeakMap<object, AuthenticateOptions | null>();
 
+  /** @internal Nest constructs the guard, injecting the module's options, its Reflector and HTTP adapter. */
   constructor(keygate: Keygate, reflector: Reflector, host: HttpAdapterHost) {
     this.keygate = keygate;
     this.reflector = reflector;

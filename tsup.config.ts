@@ -13,6 +13,7 @@ export const entries = {
   hono: 'frameworks/hono/index.ts',
   koa: 'frameworks/koa/index.ts',
   elysia: 'frameworks/elysia/index.ts',
+  nestjs: 'frameworks/nestjs/index.ts',
   postgres: 'backends/postgres/index.ts',
   redis: 'backends/redis/index.ts',
   otel: 'otel/index.ts',

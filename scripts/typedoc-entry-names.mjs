@@ -14,6 +14,7 @@ const NAMES = {
   'frameworks/hono': 'keygate/hono',
   'frameworks/koa': 'keygate/koa',
   'frameworks/elysia': 'keygate/elysia',
+  'frameworks/nestjs': 'keygate/nestjs',
   'backends/postgres': 'keygate/postgres',
   'backends/redis': 'keygate/redis',
   otel: 'keygate/otel',

@@ -2,6 +2,7 @@
 // way, and the handler's outcome decides (a status below 500 settles, a 5xx or a throw releases).
 // Express and Fastify close the hold without delaying the response, so tests wait for the ledger.
 import { serve } from '@hono/node-server';
+import { HttpException } from '@nestjs/common';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -10,8 +11,10 @@ import { apiKeyAuth as expressAuth } from 'keygate/express';
 import { apiKeyAuth as fastifyAuth } from 'keygate/fastify';
 import { apiKeyCredits, withApiKeyAuth } from 'keygate/fetch';
 import { type ApiKeyEnv, apiKeyAuth as honoAuth } from 'keygate/hono';
+import { KeygateModule } from 'keygate/nestjs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { seedCaseStore } from './fixtures.js';
+import { appModule, controller, createNestApp, listenOn, type NestPlatform } from './nest/app.js';
 import { listen } from './servers.js';
 
 const { store, secrets, ids } = await seedCaseStore();
@@ -95,11 +98,36 @@ async function honoApp(ledger: MemoryCreditLedger): Promise<Send> {
   };
 }
 
+/** Nest on either platform: the hold is `req.apiKeyCredits`; a 404 or 503 is an HttpException, a throw Nest's 500. */
+async function nestApp(platform: NestPlatform, ledger: MemoryCreditLedger): Promise<Send> {
+  const route = controller([
+    {
+      path: '/:outcome',
+      handle: (_key, req) => {
+        const outcome = (req as unknown as { params: { outcome: Outcome } }).params.outcome;
+        if (outcome === 'throw') throw new Error('handler failed');
+        const body = { credits: req.apiKeyCredits ?? null };
+        if (outcome === 'ok') return body;
+        throw new HttpException(body, STATUS[outcome]);
+      },
+    },
+  ]);
+  const app = await createNestApp(
+    platform,
+    appModule([KeygateModule.forRoot({ store, credits: { ledger, cost: COST } })], [route]),
+  );
+  const base = await listenOn(app);
+  closers.push(() => app.close());
+  return (outcome, key) => overHttp(base, outcome, key);
+}
+
 const ADAPTERS: Array<[string, (ledger: MemoryCreditLedger) => Promise<Send>]> = [
   ['Express', expressApp],
   ['Fastify', fastifyApp],
   ['Fetch', fetchApp],
   ['Hono', honoApp],
+  ['Nest on Express', (ledger) => nestApp('express', ledger)],
+  ['Nest on Fastify', (ledger) => nestApp('fastify', ledger)],
 ];
 
 async function funded(): Promise<MemoryCreditLedger> {

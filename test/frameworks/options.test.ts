@@ -8,7 +8,9 @@ import { apiKeyAuth as fastifyAuth } from 'keygate/fastify';
 import { withApiKeyAuth } from 'keygate/fetch';
 import { apiKeyAuth as honoAuth } from 'keygate/hono';
 import { apiKeyAuth as koaAuth } from 'keygate/koa';
+import { KeygateModule } from 'keygate/nestjs';
 import { describe, expect, it } from 'vitest';
+import { appModule, createNestApp } from './nest/app.js';
 
 const store = new MemoryKeyStore();
 
@@ -25,6 +27,12 @@ const ADAPTERS: Array<[string, (options: unknown) => unknown]> = [
   ['hono', (options) => honoAuth(options as never)],
   ['koa', (options) => koaAuth(options as never)],
   ['elysia', (options) => elysiaAuth(options as never)],
+  ['nestjs forRoot', (options) => KeygateModule.forRoot(options as never)],
+  [
+    'nestjs forRootAsync',
+    (options) =>
+      createNestApp('express', appModule([KeygateModule.forRootAsync({ useFactory: () => options as never })], [])),
+  ],
 ];
 
 const BAD_OPTIONS: Array<[string, Record<string, unknown> | undefined, string]> = [
@@ -72,7 +80,7 @@ describe('bad adapter options', () => {
     expect(error).toMatchObject({ code: 'invalid_input', field });
   });
 
-  it.each(ADAPTERS.filter(([name]) => name !== 'fastify'))(
+  it.each(ADAPTERS.filter(([name]) => name !== 'fastify' && name !== 'nestjs forRootAsync'))(
     '%s throws synchronously, before any request',
     (_, build) => {
       expect(() => build({ store, retryAfterMs: -1 })).toThrow(InvalidInputError);

@@ -8,6 +8,7 @@ import { clientIp, withApiKeyAuth } from 'keygate/fetch';
 import { type ApiKeyEnv, apiKeyAuth } from 'keygate/hono';
 import { afterAll, describe, expect, it } from 'vitest';
 import { seedCaseStore } from './fixtures.js';
+import { type NestPlatform, serveCheckRoute, type Trust } from './nest/app.js';
 import { createExpressApp, createFastifyApp, listen } from './servers.js';
 
 const { store, secrets, ids } = await seedCaseStore();
@@ -21,6 +22,12 @@ async function served(app: Parameters<typeof listen>[0]): Promise<string> {
   return base;
 }
 
+async function servedByNest(platform: NestPlatform, trust: Trust): Promise<string> {
+  const { base, close } = await serveCheckRoute(platform, store, trust);
+  closers.push(close);
+  return base;
+}
+
 const servers = {
   'Express, trust proxy off': () => served(createExpressApp(store, false)),
   'Express, trust proxy loopback': () => served(createExpressApp(store, 'loopback')),
@@ -28,6 +35,10 @@ const servers = {
   'Fastify 5, trustProxy 127.0.0.1': async () => served(await createFastifyApp(store, '127.0.0.1')),
   'Fastify 4, trustProxy off': async () => served(await createFastifyApp(store, false, fastify4 as never)),
   'Fastify 4, trustProxy loopback': async () => served(await createFastifyApp(store, 'loopback', fastify4 as never)),
+  'Nest on Express, trust proxy off': () => servedByNest('express', false),
+  'Nest on Express, trust proxy loopback': () => servedByNest('express', 'loopback'),
+  'Nest on Fastify, trustProxy off': () => servedByNest('fastify', false),
+  'Nest on Fastify, trustProxy 127.0.0.1': () => servedByNest('fastify', 'loopback'),
 };
 
 // The key allows 203.0.113.0/24; the socket peer is 127.0.0.1.
@@ -43,6 +54,12 @@ describe.each([
   ['Fastify 4, trustProxy off', '203.0.113.7', 403],
   ['Fastify 4, trustProxy loopback', '198.51.100.1, 203.0.113.7', 200],
   ['Fastify 4, trustProxy loopback', '203.0.113.7, 198.51.100.1', 403],
+  ['Nest on Express, trust proxy off', '203.0.113.7', 403],
+  ['Nest on Express, trust proxy loopback', '203.0.113.7', 200],
+  ['Nest on Express, trust proxy loopback', '203.0.113.7, 198.51.100.1', 403],
+  ['Nest on Fastify, trustProxy off', '203.0.113.7', 403],
+  ['Nest on Fastify, trustProxy 127.0.0.1', '203.0.113.7', 200],
+  ['Nest on Fastify, trustProxy 127.0.0.1', '203.0.113.7, 198.51.100.1', 403],
 ] as const)('%s', (server, xff, status) => {
   it(`X-Forwarded-For: ${xff} -> ${status} (only the right-most untrusted address counts)`, async () => {
     const base = await servers[server]();

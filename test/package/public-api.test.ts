@@ -4,6 +4,7 @@
 // only a store author needs is in `keygate/store-kit`; the rest is internal.
 import * as keygate from 'keygate';
 import * as leaks from 'keygate/leaks';
+import * as nestjs from 'keygate/nestjs';
 import * as storeKit from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { exportsOf } from './support/entry-exports.js';
@@ -268,6 +269,24 @@ const LEAKS_VALUES = [
   'secretScanningPattern',
 ];
 
+const NESTJS_VALUES = [
+  'ApiKey',
+  'ApiKeyDeniedException',
+  'ApiKeyGuard',
+  'KeygateModule',
+  'Public',
+  'RequirePermissions',
+];
+
+const NESTJS_TYPES = [
+  'AuthFailure',
+  'HeldCredits',
+  'KeygateModuleAsyncOptions',
+  'KeygateModuleOptions',
+  'KeygateRequest',
+  'PublicKey',
+];
+
 const LEAKS_TYPES = [
   'FetchFunction',
   'GithubSecretScanningOptions',
@@ -334,6 +353,16 @@ describe('keygate/leaks', () => {
 
   it('exports exactly the listed types', () => {
     expect(typesOf('keygate/leaks')).toEqual(sorted(LEAKS_TYPES));
+  });
+});
+
+describe('keygate/nestjs', () => {
+  it('exports exactly the listed values', () => {
+    expect(sorted(Object.keys(nestjs))).toEqual(sorted(NESTJS_VALUES));
+  });
+
+  it('exports exactly the listed types', () => {
+    expect(typesOf('keygate/nestjs')).toEqual(sorted(NESTJS_TYPES));
   });
 });
 

@@ -14,7 +14,13 @@ const project = join(work, 'consumer');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
-const PEERS = ['express', 'fastify', 'hono', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis'];
+const PEERS = ['express', 'fastify', 'hono', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis'].concat([
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/platform-express',
+  'reflect-metadata',
+  'rxjs',
+]);
 const pinned = (name: string) => {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
   return `${name}@${version}`;
@@ -111,6 +117,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   ['keygate/hono', 'hono', ['apiKeyAuth'], { answers: [401, 200], thrown: refused('store') }],
   ['keygate/koa', 'koa', ['apiKeyAuth'], { answers: [401, 200], thrown: refused('store') }],
   ['keygate/elysia', 'elysia', ['apiKeyAuth', 'socketAddress'], { answers: [401, 200], thrown: refused('store') }],
+  [
+    'keygate/nestjs',
+    'nestjs',
+    ['KeygateModule', 'ApiKeyGuard', 'RequirePermissions', 'Public', 'ApiKey'],
+    { answers: [401, 200], thrown: refused('store') },
+  ],
   [
     'keygate/postgres',
     'postgres',

@@ -106,6 +106,35 @@ module.exports = async function run(load, resolvePath) {
     }
   });
 
+  // A Nest application (platform-express) whose module is keygate's, decorators applied as functions.
+  await entry('keygate/nestjs', async ({ KeygateModule, ApiKey }) => {
+    await load('reflect-metadata');
+    const { Controller, Get, Module } = await load('@nestjs/common');
+    const { NestFactory } = await load('@nestjs/core');
+    const { store, secret } = await seeded(core);
+    class Check {
+      check(key) {
+        return { name: key.name };
+      }
+    }
+    Controller()(Check);
+    Get('/v1/check')(Check.prototype, 'check', Object.getOwnPropertyDescriptor(Check.prototype, 'check'));
+    ApiKey()(Check.prototype, 'check', 0);
+    class App {}
+    Module({ imports: [KeygateModule.forRoot({ store, permissions: ['email:verify'] })], controllers: [Check] })(App);
+    const app = await NestFactory.create(App, { logger: false, abortOnError: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      const base = `http://127.0.0.1:${app.getHttpServer().address().port}`;
+      return {
+        answers: await statuses(async (headers) => (await fetch(`${base}/v1/check`, { headers })).status, secret),
+        thrown: await thrownBy(core, () => KeygateModule.forRoot({})),
+      };
+    } finally {
+      await app.close();
+    }
+  });
+
   await entry('keygate/fetch', async ({ withApiKeyAuth }) => {
     const { store, secret } = await seeded(core);
     const handler = withApiKeyAuth((_request, key) => Response.json({ name: key.name }), { store });

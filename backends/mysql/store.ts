@@ -39,7 +39,12 @@ import { MysqlOutbox } from './outbox.js';
 import { COLUMNS, type KeyRow, PLACEHOLDERS, recordOf, recordParams } from './rows.js';
 import { isoTime, type Query, type SqlClient, sqlClient, sqlTime, validTablePrefix } from './sql-client.js';
 
-/** Options of {@link MysqlKeyStore}. */
+/**
+ * Options of {@link MysqlKeyStore}.
+ *
+ * @example
+ * const options: MysqlKeyStoreOptions = { client: pool, tablePrefix: 'keygate_', pollIntervalMs: 250 };
+ */
 export interface MysqlKeyStoreOptions {
   /** A `mysql2/promise` Pool (not a single connection). The tables live in its database. The caller owns it and ends it. */
   client: Pool;

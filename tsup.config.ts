@@ -16,6 +16,7 @@ export const entries = {
   nestjs: 'frameworks/nestjs/index.ts',
   postgres: 'backends/postgres/index.ts',
   redis: 'backends/redis/index.ts',
+  mysql: 'backends/mysql/index.ts',
   otel: 'otel/index.ts',
   'runtime/web-digest': 'src/runtime/web-digest.ts',
   'runtime/node-digest': 'src/runtime/node-digest.ts',

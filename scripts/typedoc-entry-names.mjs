@@ -17,6 +17,7 @@ const NAMES = {
   'frameworks/nestjs': 'keygate/nestjs',
   'backends/postgres': 'keygate/postgres',
   'backends/redis': 'keygate/redis',
+  'backends/mysql': 'keygate/mysql',
   otel: 'keygate/otel',
   dashboard: 'keygate/dashboard',
   'src/leaks': 'keygate/leaks',

@@ -6,6 +6,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mysqlAvailable } from '../stores/support/mysql.js';
 import { REDIS_URL, serviceAvailable } from '../stores/support/services.js';
 
 const ROOT = join(import.meta.dirname, '../..');
@@ -14,7 +15,7 @@ const project = join(work, 'consumer');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
-const PEERS = ['express', 'fastify', 'hono', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis'].concat([
+const PEERS = ['express', 'fastify', 'hono', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis', 'mysql2'].concat([
   '@nestjs/common',
   '@nestjs/core',
   '@nestjs/platform-express',
@@ -53,6 +54,7 @@ let tarball = '';
 let aloneModules: string[] = [];
 const outputs: Record<'esm' | 'cjs', Record<string, Record<string, unknown>>> = { esm: {}, cjs: {} };
 let withRedis = false;
+let withMysql = false;
 
 beforeAll(async () => {
   if (!existsSync(join(ROOT, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
@@ -64,7 +66,8 @@ beforeAll(async () => {
   await npmInstall(...PEERS.map(pinned));
   cpSync(join(import.meta.dirname, 'consumer'), project, { recursive: true });
   withRedis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
-  const env = { KEYGATE_TARBALL_REDIS: withRedis ? '1' : '0' };
+  withMysql = await mysqlAvailable();
+  const env = { KEYGATE_TARBALL_REDIS: withRedis ? '1' : '0', KEYGATE_TARBALL_MYSQL: withMysql ? '1' : '0' };
   outputs.esm = JSON.parse(await ok(process.execPath, ['esm.mjs'], project, env));
   outputs.cjs = JSON.parse(await ok(process.execPath, ['cjs.cjs'], project, env));
 }, 300_000);
@@ -130,6 +133,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     { answers: [200, 'revoked_api_key'], thrown: refused('client') },
   ],
   ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
+  [
+    'keygate/mysql',
+    'mysql',
+    ['MysqlKeyStore', 'MysqlRateLimiter', 'MysqlCreditLedger', 'MysqlDashboardStore'],
+    { thrown: refused('client') },
+  ],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).
   ['keygate/leaks', 'leaks', ['githubSecretScanning'], { answers: [401], thrown: refused('manager') }],
   ['keygate/testing', 'testing', ['describeKeyStoreContract'], { contract: 'function' }],
@@ -170,6 +179,10 @@ describe.each([
     expect(got?.exports).toEqual(expect.arrayContaining(names));
     const redis = withRedis ? { answers: [200] } : { skipped: 'no Redis at 127.0.0.1:6379' };
     if (name === 'keygate/redis') expect(got?.thrown).toEqual(refused('client'));
+    // With MariaDB there, a key made through the installed store authenticates, then is refused once revoked.
+    if (name === 'keygate/mysql') {
+      expect(got).toMatchObject(withMysql ? { answers: [200, 'revoked_api_key'] } : { skipped: expect.any(String) });
+    }
     expect(got).toMatchObject(name === 'keygate/redis' ? redis : expected);
   });
 });

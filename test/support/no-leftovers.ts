@@ -1,11 +1,14 @@
-// Every test that touches the shared PostgreSQL or Redis keeps to a schema or key prefix of its own
+// Every test that touches the shared PostgreSQL, Redis or MariaDB keeps to a schema or key prefix of its own
 // and removes it afterwards (RUN_ID in test/stores/support/services.ts). Once every test file of a run
 // has finished, this global teardown fails the run when keygate's tables sit in PostgreSQL's `public`
-// schema or keys sit under keygate's default Redis prefixes: some test wrote where a user's data lives.
+// schema, in MariaDB's `test` database, or keys sit under keygate's default Redis prefixes: some test
+// wrote where a user's data lives.
 // It looks only at those defaults, which no test may use, so test files running in parallel (their
 // own schemas and prefixes still in use) never trip it.
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { createClient } from 'redis';
+import { MYSQL_URL, mysqlAvailable } from '../stores/support/mysql.js';
 import { PG_URL, REDIS_URL, serviceAvailable } from '../stores/support/services.js';
 
 /** keygate's tables in the `public` schema of the test database. */
@@ -37,6 +40,20 @@ export async function keysUnderDefaultPrefixes(url = REDIS_URL): Promise<string[
   }
 }
 
+/** keygate's tables in MariaDB's `test` database (the one the tests connect through; each uses a database of its own). */
+export async function tablesInMysqlTest(url = MYSQL_URL): Promise<string[]> {
+  const conn = await mysql.createConnection({ uri: url });
+  try {
+    const [rows] = await conn.query(
+      `SELECT table_name AS name FROM information_schema.tables
+       WHERE table_schema = DATABASE() AND table_name LIKE 'keygate\\_%' ORDER BY table_name`,
+    );
+    return (rows as { name: string }[]).map((row) => row.name);
+  } finally {
+    await conn.end();
+  }
+}
+
 /** Vitest's global teardown: runs once, after every test file of the run. */
 export async function teardown(): Promise<void> {
   const left: string[] = [];
@@ -47,6 +64,10 @@ export async function teardown(): Promise<void> {
   if (await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL')) {
     const keys = await keysUnderDefaultPrefixes();
     if (keys.length) left.push(`Redis ${REDIS_URL}: ${keys.slice(0, 10).join(', ')}${keys.length > 10 ? ', ...' : ''}`);
+  }
+  if (await mysqlAvailable()) {
+    const tables = await tablesInMysqlTest();
+    if (tables.length) left.push(`MariaDB ${MYSQL_URL}: ${tables.join(', ')}`);
   }
   if (left.length) {
     console.error(

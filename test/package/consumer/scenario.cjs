@@ -227,6 +227,31 @@ module.exports = async function run(load, resolvePath) {
     }
   });
 
+  await entry('keygate/mysql', async ({ MysqlKeyStore }) => {
+    const thrown = await thrownBy(core, () => new MysqlKeyStore({ client: {} }));
+    if (process.env.KEYGATE_TARBALL_MYSQL !== '1') return { skipped: 'no MariaDB at 127.0.0.1:3306', thrown };
+    const mysql = await load('mysql2/promise');
+    const { createConnection, createPool } = mysql.default ?? mysql;
+    const database = `keygate_test_tarball_${process.pid}_${Date.now()}`;
+    const admin = await createConnection({ host: '127.0.0.1', port: 3306, user: 'root' });
+    await admin.query(`CREATE DATABASE \`${database}\``);
+    const pool = createPool({ host: '127.0.0.1', port: 3306, user: 'root', database });
+    try {
+      const store = new MysqlKeyStore({ client: pool });
+      await store.migrate();
+      const { secret, keys, key } = await seeded(core, store);
+      const before = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      await keys.revoke(key.id);
+      const after = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      store.close();
+      return { answers: [before.status, after.code], thrown };
+    } finally {
+      await pool.end();
+      await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+      await admin.end();
+    }
+  });
+
   await entry('keygate/adapter-kit', async (kit) => {
     const { store, secret } = await seeded(core);
     const { auth, respond } = kit.resolveAdapterOptions({ store, retryAfterMs: 2500 });

@@ -62,6 +62,9 @@ export default defineConfig({
           { text: 'Fastify', link: '/frameworks/fastify' },
           { text: 'Fetch: Workers, Deno, Bun, Next.js', link: '/frameworks/fetch' },
           { text: 'Hono', link: '/frameworks/hono' },
+          { text: 'Koa', link: '/frameworks/koa' },
+          { text: 'Elysia', link: '/frameworks/elysia' },
+          { text: 'NestJS', link: '/frameworks/nestjs' },
         ],
       },
       {
@@ -71,6 +74,7 @@ export default defineConfig({
           { text: 'Memory', link: '/backends/memory' },
           { text: 'PostgreSQL and PGlite', link: '/backends/postgres' },
           { text: 'Redis', link: '/backends/redis' },
+          { text: 'MySQL and MariaDB', link: '/backends/mysql' },
           { text: 'Caching and revocation', link: '/backends/caching' },
         ],
       },

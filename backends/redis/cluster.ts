@@ -9,6 +9,9 @@ interface NodeClientLike {
 /**
  * The part of a node-redis cluster (`createCluster()` from `redis`, v4.6 to v6) that
  * {@link fromNodeRedisCluster} uses, typed structurally so that `redis` stays an optional peer.
+ *
+ * @example
+ * const cluster: NodeRedisClusterLike = await createCluster({ rootNodes: [{ url: 'redis://10.0.0.1:6379' }] }).connect();
  */
 export interface NodeRedisClusterLike {
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
@@ -20,7 +23,12 @@ export interface NodeRedisClusterLike {
   duplicate(): NodeRedisClusterSubscriberLike;
 }
 
-/** What the key store's change channel uses of `cluster.duplicate()`. */
+/**
+ * What the key store's change channel uses of `cluster.duplicate()`.
+ *
+ * @example
+ * const subscriber: NodeRedisClusterSubscriberLike = cluster.duplicate();
+ */
 export interface NodeRedisClusterSubscriberLike {
   connect(): Promise<unknown>;
   subscribe(channel: string, listener: (message: string, channel: string) => unknown): Promise<unknown>;
@@ -47,7 +55,13 @@ export function routingKey(args: readonly string[]): string | undefined {
   return args[1];
 }
 
-/** Whether a command goes to every master: SCRIPT (LOAD, FLUSH, EXISTS). */
+/**
+ * Whether a command goes to every master: SCRIPT (LOAD, FLUSH, EXISTS).
+ *
+ * @example
+ * toEveryMaster(['SCRIPT', 'LOAD', 'return 1']) // true
+ * toEveryMaster(['GET', 'k'])                   // false
+ */
 export function toEveryMaster(args: readonly string[]): boolean {
   return args[0]?.toUpperCase() === 'SCRIPT';
 }

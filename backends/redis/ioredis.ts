@@ -5,6 +5,9 @@ import type { RedisClientLike, RedisSubscriberLike } from './store.js';
 /**
  * The part of an ioredis client (`new Redis()` or `new Cluster()` from `ioredis` 5) that
  * {@link fromIoredis} uses, typed structurally so that keygate does not depend on ioredis.
+ *
+ * @example
+ * const client: IoredisLike = new Cluster([{ host: '10.0.0.1', port: 6379 }]);
  */
 export interface IoredisLike {
   /** True for a `Cluster`, false for a `Redis`. */

@@ -115,7 +115,7 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     ['PostgresKeyStore'],
     { answers: [200, 'revoked_api_key'], thrown: refused('client') },
   ],
-  ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
+  ['keygate/redis', 'redis', ['RedisKeyStore', 'fromNodeRedisCluster', 'fromIoredis'], {}],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).
   ['keygate/leaks', 'leaks', ['githubSecretScanning'], { answers: [401], thrown: refused('manager') }],
   ['keygate/testing', 'testing', ['describeKeyStoreContract'], { contract: 'function' }],

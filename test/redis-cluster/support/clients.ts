@@ -19,17 +19,20 @@ export interface Clients<T> {
 
 const rootNodes = (urls: readonly string[]) => urls.map((url) => ({ url }));
 
-export type NodeRedisCluster = ReturnType<typeof createCluster>;
+const makeCluster = (urls: readonly string[]) =>
+  createCluster({
+    rootNodes: rootNodes(urls),
+    defaults: { socket: { connectTimeout: 5_000, reconnectStrategy: () => 100 } },
+  });
+
+export type NodeRedisCluster = ReturnType<typeof makeCluster>;
 
 /** node-redis cluster clients over the masters at `urls()` (read when a client opens). */
 export function nodeRedisClusters(urls: () => readonly string[]): Clients<NodeRedisCluster> {
   const opened: NodeRedisCluster[] = [];
   return {
     async open() {
-      const raw = createCluster({
-        rootNodes: rootNodes(urls()),
-        defaults: { socket: { connectTimeout: 5_000, reconnectStrategy: () => 100 } },
-      });
+      const raw = makeCluster(urls());
       // A dropped node connection is reported here; node-redis reconnects by itself.
       raw.on('error', () => {});
       opened.push(raw);

@@ -91,6 +91,17 @@ function stopProcess(child: ChildProcess): Promise<void> {
  * const client = await createCluster({ rootNodes: cluster.urls.map((url) => ({ url })) }).connect();
  */
 export async function startRedisCluster(): Promise<RedisCluster> {
+  // Another run may take a port between the check and redis-server's bind: start again on other ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce();
+    } catch (err) {
+      if (attempt === 3) throw err;
+    }
+  }
+}
+
+async function startOnce(): Promise<RedisCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'keygate-cluster-'));
   const ports = await freePorts(3);
   const children = ports.map((port) =>

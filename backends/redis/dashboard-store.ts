@@ -11,7 +11,7 @@ import {
   pageOfKeys,
 } from 'keygate/store-kit';
 import { unavailable } from './errors.js';
-import { validPrefix } from './prefix.js';
+import { storePrefix } from './prefix.js';
 import type { RedisCommandClient } from './throttle.js';
 import { countsOfHash, type HashReply } from './usage-hash.js';
 
@@ -24,7 +24,10 @@ import { countsOfHash, type HashReply } from './usage-hash.js';
 export interface RedisDashboardStoreOptions {
   /** A connected node-redis client. The caller owns it and closes it. */
   client: RedisCommandClient;
-  /** The prefix of the `RedisKeyStore` whose keys the dashboard shows; its tokens go under it too. Default `'keygate:'`. */
+  /**
+   * The prefix of the `RedisKeyStore` whose keys the dashboard shows; its tokens go under it too.
+   * Default `'keygate:'`, or `'{keygate}:'` on a Redis Cluster (like the key store's).
+   */
   prefix?: string;
 }
 
@@ -51,7 +54,7 @@ export class RedisDashboardStore implements DashboardStore {
       throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
     }
     this.client = options.client;
-    this.prefix = validPrefix(options.prefix);
+    this.prefix = storePrefix(options.prefix, options.client.cluster);
   }
 
   async listKeysPage(accountId: string, query: KeyPageQuery): Promise<KeyPage> {

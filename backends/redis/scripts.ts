@@ -2,8 +2,11 @@
 
 /**
  * Runs Lua scripts by their SHA (EVALSHA): each script is sent once (SCRIPT LOAD, on its first use,
- * shared by concurrent first calls) and again if the server forgot it (a restart, SCRIPT FLUSH), so
- * each later call is one short command. A failed load is not kept. Errors are the client's own.
+ * shared by concurrent first calls), so each later call is one short command. A server that does not
+ * know the script (restarted, SCRIPT FLUSH, or a cluster node the load did not reach) answers NOSCRIPT,
+ * and the call is sent again as EVAL with the script's text, which runs it and leaves it in that
+ * server's cache: one more round trip, on the node that owns the keys. A failed load is not kept.
+ * Errors are the client's own.
  *
  * @example
  * const scripts = new ScriptRunner((args) => client.sendCommand(args));
@@ -15,20 +18,19 @@ export class ScriptRunner {
   constructor(private readonly send: (args: string[]) => Promise<unknown>) {}
 
   async run(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    for (let attempt = 0; ; attempt++) {
-      let sha = this.shas.get(script);
-      if (!sha) {
-        const loading = this.send(['SCRIPT', 'LOAD', script]) as Promise<string>;
-        this.shas.set(script, loading);
-        loading.catch(() => this.forget(script, loading));
-        sha = loading;
-      }
-      try {
-        return await this.send(['EVALSHA', await sha, String(keys.length), ...keys, ...args]);
-      } catch (err) {
-        if (attempt > 0 || !String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
-        this.forget(script, sha);
-      }
+    let sha = this.shas.get(script);
+    if (!sha) {
+      const loading = this.send(['SCRIPT', 'LOAD', script]) as Promise<string>;
+      this.shas.set(script, loading);
+      loading.catch(() => this.forget(script, loading));
+      sha = loading;
+    }
+    const rest = [String(keys.length), ...keys, ...args];
+    try {
+      return await this.send(['EVALSHA', await sha, ...rest]);
+    } catch (err) {
+      if (!String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
+      return this.send(['EVAL', script, ...rest]);
     }
   }
 

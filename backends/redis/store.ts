@@ -34,8 +34,9 @@ import { RedisAuditLog } from './audit-log.js';
 import { unavailable } from './errors.js';
 import { RedisOutbox } from './outbox.js';
 import { withEvents } from './outbox-scripts.js';
-import { validPrefix } from './prefix.js';
+import { storePrefix } from './prefix.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, ScriptRunner, UPDATE } from './scripts.js';
+import type { RedisCommandClient } from './throttle.js';
 import { countsOfHash, type HashReply } from './usage-hash.js';
 
 /** The connection that receives the change channel: what `client.duplicate()` returns. */
@@ -53,10 +54,11 @@ export interface RedisSubscriberLike {
 
 /**
  * The part of a node-redis client (v4.6 to v6, `createClient()` from `redis`) this store uses, typed
- * structurally so that `redis` stays an optional peer.
+ * structurally so that `redis` stays an optional peer. A node-redis cluster (`createCluster()`) or an
+ * ioredis client or cluster fits through `fromNodeRedisCluster` or `fromIoredis`.
  */
-export interface RedisClientLike {
-  sendCommand(args: string[]): Promise<unknown>;
+export interface RedisClientLike extends RedisCommandClient {
+  /** A second connection for the change channel, not yet connected. */
   duplicate(): RedisSubscriberLike;
 }
 
@@ -64,7 +66,10 @@ export interface RedisClientLike {
 export interface RedisKeyStoreOptions {
   /** A connected node-redis client. The caller owns it and closes it. */
   client: RedisClientLike;
-  /** Prefix of every key and of the change channel. Default `'keygate:'`. */
+  /**
+   * Prefix of every key and of the change channel. Default `'keygate:'`, or `'{keygate}:'` on a Redis
+   * Cluster, where it must hold a hash tag (all the store's keys share one slot).
+   */
   prefix?: string;
   /**
    * Called when the change channel fails (node-redis reconnects it by itself, then every cache is told
@@ -83,7 +88,8 @@ export interface RedisKeyStoreOptions {
 const MAX_ATTEMPTS = 100;
 
 /**
- * A key store in Redis (standalone, or a cluster when the prefix is one hash tag such as `'{keygate}:'`).
+ * A key store in Redis: one server, or a Redis Cluster through `fromNodeRedisCluster` or `fromIoredis`,
+ * where the prefix is one hash tag (`'{keygate}:'` by default there) so that every script's keys share a slot.
  * A record is JSON under `<prefix>key:<id>`, with an index `<prefix>hash:<digest>` -> id and a set
  * `<prefix>account:<accountId>`. Writes are Lua scripts, so a revoke and a concurrent update never
  * leave a revoked key active. Changes are published on `<prefix>changes`; the first `subscribe`
@@ -121,7 +127,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
     if (!client || typeof client.sendCommand !== 'function' || typeof client.duplicate !== 'function') {
       throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
     }
-    const prefix = validPrefix(options.prefix);
+    const prefix = storePrefix(options.prefix, options.client.cluster);
     this.client = options.client;
     this.scripts = new ScriptRunner((args) => this.client.sendCommand(args));
     this.prefix = prefix;

@@ -2,9 +2,20 @@ import { InvalidInputError } from 'keygate';
 import type { AttemptWindow, SharedAttemptCounter, SharedReservation } from 'keygate/store-kit';
 import { ScriptRunner } from './scripts.js';
 
-/** The part of a node-redis client (v4, v5 or v6) the counter uses. */
+/**
+ * The part of a Redis client the counter, the rate limiter, the credit ledger and the dashboard store
+ * use: a node-redis client (v4, v5 or v6) as it is, or a Redis Cluster or ioredis client through
+ * `fromNodeRedisCluster` or `fromIoredis`.
+ */
 export interface RedisCommandClient {
+  /** Sends one command, its name first (`['GET', 'k']`), and answers the reply. */
   sendCommand(args: string[]): Promise<unknown>;
+  /**
+   * True when the commands go to a Redis Cluster (what `fromNodeRedisCluster`, and `fromIoredis` over
+   * an ioredis `Cluster`, return): the key store and dashboard store then default their prefix to
+   * `'{keygate}:'` and refuse one without a hash tag. @default undefined (one server)
+   */
+  readonly cluster?: boolean;
 }
 
 /** Options of {@link RedisAttemptCounter}. */
@@ -18,6 +29,8 @@ export interface RedisAttemptCounterOptions {
 // Each script runs atomically on the server. KEYS[1] counts a bucket's failures and expires with its
 // window; KEYS[2] is a sorted set of the bucket's reserved attempts, scored by when each one lapses
 // (a process that dies mid-lookup leaves a reservation that lapses by itself after one window).
+// Both are named `<prefix>{<bucket>}...`: the bucket is their hash tag, so a Redis Cluster keeps a
+// bucket's two keys in one slot and spreads the buckets over its masters.
 
 // One failure: INCR and PEXPIRE together, so that a counter is never left without an expiry (a crash
 // between the two commands would otherwise lock a client out for good).
@@ -80,9 +93,10 @@ function triple(reply: unknown, length: number): unknown[] {
 
 /**
  * Failed-attempt counts in Redis, shared by every instance that uses the same prefix: pass it as
- * `shared` to `FailedAttemptThrottle`. Per client bucket, a counter `<prefix><bucket>` that expires
- * with its window and a set `<prefix><bucket>:reserved` of attempts whose lookup is still running; when
- * Redis is down the throttle decides with each process's own counts.
+ * `shared` to `FailedAttemptThrottle`. Per client bucket, a counter `<prefix>{<bucket>}` that expires
+ * with its window and a set `<prefix>{<bucket>}:reserved` of attempts whose lookup is still running
+ * (the bucket is the keys' hash tag: on a Redis Cluster both sit in one slot, and buckets spread over
+ * the masters); when Redis is down the throttle decides with each process's own counts.
  *
  * @example
  * const client = await createClient({ url: 'redis://127.0.0.1:6379' }).connect();
@@ -107,7 +121,8 @@ export class RedisAttemptCounter implements SharedAttemptCounter {
   }
 
   private run(script: string, bucket: string, args: string[]): Promise<unknown> {
-    return this.scripts.run(script, [this.prefix + bucket, `${this.prefix}${bucket}:reserved`], args);
+    const counter = `${this.prefix}{${bucket}}`;
+    return this.scripts.run(script, [counter, `${counter}:reserved`], args);
   }
 
   async increment(bucket: string, windowMs: number): Promise<AttemptWindow> {

@@ -132,7 +132,7 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     ['PostgresKeyStore'],
     { answers: [200, 'revoked_api_key'], thrown: refused('client') },
   ],
-  ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
+  ['keygate/redis', 'redis', ['RedisKeyStore', 'fromNodeRedisCluster', 'fromIoredis'], {}],
   [
     'keygate/mysql',
     'mysql',

@@ -245,7 +245,7 @@ describe('RedisAttemptCounter', async () => {
     const refused = await attempt(b, '2001:db8:7:7::3', good.secret);
     expect(refused).toMatchObject({ status: 429, code: 'too_many_failed_attempts' });
     expect(refused.ok ? 0 : refused.retryAfterSeconds).toBeGreaterThan(25);
-    const ttl = Number(await client?.sendCommand(['PTTL', `${prefix}6:20010db800070007`]));
+    const ttl = Number(await client?.sendCommand(['PTTL', `${prefix}{6:20010db800070007}`]));
     expect(ttl).toBeGreaterThan(25_000);
     expect(ttl).toBeLessThanOrEqual(30_000);
     expect(await counter.get('4:00000000')).toBeNull();

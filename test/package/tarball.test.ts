@@ -58,7 +58,10 @@ beforeAll(async () => {
   await npmInstall(...PEERS.map(pinned));
   cpSync(join(import.meta.dirname, 'consumer'), project, { recursive: true });
   withRedis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
-  const env = { KEYGATE_TARBALL_REDIS: withRedis ? '1' : '0' };
+  const env = {
+    KEYGATE_TARBALL_REDIS: withRedis ? '1' : '0',
+    KEYGATE_TARBALL_BETTER_SQLITE3: join(ROOT, 'node_modules', 'better-sqlite3', 'lib', 'index.js'),
+  };
   outputs.esm = JSON.parse(await ok(process.execPath, ['esm.mjs'], project, env));
   outputs.cjs = JSON.parse(await ok(process.execPath, ['cjs.cjs'], project, env));
 }, 300_000);
@@ -114,6 +117,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     'postgres',
     ['PostgresKeyStore'],
     { answers: [200, 'revoked_api_key'], thrown: refused('client') },
+  ],
+  [
+    'keygate/sqlite',
+    'sqlite',
+    ['SqliteKeyStore', 'SqliteRateLimiter', 'SqliteCreditLedger'],
+    { answers: [200, 'revoked_api_key'], thrown: refused('database') },
   ],
   ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).

@@ -23,7 +23,8 @@ describeRateLimiterContract(
 
 describe('SqliteRateLimiter', () => {
   it('counts exactly across two connections to one file, interleaved', async () => {
-    const [a, b] = [files.connect(path), files.connect(path)].map((database) => new SqliteRateLimiter({ database }));
+    const a = new SqliteRateLimiter({ database: files.connect(path) });
+    const b = new SqliteRateLimiter({ database: files.connect(path) });
     const key = freshKey('two');
     const decisions = await Promise.all(
       Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).consume(key, { limit: 25, windowMs: 60_000 }, 1)),

@@ -52,7 +52,9 @@ export function reopenable(files: SqliteFiles, path: string) {
   };
   return {
     driver,
-    close: () => db.close(),
+    close: (): void => {
+      db.close();
+    },
     reopen: () => {
       db = files.connect(path);
       current = sqliteDriver(db);

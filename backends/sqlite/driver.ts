@@ -1,9 +1,19 @@
 import { InvalidInputError } from 'keygate';
 
-/** A value SQLite takes as a parameter. `boolean` goes as 1 or 0, `undefined` as NULL. */
+/**
+ * A value SQLite takes as a parameter. `boolean` goes as 1 or 0, `undefined` as NULL.
+ *
+ * @example
+ * const params: SqlValue[] = ['key_1', 3, null];
+ */
 export type SqlValue = string | number | bigint | boolean | null | undefined | Uint8Array;
 
-/** What a write statement reports. */
+/**
+ * What a write statement reports.
+ *
+ * @example
+ * const { changes }: RunResult = driver.run('DELETE FROM keygate_rate_limits WHERE window_end <= ?', [Date.now()]);
+ */
 export interface RunResult {
   /** Rows inserted, updated or deleted by the statement. */
   readonly changes: number;
@@ -40,7 +50,12 @@ export interface SqliteDriver {
   transaction<T>(fn: () => T, busyTimeoutMs: number): T;
 }
 
-/** The part of a `better-sqlite3` Database the adapter uses (typed structurally: it is an optional peer). */
+/**
+ * The part of a `better-sqlite3` Database the adapter uses (typed structurally: it is an optional peer).
+ *
+ * @example
+ * const database: BetterSqlite3Like = new Database('keygate.db');
+ */
 export interface BetterSqlite3Like {
   prepare(sql: string): {
     run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
@@ -51,7 +66,12 @@ export interface BetterSqlite3Like {
   pragma(source: string, options?: { simple?: boolean }): unknown;
 }
 
-/** The part of a `node:sqlite` DatabaseSync the adapter uses (Node 22.5+). */
+/**
+ * The part of a `node:sqlite` DatabaseSync the adapter uses (Node 22.5+).
+ *
+ * @example
+ * const database: NodeSqliteLike = new DatabaseSync('keygate.db');
+ */
 export interface NodeSqliteLike {
   prepare(sql: string): {
     run(...params: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
@@ -61,7 +81,12 @@ export interface NodeSqliteLike {
   exec(sql: string): void;
 }
 
-/** What the classes take as `database`: a `better-sqlite3` Database, a `node:sqlite` DatabaseSync, or a driver. */
+/**
+ * What the classes take as `database`: a `better-sqlite3` Database, a `node:sqlite` DatabaseSync, or a driver.
+ *
+ * @example
+ * const database: SqliteDatabase = new Database('keygate.db'); // or new DatabaseSync('keygate.db')
+ */
 export type SqliteDatabase = BetterSqlite3Like | NodeSqliteLike | SqliteDriver;
 
 type Statement = ReturnType<NodeSqliteLike['prepare']>;

@@ -39,7 +39,12 @@ import { iso, type KeyRow, recordOf, recordParams, updateParams } from './rows.j
 import { CHANGE_SQL, KEY_COLUMNS, KEY_SQL, USAGE_SQL } from './sql/keys.js';
 import { validBusyTimeoutMs } from './timeouts.js';
 
-/** Options of {@link SqliteKeyStore}. */
+/**
+ * Options of {@link SqliteKeyStore}.
+ *
+ * @example
+ * const options: SqliteKeyStoreOptions = { database: new Database('keygate.db'), pollIntervalMs: 100 };
+ */
 export interface SqliteKeyStoreOptions {
   /**
    * A `better-sqlite3` Database or a `node:sqlite` DatabaseSync (Node 22.5+), opened on a file (or a

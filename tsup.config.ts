@@ -17,6 +17,7 @@ export const entries = {
   postgres: 'backends/postgres/index.ts',
   redis: 'backends/redis/index.ts',
   mysql: 'backends/mysql/index.ts',
+  sqlite: 'backends/sqlite/index.ts',
   otel: 'otel/index.ts',
   'runtime/web-digest': 'src/runtime/web-digest.ts',
   'runtime/node-digest': 'src/runtime/node-digest.ts',

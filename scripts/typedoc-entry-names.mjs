@@ -18,6 +18,7 @@ const NAMES = {
   'backends/postgres': 'keygate/postgres',
   'backends/redis': 'keygate/redis',
   'backends/mysql': 'keygate/mysql',
+  'backends/sqlite': 'keygate/sqlite',
   otel: 'keygate/otel',
   dashboard: 'keygate/dashboard',
   'src/leaks': 'keygate/leaks',

@@ -67,7 +67,11 @@ beforeAll(async () => {
   cpSync(join(import.meta.dirname, 'consumer'), project, { recursive: true });
   withRedis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
   withMysql = await mysqlAvailable();
-  const env = { KEYGATE_TARBALL_REDIS: withRedis ? '1' : '0', KEYGATE_TARBALL_MYSQL: withMysql ? '1' : '0' };
+  const env = {
+    KEYGATE_TARBALL_REDIS: withRedis ? '1' : '0',
+    KEYGATE_TARBALL_MYSQL: withMysql ? '1' : '0',
+    KEYGATE_TARBALL_BETTER_SQLITE3: join(ROOT, 'node_modules', 'better-sqlite3', 'lib', 'index.js'),
+  };
   outputs.esm = JSON.parse(await ok(process.execPath, ['esm.mjs'], project, env));
   outputs.cjs = JSON.parse(await ok(process.execPath, ['cjs.cjs'], project, env));
 }, 300_000);
@@ -138,6 +142,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     'mysql',
     ['MysqlKeyStore', 'MysqlRateLimiter', 'MysqlCreditLedger', 'MysqlDashboardStore'],
     { thrown: refused('client') },
+  ],
+  [
+    'keygate/sqlite',
+    'sqlite',
+    ['SqliteKeyStore', 'SqliteRateLimiter', 'SqliteCreditLedger'],
+    { answers: [200, 'revoked_api_key'], thrown: refused('database') },
   ],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).
   ['keygate/leaks', 'leaks', ['githubSecretScanning'], { answers: [401], thrown: refused('manager') }],

@@ -208,6 +208,37 @@ module.exports = async function run(load, resolvePath) {
     }
   });
 
+  // A SQLite file in a temporary folder: node:sqlite where Node has it, else the repository's
+  // better-sqlite3 (KEYGATE_TARBALL_BETTER_SQLITE3: its folder), so the test compiles no native module again.
+  await entry('keygate/sqlite', async ({ SqliteKeyStore }) => {
+    const { mkdtempSync, rmSync } = require('node:fs');
+    const { join } = require('node:path');
+    const folder = mkdtempSync(join(require('node:os').tmpdir(), 'keygate-tarball-sqlite-'));
+    let database;
+    try {
+      const { DatabaseSync } = await load('node:sqlite');
+      database = new DatabaseSync(join(folder, 'keygate.db'));
+    } catch {
+      const loaded = await load(process.env.KEYGATE_TARBALL_BETTER_SQLITE3 ?? 'better-sqlite3');
+      const Database = loaded.default ?? loaded;
+      database = new Database(join(folder, 'keygate.db'));
+    }
+    try {
+      const store = new SqliteKeyStore({ database });
+      await store.migrate();
+      const { secret, keys, key } = await seeded(core, store);
+      const before = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      await keys.revoke(key.id);
+      const after = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      store.close();
+      const thrown = await thrownBy(core, () => new SqliteKeyStore({ database: {} }));
+      return { answers: [before.status, after.code], thrown };
+    } finally {
+      database.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
   await entry('keygate/redis', async ({ RedisKeyStore }) => {
     const thrown = await thrownBy(core, () => new RedisKeyStore({ client: {} }));
     if (process.env.KEYGATE_TARBALL_REDIS !== '1') return { skipped: 'no Redis at 127.0.0.1:6379', thrown };

@@ -1,0 +1,70 @@
+import { KeyManager } from 'keygate';
+import { SqliteAuditLog, SqliteKeyStore } from 'keygate/sqlite';
+import { type AuditLog, capabilityOf } from 'keygate/store-kit';
+import { describeAuditLogContract } from 'keygate/testing';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteFiles } from '../stores/support/sqlite-files.js';
+
+const files = new SqliteFiles();
+afterAll(() => files.removeAll());
+
+const APPEND_ONLY = /keygate: the audit log is append-only; (UPDATE|DELETE) on keygate_audit is refused/;
+
+// Two connections to one file, as two processes would hold it.
+describeAuditLogContract(
+  'SqliteAuditLog over better-sqlite3 (a file, two connections)',
+  async () => {
+    const path = files.path();
+    const log = new SqliteAuditLog({ database: files.connect(path) });
+    await log.migrate();
+    return { log, peer: new SqliteAuditLog({ database: files.connect(path) }) };
+  },
+  { describe, it, expect, beforeEach, afterEach },
+);
+
+describe('SqliteAuditLog', () => {
+  it('refuses UPDATE and DELETE of an entry (also a DELETE of every row) with a clear error, and keeps the entry', async () => {
+    const path = files.path();
+    const log = new SqliteAuditLog({ database: files.connect(path) });
+    await log.migrate();
+    const entry = await log.append({
+      at: new Date().toISOString(),
+      accountId: 'acct_1',
+      action: 'key.revoked',
+      actor: { type: 'cli', id: 'alice' },
+    });
+    const db = files.connect(path);
+    for (const statement of [
+      `UPDATE keygate_audit SET action = 'key.created' WHERE id = ?`,
+      'DELETE FROM keygate_audit WHERE id = ?',
+    ]) {
+      expect(() => db.prepare(statement).run(entry.id)).toThrow(APPEND_ONLY);
+    }
+    expect(() => db.prepare('DELETE FROM keygate_audit').run()).toThrow(APPEND_ONLY);
+    expect(await log.list({ accountId: 'acct_1' })).toEqual([entry]);
+  });
+
+  it("is the key store's audit capability: what a manager on one connection did, a manager on another reads", async () => {
+    const path = files.path();
+    const storeOn = () => new SqliteKeyStore({ database: files.connect(path) });
+    const first = storeOn();
+    await first.migrate();
+    expect(capabilityOf(first, 'audit')).toBeInstanceOf(SqliteAuditLog);
+    const here = new KeyManager({ store: first });
+    const there = new KeyManager({ store: storeOn() });
+    const { key } = await here.create(
+      { accountId: 'acct_2', name: 'ci', mode: 'test' },
+      { actor: { type: 'cli', id: 'alice' } },
+    );
+    await there.revoke(key.id, { actor: { type: 'dashboard', id: 'acct_2' }, address: '203.0.113.7' });
+    const entries = await there.audit({ accountId: 'acct_2' });
+    expect(entries.map((e) => [e.action, e.actor.type])).toEqual([
+      ['key.revoked', 'dashboard'],
+      ['key.created', 'cli'],
+    ]);
+    expect(await here.audit({ accountId: 'acct_2', keyId: key.id })).toEqual(entries);
+    expect(await (capabilityOf(first, 'audit') as AuditLog).list({ accountId: 'acct_2', limit: 1 })).toEqual([
+      entries[0],
+    ]);
+  });
+});

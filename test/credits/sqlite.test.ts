@@ -1,0 +1,179 @@
+import { authenticate, CreditLedgerUnavailableError, KeyManager, MemoryKeyStore } from 'keygate';
+import { finishCredits } from 'keygate/adapter-kit';
+import { SqliteCreditLedger } from 'keygate/sqlite';
+import { capabilityOf } from 'keygate/store-kit';
+import { describeCreditLedgerContract } from 'keygate/testing';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { rejection } from '../rate-limit/support/rejection.js';
+import { reopenable, SqliteFiles } from '../stores/support/sqlite-files.js';
+
+const files = new SqliteFiles();
+let path: string;
+let accounts = 0;
+const freshAccount = (label: string) => `acct_${label}_${++accounts}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+beforeAll(async () => {
+  path = files.path();
+  await new SqliteCreditLedger({ database: files.connect(path) }).migrate();
+});
+afterAll(() => files.removeAll());
+
+const ledgerOn = () => new SqliteCreditLedger({ database: files.connect(path), timeoutMs: 10_000 });
+
+// Two connections to one file, as two processes would hold it; concurrent calls are spread over both.
+describeCreditLedgerContract(
+  'SqliteCreditLedger over better-sqlite3 (a file, two connections)',
+  async () => ({ ledger: ledgerOn(), peer: ledgerOn() }),
+  { describe, it, expect, beforeEach, afterEach },
+);
+
+describe('SqliteCreditLedger', () => {
+  it('migrates idempotently, also when several connections migrate at once', async () => {
+    const fresh = files.path();
+    const ledgers = Array.from({ length: 4 }, () => new SqliteCreditLedger({ database: files.connect(fresh) }));
+    await Promise.all(ledgers.map((l) => l.migrate()));
+    await ledgers[0]!.migrate();
+    expect(await ledgers[1]!.topUp('acct_1', 3)).toEqual({ balance: 3 });
+    const tables = files
+      .connect(fresh)
+      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'keygate_%' ORDER BY name`)
+      .all();
+    expect(tables).toEqual([
+      { name: 'keygate_credit_balances' },
+      { name: 'keygate_credit_entries' },
+      { name: 'keygate_credit_holds' },
+    ]);
+  });
+
+  it('lapses an expired hold inside the next call on its account, with no background job', async () => {
+    const db = files.connect(path);
+    const ledger = new SqliteCreditLedger({ database: db });
+    const account = freshAccount('sweep');
+    await ledger.topUp(account, 10);
+    const held = await ledger.hold(account, 4, { ttlMs: 100 });
+    const state = () =>
+      (
+        db.prepare('SELECT state FROM keygate_credit_holds WHERE id = ?').get(held.ok ? held.holdId : '') as {
+          state: string;
+        }
+      ).state;
+    await sleep(200);
+    // Expired but not yet swept: balance() counts it as returned without writing anything.
+    expect(await ledger.balance(account)).toBe(10);
+    expect(state()).toBe('open');
+    expect(await ledger.hold(account, 10)).toMatchObject({ ok: true, balance: 0 });
+    expect(state()).toBe('lapsed');
+  });
+
+  it('reconciles as not ok, with the figures, once an entry was written around the ledger', async () => {
+    const db = files.connect(path);
+    const ledger = new SqliteCreditLedger({ database: db });
+    const account = freshAccount('tampered');
+    await ledger.topUp(account, 10);
+    await ledger.hold(account, 3);
+    db.prepare(
+      `INSERT INTO keygate_credit_entries (account_id, kind, amount, balance, created_at) VALUES (?, 'top_up', 5, 12, '2026-01-01T00:00:00.000Z')`,
+    ).run(account);
+    expect(await ledger.reconcile(account)).toEqual({
+      accountId: account,
+      entries: 15,
+      balance: 7,
+      held: 3,
+      ok: false,
+    });
+  });
+
+  it('sums entries near 2**53 exactly', async () => {
+    const ledger = ledgerOn();
+    const account = freshAccount('big');
+    await ledger.topUp(account, Number.MAX_SAFE_INTEGER - 1_200);
+    for (let i = 0; i < 1_100; i++) await ledger.topUp(account, 1);
+    expect(await ledger.reconcile(account)).toEqual({
+      accountId: account,
+      entries: Number.MAX_SAFE_INTEGER - 100,
+      balance: Number.MAX_SAFE_INTEGER - 100,
+      held: 0,
+      ok: true,
+    });
+  });
+
+  it('offers the synchronous capability: holds, settles and releases with the same transactions', () => {
+    const ledger = ledgerOn();
+    const sync = capabilityOf(ledger, 'synchronous');
+    expect(capabilityOf(ledger, 'deadline')?.timeoutMs).toBe(10_000);
+    const account = freshAccount('sync');
+    const peer = ledgerOn();
+    return peer.topUp(account, 5).then(async () => {
+      const a = sync!.holdSync(account, 3, { keyId: 'key_1' });
+      expect(a).toMatchObject({ ok: true, balance: 2 });
+      expect(sync!.holdSync(account, 3)).toEqual({ ok: false, balance: 2 });
+      expect(sync!.settleSync(a.ok ? a.holdId : '', 1)).toEqual({ charged: 1, balance: 4 });
+      const b = sync!.holdSync(account, 4);
+      expect(sync!.releaseSync(b.ok ? b.holdId : '')).toEqual({ balance: 4 });
+      expect(await peer.reconcile(account)).toMatchObject({ entries: 4, balance: 4, held: 0, ok: true });
+    });
+  });
+
+  it('bills through authenticate and finishCredits without a promise of its own, and refuses 402 past the balance', async () => {
+    const ledger = ledgerOn();
+    const account = freshAccount('auth');
+    await ledger.topUp(account, 2);
+    const store = new MemoryKeyStore();
+    const { secret } = await new KeyManager({ store }).create({ accountId: account, name: 'k', mode: 'live' });
+    const options = { credits: { ledger, cost: 1 } };
+    const statuses: (string | number)[] = [];
+    for (let i = 0; i < 3; i++) {
+      const result = await authenticate({ headers: { 'x-api-key': secret } }, store, options);
+      if (result.ok) await finishCredits(result, 200, options);
+      statuses.push(result.ok ? result.status : result.code);
+    }
+    expect(statuses).toEqual([200, 200, 'insufficient_credits']);
+    expect(await ledger.reconcile(account)).toMatchObject({ entries: 0, balance: 0, held: 0, ok: true });
+  });
+
+  it('fails closed: 503 credit_ledger_unavailable through authenticate when another connection holds the write lock past timeoutMs', async () => {
+    const ledger = new SqliteCreditLedger({ database: files.connect(path), timeoutMs: 50 });
+    const account = freshAccount('busy');
+    await ledger.topUp(account, 5);
+    const store = new MemoryKeyStore();
+    const { secret } = await new KeyManager({ store }).create({ accountId: account, name: 'k', mode: 'live' });
+    const holder = files.connect(path);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const result = await authenticate({ headers: { 'x-api-key': secret } }, store, { credits: { ledger } });
+      expect(result).toMatchObject({ ok: false, status: 503, code: 'credit_ledger_unavailable' });
+      const err = await rejection(ledger.hold(account, 1));
+      expect(err).toBeInstanceOf(CreditLedgerUnavailableError);
+      expect(err.cause).toMatchObject({ code: 'SQLITE_BUSY' });
+    } finally {
+      holder.exec('ROLLBACK');
+    }
+    expect(await ledger.balance(account)).toBe(5);
+  });
+
+  it('rejects with credit_ledger_unavailable, SQLite error as cause, once the database is closed', async () => {
+    const conn = reopenable(files, path);
+    const ledger = new SqliteCreditLedger({ database: conn.driver });
+    await ledger.topUp(freshAccount('closed'), 5);
+    conn.close();
+    for (const call of [
+      () => ledger.balance('acct_1'),
+      () => ledger.hold('acct_1', 1),
+      () => ledger.settle('hold_1'),
+    ]) {
+      const err = await rejection(call());
+      expect(err).toBeInstanceOf(CreditLedgerUnavailableError);
+      expect(err.cause).toBeInstanceOf(Error);
+    }
+  });
+
+  it.each([
+    ['database', { database: {} }],
+    ['timeoutMs', { timeoutMs: 0 }],
+  ])('refuses a bad %s option at construction', (field, options) => {
+    expect(() => new SqliteCreditLedger({ database: files.connect(path), ...options } as never)).toThrow(
+      expect.objectContaining({ code: 'invalid_input', field }),
+    );
+  });
+});

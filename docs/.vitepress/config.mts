@@ -75,6 +75,7 @@ export default defineConfig({
           { text: 'PostgreSQL and PGlite', link: '/backends/postgres' },
           { text: 'Redis', link: '/backends/redis' },
           { text: 'MySQL and MariaDB', link: '/backends/mysql' },
+          { text: 'SQLite', link: '/backends/sqlite' },
           { text: 'Caching and revocation', link: '/backends/caching' },
         ],
       },

@@ -13,6 +13,7 @@ export const entries = {
   hono: 'frameworks/hono/index.ts',
   postgres: 'backends/postgres/index.ts',
   redis: 'backends/redis/index.ts',
+  drizzle: 'backends/drizzle/index.ts',
   otel: 'otel/index.ts',
   'runtime/web-digest': 'src/runtime/web-digest.ts',
   'runtime/node-digest': 'src/runtime/node-digest.ts',

@@ -14,6 +14,7 @@ const NAMES = {
   'frameworks/hono': 'keygate/hono',
   'backends/postgres': 'keygate/postgres',
   'backends/redis': 'keygate/redis',
+  'backends/drizzle': 'keygate/drizzle',
   otel: 'keygate/otel',
   dashboard: 'keygate/dashboard',
   'src/leaks': 'keygate/leaks',

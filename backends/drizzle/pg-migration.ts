@@ -49,13 +49,12 @@ export function keygatePgMigrationSql(options: KeygatePgMigrationSqlOptions = {}
     throw new InvalidInputError('after', `after must be a keygate version from 0 to ${DESCRIBED_VERSION}`);
   }
   const versions = MIGRATIONS.slice(after, DESCRIBED_VERSION).map((_, i) => after + i + 1);
+  if (versions.length === 0) return `-- keygate: nothing to add after version ${after}\n`;
   const statements = versions.flatMap((v) =>
     (MIGRATIONS[v - 1] ?? []).filter((s) => UNDESCRIBABLE.test(s)).map((s) => s.replaceAll('T.', `${schema}.`)),
   );
-  if (versions.length > 0) {
-    const rows = versions.map((v) => `(${v})`).join(', ');
-    statements.push(`INSERT INTO ${schema}.keygate_migrations (version) VALUES ${rows}`);
-  }
-  const header = `-- keygate ${versions.length > 0 ? `versions ${versions.join(', ')}` : `nothing after version ${after}`}: what Drizzle tables cannot describe\n`;
+  const rows = versions.map((v) => `(${v})`).join(', ');
+  statements.push(`INSERT INTO ${schema}.keygate_migrations (version) VALUES ${rows}`);
+  const header = `-- keygate versions ${versions.join(', ')}: what Drizzle tables cannot describe\n`;
   return `${header}${statements.map((s) => `${s};`).join('\n--> statement-breakpoint\n')}\n`;
 }

@@ -88,7 +88,7 @@ export function drizzlePgStores(db: { $client: unknown }, options: DrizzlePgStor
 
 /** The pg Pool or PGlite under a Drizzle db, or an `InvalidInputError` saying what is not supported. */
 function clientOf(db: { $client: unknown }): Pool | PGliteLike {
-  const client = (db ?? {}).$client as Record<string, unknown> | undefined;
+  const client = db?.$client as Record<string, unknown> | undefined;
   const has = (name: string) => typeof client?.[name] === 'function';
   if (has('query') && has('transaction') && has('listen')) return client as unknown as PGliteLike;
   if (has('connect') && has('query') && typeof client?.totalCount === 'number') return client as unknown as Pool;

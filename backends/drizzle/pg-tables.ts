@@ -109,9 +109,7 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
       (t) => [
         check('keygate_audit_actor_type_check', sql`actor_type IN ('dashboard', 'cli', 'api')`),
         index('keygate_audit_account').on(t.accountId, t.id),
-        index('keygate_audit_key')
-          .on(t.keyId, t.id)
-          .where(sql`key_id IS NOT NULL`),
+        index('keygate_audit_key').on(t.keyId, t.id).where(sql`key_id IS NOT NULL`),
       ],
     ),
     keygateOutbox: table('keygate_outbox', {
@@ -157,9 +155,7 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
       },
       (t) => [
         check('keygate_webhook_deliveries_status_check', sql`status IN ('pending', 'delivered', 'failed')`),
-        index('keygate_webhook_deliveries_due')
-          .on(t.nextAttemptAt)
-          .where(sql`status = 'pending'`),
+        index('keygate_webhook_deliveries_due').on(t.nextAttemptAt).where(sql`status = 'pending'`),
         index('keygate_webhook_deliveries_account').on(t.accountId, t.id),
       ],
     ),
@@ -179,9 +175,7 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
         accountId: text('account_id').primaryKey(),
         available: count('available').notNull(),
       },
-      () => [
-        check('keygate_credit_balances_available_check', sql`available >= 0 AND available <= 9007199254740991`),
-      ],
+      () => [check('keygate_credit_balances_available_check', sql`available >= 0 AND available <= 9007199254740991`)],
     ),
     keygateCreditHolds: table(
       'keygate_credit_holds',
@@ -200,9 +194,7 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
         check('keygate_credit_holds_amount_check', sql`amount > 0`),
         check('keygate_credit_holds_state_check', sql`state IN ('open', 'settled', 'released', 'lapsed')`),
         check('keygate_credit_holds_check', sql`charged >= 0 AND charged <= amount`),
-        index('keygate_credit_holds_open')
-          .on(t.accountId, t.expiresAt)
-          .where(sql`state = 'open'`),
+        index('keygate_credit_holds_open').on(t.accountId, t.expiresAt).where(sql`state = 'open'`),
       ],
     ),
     keygateCreditEntries: table(
@@ -221,7 +213,10 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
       (t) => [
         check('keygate_credit_entries_kind_check', sql`kind IN ('top_up', 'charge')`),
         check('keygate_credit_entries_balance_check', sql`balance >= 0`),
-        check('keygate_credit_entries_check', sql`(kind = 'top_up' AND amount > 0) OR (kind = 'charge' AND amount < 0)`),
+        check(
+          'keygate_credit_entries_check',
+          sql`(kind = 'top_up' AND amount > 0) OR (kind = 'charge' AND amount < 0)`,
+        ),
         index('keygate_credit_entries_account').on(t.accountId, t.seq.desc().nullsFirst()),
         uniqueIndex('keygate_credit_entries_reference').on(t.accountId, t.reference),
         uniqueIndex('keygate_credit_entries_hold').on(t.holdId),

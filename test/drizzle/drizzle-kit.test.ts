@@ -41,11 +41,7 @@ async function refusal(work: () => Promise<unknown>): Promise<string> {
 }
 
 /** Writes through the stores of a drizzled database, then checks the triggers the custom migration added. */
-async function triggersHold(
-  query: Query,
-  schema: string,
-  db: Parameters<typeof drizzlePgStores>[0],
-): Promise<void> {
+async function triggersHold(query: Query, schema: string, db: Parameters<typeof drizzlePgStores>[0]): Promise<void> {
   const { keys, audit } = drizzlePgStores(db, { schema });
   const manager = new KeyManager({ store: keys });
   const { key } = await manager.create({ accountId: `acct_dk_${RUN_ID}`, name: 'ci', mode: 'test' });

@@ -8,10 +8,7 @@ export type Query = (text: string, params?: unknown[]) => Promise<{ rows: Record
  * functions outside keygate's (`keygate_%`) are left out: an application's, drizzle-kit's journal.
  */
 export async function catalogOf(query: Query, schema: string): Promise<Record<string, unknown>> {
-  const named = (text: unknown) =>
-    String(text)
-      .replaceAll(`"${schema}".`, 'S.')
-      .replaceAll(`${schema}.`, 'S.');
+  const named = (text: unknown) => String(text).replaceAll(`"${schema}".`, 'S.').replaceAll(`${schema}.`, 'S.');
   const rows = async (text: string) => (await query(text, [schema])).rows;
   const tables = await rows(
     `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename LIKE 'keygate\\_%' ORDER BY tablename`,

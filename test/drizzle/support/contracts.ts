@@ -1,5 +1,5 @@
-import { sql } from 'drizzle-orm';
 import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
+import { sql } from 'drizzle-orm';
 import { drizzlePgStores, keygatePgMigrationSql, keygatePgTables } from 'keygate/drizzle';
 import {
   type ContractTestApi,
@@ -12,7 +12,9 @@ import {
 } from 'keygate/testing';
 
 /** A Drizzle PostgreSQL database, whichever driver made it. */
-export type Db = Parameters<typeof drizzlePgStores>[0] & { execute(query: ReturnType<typeof sql.raw>): Promise<unknown> };
+export type Db = Parameters<typeof drizzlePgStores>[0] & {
+  execute(query: ReturnType<typeof sql.raw>): Promise<unknown>;
+};
 
 /**
  * Creates keygate's tables in `schema` the Drizzle way: the statements drizzle-kit's generator makes
@@ -43,9 +45,11 @@ export function describeDrizzleContracts(name: string, open: () => Promise<Datab
     const options = { schema: databases.schema, rateLimiterTimeoutMs: 10_000, creditLedgerTimeoutMs: 10_000 };
     return { here: drizzlePgStores(databases.db, options), there: drizzlePgStores(databases.peerDb, options) };
   };
-  const closing = (...stores: { keys: { close(): void } }[]) => async () => {
-    for (const s of stores) s.keys.close();
-  };
+  const closing =
+    (...stores: { keys: { close(): void } }[]) =>
+    async () => {
+      for (const s of stores) s.keys.close();
+    };
 
   describeKeyStoreContract(
     `drizzlePgStores over ${name}`,

@@ -67,7 +67,9 @@ export const {
         [BIN, ...args],
         { cwd: this.dir, env: { ...process.env, NODE_OPTIONS: '--conditions=source' }, timeout: 120_000 },
         (error, stdout, stderr) =>
-          error ? reject(new Error(`drizzle-kit ${args.join(' ')}: ${error.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
+          error
+            ? reject(new Error(`drizzle-kit ${args.join(' ')}: ${error.message}\n${stdout}\n${stderr}`))
+            : resolve(stdout),
       );
     });
   }

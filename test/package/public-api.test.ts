@@ -3,6 +3,7 @@
 // on purpose, together with CHANGELOG.md. The root carries what an application author uses; what
 // only a store author needs is in `keygate/store-kit`; the rest is internal.
 import * as keygate from 'keygate';
+import * as drizzleEntry from 'keygate/drizzle';
 import * as leaks from 'keygate/leaks';
 import * as storeKit from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
@@ -334,6 +335,26 @@ describe('keygate/leaks', () => {
 
   it('exports exactly the listed types', () => {
     expect(typesOf('keygate/leaks')).toEqual(sorted(LEAKS_TYPES));
+  });
+});
+
+const DRIZZLE_VALUES = ['drizzlePgStores', 'keygatePgMigrationSql', 'keygatePgTables'];
+
+const DRIZZLE_TYPES = [
+  'DrizzlePgStores',
+  'DrizzlePgStoresOptions',
+  'KeygatePgMigrationSqlOptions',
+  'KeygatePgTables',
+  'KeygatePgTablesOptions',
+];
+
+describe('keygate/drizzle', () => {
+  it('exports exactly the listed values', () => {
+    expect(sorted(Object.keys(drizzleEntry))).toEqual(sorted(DRIZZLE_VALUES));
+  });
+
+  it('exports exactly the listed types', () => {
+    expect(typesOf('keygate/drizzle')).toEqual(sorted(DRIZZLE_TYPES));
   });
 });
 

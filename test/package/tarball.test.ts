@@ -14,7 +14,7 @@ const project = join(work, 'consumer');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
-const PEERS = ['express', 'fastify', 'hono', '@electric-sql/pglite', 'pg', 'redis'];
+const PEERS = ['express', 'fastify', 'hono', '@electric-sql/pglite', 'pg', 'redis', 'drizzle-orm'];
 const pinned = (name: string) => {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
   return `${name}@${version}`;
@@ -116,6 +116,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     { answers: [200, 'revoked_api_key'], thrown: refused('client') },
   ],
   ['keygate/redis', 'redis', ['RedisKeyStore'], {}],
+  [
+    'keygate/drizzle',
+    'drizzle',
+    ['keygatePgTables', 'keygatePgMigrationSql', 'drizzlePgStores'],
+    { answers: [200, 'revoked_api_key'], read: ['revoked'], custom: true, thrown: refused('db') },
+  ],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).
   ['keygate/leaks', 'leaks', ['githubSecretScanning'], { answers: [401], thrown: refused('manager') }],
   ['keygate/testing', 'testing', ['describeKeyStoreContract'], { contract: 'function' }],

@@ -8,6 +8,7 @@ import { eq } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { pgTable, text } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
+import { migrate as migratePGlite } from 'drizzle-orm/pglite/migrator';
 import { KeyManager } from 'keygate';
 import { drizzlePgStores, keygatePgTables } from 'keygate/drizzle';
 import { PostgresCreditLedger, PostgresKeyStore, PostgresRateLimiter } from 'keygate/postgres';
@@ -108,6 +109,18 @@ describe('drizzle-kit over PGlite, keygate in public', () => {
 
   it('keeps a revoked key final and the audit log append-only', async () => {
     await triggersHold((text, params) => drizzled!.query(text, params), 'public', drizzlePGlite(drizzled!));
+  });
+
+  it("gives the same catalog when drizzle-orm's migrator applies the folder at start-up instead of the CLI", async () => {
+    const fresh = await PGlite.create();
+    try {
+      await migratePGlite(drizzlePGlite(fresh), { migrationsFolder: join(project.dir, 'drizzle') });
+      expect(await catalogOf((text, params) => fresh.query(text, params), 'public')).toEqual(
+        await catalogOf((text, params) => reference!.query(text, params), 'public'),
+      );
+    } finally {
+      await fresh.close();
+    }
   });
 
   it("joins the application's table to keygate's keys with Drizzle's query builder", async () => {

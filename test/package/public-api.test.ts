@@ -3,6 +3,7 @@
 // on purpose, together with CHANGELOG.md. The root carries what an application author uses; what
 // only a store author needs is in `keygate/store-kit`; the rest is internal.
 import * as keygate from 'keygate';
+import * as drizzleEntry from 'keygate/drizzle';
 import * as leaks from 'keygate/leaks';
 import * as nestjs from 'keygate/nestjs';
 import * as storeKit from 'keygate/store-kit';
@@ -363,6 +364,26 @@ describe('keygate/nestjs', () => {
 
   it('exports exactly the listed types', () => {
     expect(typesOf('keygate/nestjs')).toEqual(sorted(NESTJS_TYPES));
+  });
+});
+
+const DRIZZLE_VALUES = ['drizzlePgStores', 'keygatePgMigrationSql', 'keygatePgTables'];
+
+const DRIZZLE_TYPES = [
+  'DrizzlePgStores',
+  'DrizzlePgStoresOptions',
+  'KeygatePgMigrationSqlOptions',
+  'KeygatePgTables',
+  'KeygatePgTablesOptions',
+];
+
+describe('keygate/drizzle', () => {
+  it('exports exactly the listed values', () => {
+    expect(sorted(Object.keys(drizzleEntry))).toEqual(sorted(DRIZZLE_VALUES));
+  });
+
+  it('exports exactly the listed types', () => {
+    expect(typesOf('keygate/drizzle')).toEqual(sorted(DRIZZLE_TYPES));
   });
 });
 

@@ -15,7 +15,7 @@ const project = join(work, 'consumer');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
-const PEERS = ['express', 'fastify', 'hono', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis', 'mysql2'].concat([
+const PEERS = ['express', 'fastify', 'hono', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis', 'mysql2', 'drizzle-orm'].concat([
   '@nestjs/common',
   '@nestjs/core',
   '@nestjs/platform-express',
@@ -148,6 +148,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     'sqlite',
     ['SqliteKeyStore', 'SqliteRateLimiter', 'SqliteCreditLedger'],
     { answers: [200, 'revoked_api_key'], thrown: refused('database') },
+  ],
+  [
+    'keygate/drizzle',
+    'drizzle',
+    ['keygatePgTables', 'keygatePgMigrationSql', 'drizzlePgStores'],
+    { answers: [200, 'revoked_api_key'], read: ['revoked'], custom: true, thrown: refused('db') },
   ],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).
   ['keygate/leaks', 'leaks', ['githubSecretScanning'], { answers: [401], thrown: refused('manager') }],

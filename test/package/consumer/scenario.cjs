@@ -239,6 +239,35 @@ module.exports = async function run(load, resolvePath) {
     }
   });
 
+  await entry('keygate/drizzle', async ({ keygatePgTables, keygatePgMigrationSql, drizzlePgStores }) => {
+    const { PGlite } = await load('@electric-sql/pglite');
+    const { drizzle } = await load('drizzle-orm/pglite');
+    const { eq } = await load('drizzle-orm');
+    const { PostgresKeyStore } = await load('keygate/postgres');
+    const client = new PGlite();
+    try {
+      // The tables as keygate's own migrate() makes them: the same catalog drizzle-kit makes from keygatePgTables.
+      await new PostgresKeyStore({ client, schema: 'keygate' }).migrate();
+      const db = drizzle(client);
+      const { keys } = drizzlePgStores(db, { schema: 'keygate' });
+      const { secret, keys: manager, key } = await seeded(core, keys);
+      const before = await core.authenticate({ headers: { 'x-api-key': secret } }, keys);
+      await manager.revoke(key.id);
+      const after = await core.authenticate({ headers: { 'x-api-key': secret } }, keys);
+      const { keygateKeys } = keygatePgTables({ schema: 'keygate' });
+      const read = await db.select({ status: keygateKeys.status }).from(keygateKeys).where(eq(keygateKeys.id, key.id));
+      keys.close();
+      return {
+        answers: [before.status, after.code],
+        read: read.map((row) => row.status),
+        custom: keygatePgMigrationSql({ schema: 'keygate' }).includes('CREATE TRIGGER keygate_audit_no_truncate'),
+        thrown: await thrownBy(core, () => drizzlePgStores({})),
+      };
+    } finally {
+      await client.close();
+    }
+  });
+
   await entry('keygate/redis', async ({ RedisKeyStore }) => {
     const thrown = await thrownBy(core, () => new RedisKeyStore({ client: {} }));
     if (process.env.KEYGATE_TARBALL_REDIS !== '1') return { skipped: 'no Redis at 127.0.0.1:6379', thrown };

@@ -1,0 +1,174 @@
+// keygate/drizzle's PostgreSQL functions on their own: which tables and schema they describe, what the
+// custom migration holds for each starting version, and which Drizzle databases the stores accept.
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { getTableConfig } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import { InvalidInputError } from 'keygate';
+import { drizzlePgStores, keygatePgMigrationSql, keygatePgTables } from 'keygate/drizzle';
+import { PostgresCreditLedger, PostgresKeyStore, PostgresRateLimiter } from 'keygate/postgres';
+import pg from 'pg';
+import postgres from 'postgres';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../backends/postgres/migrations.js';
+import { PG_URL } from '../stores/support/services.js';
+
+function thrown(work: () => unknown): unknown {
+  try {
+    work();
+  } catch (err) {
+    return err;
+  }
+  return undefined;
+}
+
+// PGlite takes seconds to start here: one in-memory database for the file.
+let pglite: Promise<PGlite> | undefined;
+const embedded = () => {
+  pglite ??= PGlite.create();
+  return pglite;
+};
+afterAll(async () => {
+  if (pglite) await (await pglite).close();
+});
+
+const refusedField = (field: string) => expect.objectContaining({ code: 'invalid_input', field });
+
+describe('keygatePgTables', () => {
+  it('describes every table the keygate classes create, in public by default', () => {
+    const { keygateSchema, ...tables } = keygatePgTables();
+    expect(keygateSchema).toBeUndefined();
+    const configs = Object.values(tables).map((t) => getTableConfig(t));
+    expect(configs.map((c) => c.name).sort()).toEqual([
+      'keygate_audit',
+      'keygate_credit_balances',
+      'keygate_credit_entries',
+      'keygate_credit_holds',
+      'keygate_key_activity',
+      'keygate_keys',
+      'keygate_migrations',
+      'keygate_outbox',
+      'keygate_rate_limits',
+      'keygate_usage',
+      'keygate_used_tokens',
+      'keygate_webhook_deliveries',
+      'keygate_webhook_endpoints',
+    ]);
+    expect(configs.every((c) => c.schema === undefined)).toBe(true);
+  });
+
+  it('puts every table in the pgSchema it returns when given another schema', () => {
+    const { keygateSchema, ...tables } = keygatePgTables({ schema: 'billing' });
+    expect(keygateSchema?.schemaName).toBe('billing');
+    expect(new Set(Object.values(tables).map((t) => getTableConfig(t).schema))).toEqual(new Set(['billing']));
+  });
+
+  it('refuses a schema that is not a lower-case identifier, naming the field', () => {
+    for (const schema of ['Billing', 'a"; DROP', '', 'x'.repeat(41)]) {
+      const err = thrown(() => keygatePgTables({ schema }));
+      expect(err).toBeInstanceOf(InvalidInputError);
+      expect(err).toEqual(refusedField('schema'));
+    }
+  });
+});
+
+describe('keygatePgMigrationSql', () => {
+  const statements = (sql: string) => sql.split('--> statement-breakpoint').map((s) => s.trim());
+
+  it("holds the triggers, their functions and every version, for the schema's name", () => {
+    const sql = keygatePgMigrationSql({ schema: 'billing' });
+    const parts = statements(sql);
+    expect(
+      parts.map((s) =>
+        s
+          .replace(/^--.*\n/, '')
+          .split(/[\s(]/, 3)
+          .join(' '),
+      ),
+    ).toEqual([
+      'CREATE FUNCTION "billing".keygate_keys_revoked_is_final',
+      'CREATE TRIGGER keygate_keys_revoked_is_final',
+      'CREATE FUNCTION "billing".keygate_audit_is_append_only',
+      'CREATE TRIGGER keygate_audit_no_update_or_delete',
+      'CREATE TRIGGER keygate_audit_no_truncate',
+      'INSERT INTO "billing".keygate_migrations',
+    ]);
+    expect(parts.at(-1)).toBe(
+      'INSERT INTO "billing".keygate_migrations (version) VALUES (1), (2), (3), (4), (5), (6), (7);',
+    );
+  });
+
+  it('covers only the versions after `after`, for a database already at that version', () => {
+    const parts = statements(keygatePgMigrationSql({ after: 4 }));
+    expect(parts).toHaveLength(4);
+    expect(parts.join('\n')).not.toContain('keygate_keys_revoked_is_final');
+    expect(parts.at(-1)).toBe('INSERT INTO "public".keygate_migrations (version) VALUES (5), (6), (7);');
+    expect(keygatePgMigrationSql({ after: 7 })).toBe('-- keygate: nothing to add after version 7\n');
+  });
+
+  it('describes every migration keygate has: a new one fails here until the Drizzle tables follow it', () => {
+    expect(() => keygatePgMigrationSql({ after: MIGRATIONS.length })).not.toThrow();
+    expect(thrown(() => keygatePgMigrationSql({ after: MIGRATIONS.length + 1 }))).toEqual(refusedField('after'));
+  });
+
+  it('refuses an `after` that is not a version, and a bad schema, naming the field', () => {
+    for (const after of [-1, 1.5, Number.NaN, '3' as unknown as number]) {
+      expect(thrown(() => keygatePgMigrationSql({ after }))).toEqual(refusedField('after'));
+    }
+    expect(thrown(() => keygatePgMigrationSql({ schema: 'A' }))).toEqual(refusedField('schema'));
+  });
+});
+
+describe('drizzlePgStores', () => {
+  it("builds the Postgres classes on the db's own client, in the schema given, without migrating", async () => {
+    const client = await embedded();
+    const stores = drizzlePgStores(drizzlePGlite(client), { schema: 'kg', rateLimiterTimeoutMs: 75 });
+    expect(stores.keys).toBeInstanceOf(PostgresKeyStore);
+    expect(stores.rateLimiter).toBeInstanceOf(PostgresRateLimiter);
+    expect(stores.credits).toBeInstanceOf(PostgresCreditLedger);
+    expect([stores.keys.schema, stores.rateLimiter.schema, stores.credits.schema, stores.dashboard.schema]).toEqual([
+      'kg',
+      'kg',
+      'kg',
+      'kg',
+    ]);
+    expect([stores.rateLimiter.timeoutMs, stores.credits.timeoutMs]).toEqual([75, 1_000]);
+    const { rows } = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = 'kg'");
+    expect(rows).toEqual([]);
+  });
+
+  it('accepts a node-postgres db made from a connection string (a Pool underneath)', async () => {
+    const db = drizzlePg(PG_URL);
+    try {
+      expect(drizzlePgStores(db).keys).toBeInstanceOf(PostgresKeyStore);
+    } finally {
+      await db.$client.end();
+    }
+  });
+
+  it('refuses a postgres-js db, saying what to use instead', async () => {
+    const sql = postgres(PG_URL, { max: 1 });
+    try {
+      const err = thrown(() => drizzlePgStores(drizzlePostgresJs(sql)));
+      expect(err).toEqual(refusedField('db'));
+      expect(String((err as Error).message)).toMatch(/postgres-js is not supported.*node-postgres over a pg Pool/);
+    } finally {
+      await sql.end();
+    }
+  });
+
+  it('refuses a node-postgres db over a single pg Client', () => {
+    const err = thrown(() => drizzlePgStores(drizzlePg({ client: new pg.Client({ connectionString: PG_URL }) })));
+    expect(err).toEqual(refusedField('db'));
+    expect(String((err as Error).message)).toMatch(/single pg Client/);
+  });
+
+  it('refuses what is not a Drizzle db, and a bad schema, naming the field', async () => {
+    for (const db of [undefined, null, {}, { $client: {} }]) {
+      expect(thrown(() => drizzlePgStores(db as never))).toEqual(refusedField('db'));
+    }
+    const db = drizzlePGlite(await embedded());
+    expect(thrown(() => drizzlePgStores(db, { schema: 'No' }))).toEqual(refusedField('schema'));
+  });
+});

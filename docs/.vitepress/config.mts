@@ -76,6 +76,7 @@ export default defineConfig({
           { text: 'Redis', link: '/backends/redis' },
           { text: 'MySQL and MariaDB', link: '/backends/mysql' },
           { text: 'SQLite', link: '/backends/sqlite' },
+          { text: 'Drizzle', link: '/backends/drizzle' },
           { text: 'Caching and revocation', link: '/backends/caching' },
         ],
       },

@@ -11,6 +11,7 @@ export const entries = {
   fastify: 'frameworks/fastify/index.ts',
   fetch: 'frameworks/fetch/index.ts',
   hono: 'frameworks/hono/index.ts',
+  next: 'frameworks/next/index.ts',
   postgres: 'backends/postgres/index.ts',
   redis: 'backends/redis/index.ts',
   otel: 'otel/index.ts',

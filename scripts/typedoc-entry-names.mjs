@@ -12,6 +12,7 @@ const NAMES = {
   'frameworks/fastify': 'keygate/fastify',
   'frameworks/fetch': 'keygate/fetch',
   'frameworks/hono': 'keygate/hono',
+  'frameworks/next': 'keygate/next',
   'backends/postgres': 'keygate/postgres',
   'backends/redis': 'keygate/redis',
   otel: 'keygate/otel',

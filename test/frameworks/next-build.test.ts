@@ -7,6 +7,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { createDenialResponder } from 'keygate/adapter-kit';
 import { SIGNED_KEY_HEADER } from 'keygate/next';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +88,28 @@ function forgedHeader(): string {
   const view = Buffer.from(JSON.stringify({ id: 'key_forged', accountId: 'acct_evil' })).toString('base64url');
   return `v1.${Date.now()}.${view}.${Buffer.from('not a mac').toString('base64url')}`;
 }
+
+describe('keygate/next bundled for the Edge runtime', () => {
+  it('carries the Web Crypto digest and imports no node: module', async () => {
+    if (!existsSync(join(ROOT, 'dist', 'next.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+    // What Next's Edge bundle resolves: the `edge-light` condition, never `node`; Next itself is Next's to bundle.
+    const result = await build({
+      stdin: { contents: "export * from 'keygate/next';", resolveDir: ROOT, loader: 'js' },
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'neutral',
+      conditions: ['edge-light', 'worker', 'browser'],
+      mainFields: ['module', 'main'],
+      external: ['next', 'next/*'],
+      logLevel: 'silent',
+    });
+    const text = result.outputFiles[0]?.text ?? '';
+    expect(text).toContain('apiKeyMiddleware');
+    expect(text).toContain('crypto.subtle');
+    expect(text.match(/(?:from |import\(|require\()\s*["']node:[^"']+/g) ?? []).toEqual([]);
+  });
+});
 
 describe.each([
   ['middleware.ts on the Edge runtime', 'middleware.ts'],

@@ -28,9 +28,15 @@ function forwardedHeaders(response: Response, request: Request): Headers {
 }
 
 type Route = (request: Request) => Promise<Response>;
+type Middleware = (request: NextRequest) => Promise<Response>;
 
 /** Runs the middleware, then (when it lets the request through) the route, merging their headers as Next does. */
-async function throughNext(middleware: Route, route: Route, url: string, init: RequestInit = {}): Promise<Response> {
+async function throughNext(
+  middleware: Middleware,
+  route: Route,
+  url: string,
+  init: { headers?: Record<string, string> } = {},
+): Promise<Response> {
   const request = new NextRequest(url, init);
   const answer = await middleware(request);
   if (answer.headers.get('x-middleware-next') !== '1') return answer;

@@ -14,7 +14,7 @@ const project = join(work, 'consumer');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
-const PEERS = ['express', 'fastify', 'hono', '@electric-sql/pglite', 'pg', 'redis'];
+const PEERS = ['express', 'fastify', 'hono', 'next', 'react', 'react-dom', '@electric-sql/pglite', 'pg', 'redis'];
 const pinned = (name: string) => {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
   return `${name}@${version}`;
@@ -109,6 +109,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   ],
   ['keygate/fetch', 'fetch', ['withApiKeyAuth', 'clientIp'], { answers: [401, 200], thrown: refused('handler') }],
   ['keygate/hono', 'hono', ['apiKeyAuth'], { answers: [401, 200], thrown: refused('store') }],
+  [
+    'keygate/next',
+    'next',
+    ['apiKeyMiddleware', 'apiKeyFromHeaders', 'clientIp', 'SIGNED_KEY_HEADER'],
+    { answers: [401, 200], verified: true, thrown: refused('secret') },
+  ],
   [
     'keygate/postgres',
     'postgres',

@@ -20,17 +20,13 @@ export interface ApiKeyFromHeadersOptions {
   clock?: () => number;
 }
 
-/** Anything with `get(name)`: a `Headers`, `request.headers`, or what `headers()` of `next/headers` returns. */
-interface HeaderReader {
-  get(name: string): string | null;
-}
-
 // The last secret's key, imported once: a route reads with the same secret on every request.
 let cached: { secret: string; key: Promise<CryptoKey> } | undefined;
 
 /**
  * The key's public view that {@link apiKeyMiddleware} verified for this request, read from the
- * signed header it forwards to the route; `null` when the header is absent (the middleware did not
+ * signed header it forwards to the route (`headers` is anything with `get(name)`: `request.headers`, or
+ * what `headers()` of `next/headers` returns); `null` when the header is absent (the middleware did not
  * run on this path, or the path was outside its `paths`), forged, altered, or older than `maxAgeMs`.
  * A route that needs a key answers `null` with its own 401. Rejects with `InvalidInputError` naming
  * `secret` for a secret shorter than 32 bytes, or `maxAgeMs` for an age that is not a number >= 0.
@@ -44,7 +40,7 @@ let cached: { secret: string; key: Promise<CryptoKey> } | undefined;
  * }
  */
 export async function apiKeyFromHeaders(
-  headers: HeaderReader,
+  headers: { get(name: string): string | null },
   options: ApiKeyFromHeadersOptions,
 ): Promise<PublicKey | null> {
   const { secret, maxAgeMs = 60_000, clock = Date.now } = options ?? ({} as ApiKeyFromHeadersOptions);

@@ -6,6 +6,7 @@ import { apiKeyAuth as expressAuth } from 'keygate/express';
 import { apiKeyAuth as fastifyAuth } from 'keygate/fastify';
 import { withApiKeyAuth } from 'keygate/fetch';
 import { apiKeyAuth as honoAuth } from 'keygate/hono';
+import { apiKeyMiddleware as nextMiddleware } from 'keygate/next';
 import { describe, expect, it } from 'vitest';
 
 const store = new MemoryKeyStore();
@@ -21,6 +22,11 @@ const ADAPTERS: Array<[string, (options: unknown) => unknown]> = [
   ],
   ['fetch', (options) => withApiKeyAuth(() => new Response('ok'), options as never)],
   ['hono', (options) => honoAuth(options as never)],
+  // Next's middleware also needs its signing secret; its own options are in next.test.ts.
+  [
+    'next',
+    (options) => nextMiddleware({ secret: 'a signing secret of at least 32 bytes', ...(options as object) } as never),
+  ],
 ];
 
 const BAD_OPTIONS: Array<[string, Record<string, unknown> | undefined, string]> = [

@@ -152,6 +152,7 @@ const median = (xs) => {
 };
 
 const startedAt = new Date();
+const loadBefore = os.loadavg()[0];
 const dirs = {};
 for (const [name, gate] of Object.entries(BUILDS)) dirs[name] = build(name, gate);
 const servers = [];
@@ -194,7 +195,8 @@ const lines = [
   `each \`next start\` in its own process${pinned ? ' pinned to CPU 0, autocannon pinned to CPU 1' : ''}. Every request carries a valid live key;`,
   "keygate's store is a warm `CachedKeyStore`, and behind keygate the route handler also verifies the signed view",
   '(`apiKeyFromHeaders`), as a real route would. Figures on a shared 2-core machine drift by tens of percent from one',
-  'minute to the next: compare within this run only.',
+  `minute to the next: compare within this run only. Load average (1 min) ${loadBefore.toFixed(1)} at the start,`,
+  `${os.loadavg()[0].toFixed(1)} at the end: other work shared the ${os.cpus().length} cores.`,
   '',
   '## Requests per second (medians)',
   '',

@@ -14,6 +14,7 @@ export const entries = {
   koa: 'frameworks/koa/index.ts',
   elysia: 'frameworks/elysia/index.ts',
   nestjs: 'frameworks/nestjs/index.ts',
+  next: 'frameworks/next/index.ts',
   postgres: 'backends/postgres/index.ts',
   redis: 'backends/redis/index.ts',
   mysql: 'backends/mysql/index.ts',

@@ -15,6 +15,7 @@ const NAMES = {
   'frameworks/koa': 'keygate/koa',
   'frameworks/elysia': 'keygate/elysia',
   'frameworks/nestjs': 'keygate/nestjs',
+  'frameworks/next': 'keygate/next',
   'backends/postgres': 'keygate/postgres',
   'backends/redis': 'keygate/redis',
   'backends/mysql': 'keygate/mysql',

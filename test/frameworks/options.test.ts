@@ -9,6 +9,7 @@ import { withApiKeyAuth } from 'keygate/fetch';
 import { apiKeyAuth as honoAuth } from 'keygate/hono';
 import { apiKeyAuth as koaAuth } from 'keygate/koa';
 import { KeygateModule } from 'keygate/nestjs';
+import { apiKeyMiddleware as nextMiddleware } from 'keygate/next';
 import { describe, expect, it } from 'vitest';
 import { appModule, createNestApp } from './nest/app.js';
 
@@ -32,6 +33,11 @@ const ADAPTERS: Array<[string, (options: unknown) => unknown]> = [
     'nestjs forRootAsync',
     (options) =>
       createNestApp('express', appModule([KeygateModule.forRootAsync({ useFactory: () => options as never })], [])),
+  ],
+  // Next's middleware also needs its signing secret; its own options are in next.test.ts.
+  [
+    'next',
+    (options) => nextMiddleware({ secret: 'a signing secret of at least 32 bytes', ...(options as object) } as never),
   ],
 ];
 

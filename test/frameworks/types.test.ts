@@ -7,11 +7,23 @@ import { apiKeyAuth as expressAuth } from 'keygate/express';
 import { apiKeyAuth as fastifyAuth, type RouteApiKeyConfig } from 'keygate/fastify';
 import { withApiKeyAuth } from 'keygate/fetch';
 import { type ApiKeyEnv, type ApiKeyVariables, apiKeyAuth as honoAuth } from 'keygate/hono';
+import { apiKeyFromHeaders, apiKeyMiddleware } from 'keygate/next';
+import type { NextMiddleware } from 'next/server.js';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 
 const store = new MemoryKeyStore();
 
 describe('adapter types', () => {
+  it("Next: the middleware is Next's middleware type, and the route reads a PublicKey | null", () => {
+    const middleware = apiKeyMiddleware({ store, secret: 'a signing secret of at least 32 bytes' });
+    expectTypeOf(middleware).toExtend<NextMiddleware>();
+    expectTypeOf(apiKeyFromHeaders).returns.resolves.toEqualTypeOf<PublicKey | null>();
+    // @ts-expect-error a middleware cannot bill: the option does not type-check (and throws)
+    expect(() => apiKeyMiddleware({ store, secret: 'a signing secret of at least 32 bytes', credits: {} })).toThrow(
+      /credits/,
+    );
+  });
+
   it('Express: req.apiKey is PublicKey | undefined', () => {
     express().get('/', expressAuth({ store }), (req, res) => {
       expectTypeOf(req.apiKey).toEqualTypeOf<PublicKey | undefined>();

@@ -15,7 +15,7 @@ const project = join(work, 'consumer');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
-const PEERS = ['express', 'fastify', 'hono', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis', 'mysql2', 'drizzle-orm'].concat([
+const PEERS = ['express', 'fastify', 'hono', 'next', 'react', 'react-dom', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis', 'mysql2', 'drizzle-orm'].concat([
   '@nestjs/common',
   '@nestjs/core',
   '@nestjs/platform-express',
@@ -129,6 +129,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
     'nestjs',
     ['KeygateModule', 'ApiKeyGuard', 'RequirePermissions', 'Public', 'ApiKey'],
     { answers: [401, 200], thrown: refused('store') },
+  ],
+  [
+    'keygate/next',
+    'next',
+    ['apiKeyMiddleware', 'apiKeyFromHeaders', 'clientIp', 'SIGNED_KEY_HEADER'],
+    { answers: [401, 200], verified: true, thrown: refused('secret') },
   ],
   [
     'keygate/postgres',

@@ -190,6 +190,23 @@ module.exports = async function run(load, resolvePath) {
     };
   });
 
+  await entry('keygate/next', async ({ apiKeyMiddleware, apiKeyFromHeaders }) => {
+    const { NextRequest } = await load('next/server.js');
+    const { store, secret, key } = await seeded(core);
+    const signing = 'a consumer secret of at least 32 bytes';
+    const gate = apiKeyMiddleware({ store, secret: signing });
+    const send = (headers) => gate(new NextRequest('http://app.test/api/v1/check', { headers }));
+    const allowed = await send({ 'x-api-key': secret });
+    // What Next hands the route: the request headers the middleware set on its NextResponse.next().
+    const forwarded = { get: (name) => allowed.headers.get(`x-middleware-request-${name}`) };
+    const view = await apiKeyFromHeaders(forwarded, { secret: signing });
+    return {
+      answers: [(await send({})).status, allowed.status],
+      verified: view?.id === key.id,
+      thrown: await thrownBy(core, () => apiKeyMiddleware({ store })),
+    };
+  });
+
   await entry('keygate/postgres', async ({ PostgresKeyStore }) => {
     const { PGlite } = await load('@electric-sql/pglite');
     const client = new PGlite();

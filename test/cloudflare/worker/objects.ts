@@ -1,0 +1,8 @@
+// A Worker that exports keygate's Durable Object classes, for the tests to drive them from Node.
+export { KeygateCreditObject, KeygateRateLimitObject } from '../../../backends/cloudflare/durable-objects/index.js';
+
+export default {
+  fetch(): Response {
+    return new Response('keygate durable objects', { status: 404 });
+  },
+};

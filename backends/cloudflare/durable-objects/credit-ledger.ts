@@ -82,7 +82,7 @@ export class DurableObjectCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf…' }); // { balance: 500 }
    */
-  topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
+  async topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
     const args = validTopUpArgs(accountId, amount, options);
     const reference = args.reference === undefined ? {} : { reference: args.reference };
     return this.onAccount(args.accountId, 'topUp', [args.accountId, args.amount, reference]);
@@ -94,7 +94,7 @@ export class DurableObjectCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.balance('acct_1'); // 497
    */
-  balance(accountId: string): Promise<number> {
+  async balance(accountId: string): Promise<number> {
     const account = validCreditAccount(accountId);
     return this.onAccount(account, 'balance', [account]);
   }
@@ -122,12 +122,12 @@ export class DurableObjectCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.settle(held.holdId); // { charged: 3, balance: 497 }
    */
-  settle(holdId: string, amount?: number): Promise<SettleResult> {
+  async settle(holdId: string, amount?: number): Promise<SettleResult> {
     const args = validSettleArgs(holdId, amount);
     const hold = this.objectOf(args.holdId);
-    if (!hold) return Promise.resolve({ charged: 0, balance: 0 });
+    if (!hold) return { charged: 0, balance: 0 };
     return this.call(() =>
-      callObject<SettleResult>(this.namespace, hold.id(), 'settle', [hold.innerId, args.amount ?? null]),
+      callObject<SettleResult>(this.namespace, hold.id, 'settle', [hold.innerId, args.amount ?? null]),
     );
   }
 
@@ -137,10 +137,10 @@ export class DurableObjectCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.release(held.holdId); // { balance: 500 }
    */
-  release(holdId: string): Promise<CreditBalance> {
+  async release(holdId: string): Promise<CreditBalance> {
     const hold = this.objectOf(validHoldId(holdId));
-    if (!hold) return Promise.resolve({ balance: 0 });
-    return this.call(() => callObject<CreditBalance>(this.namespace, hold.id(), 'release', [hold.innerId]));
+    if (!hold) return { balance: 0 };
+    return this.call(() => callObject<CreditBalance>(this.namespace, hold.id, 'release', [hold.innerId]));
   }
 
   /**
@@ -149,7 +149,7 @@ export class DurableObjectCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.entries('acct_1', { limit: 20 });
    */
-  entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
+  async entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
     const args = validEntriesArgs(accountId, options);
     return this.onAccount(args.accountId, 'entries', [args.accountId, { limit: args.limit }]);
   }
@@ -160,17 +160,22 @@ export class DurableObjectCreditLedger implements CreditLedger, Capable {
    * @example
    * await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 500, balance: 497, held: 3, ok: true }
    */
-  reconcile(accountId: string): Promise<CreditReconciliation> {
+  async reconcile(accountId: string): Promise<CreditReconciliation> {
     const account = validCreditAccount(accountId);
     return this.onAccount(account, 'reconcile', [account]);
   }
 
   /** The object of a hold id this ledger made, or undefined for any other id (an unknown hold). */
-  private objectOf(holdId: string): { innerId: string; id: () => DurableObjectIdLike } | undefined {
+  private objectOf(holdId: string): { innerId: string; id: DurableObjectIdLike } | undefined {
     const match = HOLD_ID.exec(holdId);
     if (!match) return undefined;
     const [, innerId = '', hexId = ''] = match;
-    return { innerId, id: () => this.namespace.idFromString(hexId) };
+    try {
+      return { innerId, id: this.namespace.idFromString(hexId) };
+    } catch {
+      // 64 hex digits that no object of this namespace has (the namespace checks its ids): unknown.
+      return undefined;
+    }
   }
 
   private onAccount<T>(accountId: string, method: string, args: readonly unknown[]): Promise<T> {

@@ -33,7 +33,11 @@ describe('examples/hono-workers with Durable Objects', () => {
   });
 
   it('charges a credit a request, answers 402 once the credits are spent and 429 once the limit is', async () => {
-    const answers: Array<{ status: number; body: Record<string, unknown>; headers: { get(name: string): string | null } }> = [];
+    const answers: Array<{
+      status: number;
+      body: Record<string, unknown>;
+      headers: { get(name: string): string | null };
+    }> = [];
     for (let i = 0; i < 4; i++) {
       const res = await verify(secret);
       answers.push({ status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers });

@@ -25,9 +25,11 @@ export { KeygateCreditObject, KeygateRateLimitObject } from 'keygate/cloudflare'
 // The key store, per isolate here: a real service keeps its keys in a store every isolate shares.
 const store = new MemoryKeyStore();
 
+/** @type {DurableObjectCreditLedger | undefined} */
+let ledger;
 /** @type {Promise<unknown> | undefined} */
 let seeded;
-/** @type {ReturnType<typeof apiKeyAuth> | undefined} */
+/** @type {import('hono').MiddlewareHandler<Env> | undefined} */
 let auth;
 
 // Secrets and bindings arrive with the first request's env, so the isolate sets up then, once.
@@ -43,28 +45,38 @@ function seed(env, ledger) {
   ]);
 }
 
-/** @param {Bindings} env */
+/**
+ * @param {Bindings} env
+ * @returns {import('hono').MiddlewareHandler<Env>}
+ */
 function authFor(env) {
-  const ledger = new DurableObjectCreditLedger({ namespace: env.KEYGATE_CREDITS });
+  // Bindings are the same for the isolate's life: one client each, made on its first request.
+  ledger ??= new DurableObjectCreditLedger({ namespace: env.KEYGATE_CREDITS });
+  const credits = ledger;
   // A failed seed (the credit object unreachable, say) is tried again by the next request.
-  seeded ??= seed(env, ledger).catch((err) => {
+  seeded ??= seed(env, credits).catch((err) => {
     seeded = undefined;
     throw err;
   });
-  auth ??= apiKeyAuth({
-    store,
-    permissions: ['email:verify'],
-    // getConnInfo reads CF-Connecting-IP, which Cloudflare's edge sets: safe for allow lists.
-    clientIp: (c) => getConnInfo(c).remote.address,
-    rateLimit: {
-      limiter: new DurableObjectRateLimiter({ namespace: env.KEYGATE_LIMITS }),
-      default: { limit: Number(env.KEYGATE_RATE_LIMIT_PER_MINUTE), windowMs: 60_000 },
-      // 503 when the limiter's object fails, rather than counting in this isolate alone.
-      onLimiterError: 'deny',
-    },
-    // One credit a verification, held before the handler and settled once it has answered below 500.
-    credits: { ledger, cost: 1 },
-  });
+  // Env adds the bindings to keygate's ApiKeyEnv; Hono's Context types do not widen by themselves.
+  auth ??= /** @type {import('hono').MiddlewareHandler<Env>} */ (
+    /** @type {unknown} */ (
+      apiKeyAuth({
+        store,
+        permissions: ['email:verify'],
+        // getConnInfo reads CF-Connecting-IP, which Cloudflare's edge sets: safe for allow lists.
+        clientIp: (c) => getConnInfo(c).remote.address,
+        rateLimit: {
+          limiter: new DurableObjectRateLimiter({ namespace: env.KEYGATE_LIMITS }),
+          default: { limit: Number(env.KEYGATE_RATE_LIMIT_PER_MINUTE), windowMs: 60_000 },
+          // 503 when the limiter's object fails, rather than counting in this isolate alone.
+          onLimiterError: 'deny',
+        },
+        // One credit a verification, held before the handler and settled once it has answered below 500.
+        credits: { ledger: credits, cost: 1 },
+      })
+    )
+  );
   return auth;
 }
 

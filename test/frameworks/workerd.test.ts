@@ -1,11 +1,9 @@
 // keygate/fetch and keygate/hono on real workerd (miniflare), bundled as a Workers build would be.
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
 import { generateKey } from 'keygate';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startExample } from '../cloudflare/support/example.js';
 import { itAnswersEveryCase, observe, type SendCase } from './cases.js';
 import { seedCaseStore } from './fixtures.js';
 import { bundleWorker, startWorker } from './workerd.js';
@@ -60,19 +58,16 @@ describe.each([
 
 describe('examples/hono-workers', () => {
   const secret = generateKey({ mode: 'test' });
-  let worker: Miniflare;
-  // The example is a package of its own that depends on keygate as `file:../..`: what its `npm install`
-  // links into its node_modules, a temporary folder holds here.
-  const modules = mkdtempSync(join(tmpdir(), 'keygate-workers-modules-'));
+  let example: Awaited<ReturnType<typeof startExample>>;
+  // With its wrangler.toml's Durable Objects and vars; a test key never touches the credit ledger.
   beforeAll(async () => {
-    symlinkSync(fileURLToPath(new URL('../..', import.meta.url)), join(modules, 'keygate'), 'dir');
-    const entry = new URL('../../examples/hono-workers/src/index.js', import.meta.url);
-    worker = startWorker(await bundleWorker(entry, [modules]), { KEYGATE_DEMO_KEY: secret });
+    example = await startExample({
+      KEYGATE_DEMO_KEY: secret,
+      KEYGATE_RATE_LIMIT_PER_MINUTE: '60',
+      KEYGATE_DEMO_CREDITS: '1000',
+    });
   });
-  afterAll(async () => {
-    await worker?.dispose();
-    rmSync(modules, { recursive: true, force: true });
-  });
+  afterAll(() => example?.stop());
 
   it('is a package of its own (wrangler pinned, hono, keygate from this repository); git ignores .dev.vars and .wrangler/', () => {
     const manifest = JSON.parse(
@@ -89,7 +84,7 @@ describe('examples/hono-workers', () => {
     ['another key', generateKey({ mode: 'test' }), 401],
     ['no key', undefined, 401],
   ])('verifies an address with %s -> %i', async (_, key, status) => {
-    const res = await worker.dispatchFetch('http://example.test/v1/email/verify', {
+    const res = await example.mf.dispatchFetch('http://example.test/v1/email/verify', {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(key ? { 'x-api-key': key } : {}) },
       body: JSON.stringify({ email: 'ada@example.com' }),

@@ -1,34 +1,92 @@
-// keygate on Cloudflare Workers with Hono. The demo key comes from a secret:
+// keygate on Cloudflare Workers with Hono: keys checked at the edge, rate limits and credits kept by
+// Durable Objects (one object per key for its limit, one per account for its credits: exact across
+// every colo and isolate). The demo key comes from a secret:
 //   wrangler secret put KEYGATE_DEMO_KEY   (locally: KEYGATE_DEMO_KEY=mk_test_... in .dev.vars)
-// A real deployment would back keygate with a shared store instead of this per-isolate memory.
 import { Hono } from 'hono';
 import { getConnInfo } from 'hono/cloudflare-workers';
 import { KeyManager, MemoryKeyStore } from 'keygate';
+import { DurableObjectCreditLedger, DurableObjectRateLimiter } from 'keygate/cloudflare';
 import { apiKeyAuth } from 'keygate/hono';
 
-/** @typedef {{ Bindings: { KEYGATE_DEMO_KEY: string } } & import('keygate/hono').ApiKeyEnv} Env */
+// The Durable Object classes wrangler.toml binds: a Worker exports the classes it declares.
+export { KeygateCreditObject, KeygateRateLimitObject } from 'keygate/cloudflare';
 
+/**
+ * @typedef {{
+ *   KEYGATE_DEMO_KEY: string,
+ *   KEYGATE_DEMO_CREDITS: string,
+ *   KEYGATE_RATE_LIMIT_PER_MINUTE: string,
+ *   KEYGATE_LIMITS: import('keygate/cloudflare').DurableObjectNamespaceLike,
+ *   KEYGATE_CREDITS: import('keygate/cloudflare').DurableObjectNamespaceLike,
+ * }} Bindings
+ * @typedef {{ Bindings: Bindings } & import('keygate/hono').ApiKeyEnv} Env
+ */
+
+// The key store, per isolate here: a real service keeps its keys in a store every isolate shares.
 const store = new MemoryKeyStore();
-const keys = new KeyManager({ store });
+
+/** @type {DurableObjectCreditLedger | undefined} */
+let ledger;
 /** @type {Promise<unknown> | undefined} */
 let seeded;
+/** @type {import('hono').MiddlewareHandler<Env> | undefined} */
+let auth;
 
-// Secrets arrive with the first request's env, so the key is imported then, once per isolate. import()
-// checks the key's format and checksum, takes its mode from it and keeps only its digest and hint.
-/** @param {string} secret */
-function seed(secret) {
-  return keys.import({ accountId: 'acct_demo', name: 'demo', permissions: ['email:verify'], secret });
+// Secrets and bindings arrive with the first request's env, so the isolate sets up then, once.
+// import() checks the key's format and checksum, takes its mode from it and keeps only its digest and
+// hint. The top-up carries a reference, so the account is credited once however many isolates seed it.
+/** @param {Bindings} env @param {DurableObjectCreditLedger} ledger */
+function seed(env, ledger) {
+  const secret = env.KEYGATE_DEMO_KEY;
+  const credits = Number(env.KEYGATE_DEMO_CREDITS);
+  return Promise.all([
+    new KeyManager({ store }).import({ accountId: 'acct_demo', name: 'demo', permissions: ['email:verify'], secret }),
+    ledger.topUp('acct_demo', credits, { reference: 'demo-seed' }),
+  ]);
+}
+
+/**
+ * @param {Bindings} env
+ * @returns {import('hono').MiddlewareHandler<Env>}
+ */
+function authFor(env) {
+  // Bindings are the same for the isolate's life: one client each, made on its first request.
+  ledger ??= new DurableObjectCreditLedger({ namespace: env.KEYGATE_CREDITS });
+  const credits = ledger;
+  // A failed seed (the credit object unreachable, say) is tried again by the next request.
+  seeded ??= seed(env, credits).catch((err) => {
+    seeded = undefined;
+    throw err;
+  });
+  // Env adds the bindings to keygate's ApiKeyEnv; Hono's Context types do not widen by themselves.
+  auth ??= /** @type {import('hono').MiddlewareHandler<Env>} */ (
+    /** @type {unknown} */ (
+      apiKeyAuth({
+        store,
+        permissions: ['email:verify'],
+        // getConnInfo reads CF-Connecting-IP, which Cloudflare's edge sets: safe for allow lists.
+        clientIp: (c) => getConnInfo(c).remote.address,
+        rateLimit: {
+          limiter: new DurableObjectRateLimiter({ namespace: env.KEYGATE_LIMITS }),
+          default: { limit: Number(env.KEYGATE_RATE_LIMIT_PER_MINUTE), windowMs: 60_000 },
+          // 503 when the limiter's object fails, rather than counting in this isolate alone.
+          onLimiterError: 'deny',
+        },
+        // One credit a verification, held before the handler and settled once it has answered below 500.
+        credits: { ledger: credits, cost: 1 },
+      })
+    )
+  );
+  return auth;
 }
 
 /** @type {Hono<Env>} */
 const app = new Hono();
 app.use('/v1/*', async (c, next) => {
-  seeded ??= seed(c.env.KEYGATE_DEMO_KEY);
+  const handler = authFor(c.env);
   await seeded;
-  await next();
+  return handler(c, next);
 });
-// getConnInfo reads CF-Connecting-IP, which Cloudflare's edge sets: safe for allow lists.
-app.use('/v1/*', apiKeyAuth({ store, permissions: ['email:verify'], clientIp: (c) => getConnInfo(c).remote.address }));
 app.post('/v1/email/verify', async (c) => {
   const { email = '' } = await c.req.json().catch(() => ({}));
   const key = c.get('apiKey');
@@ -37,6 +95,7 @@ app.post('/v1/email/verify', async (c) => {
     valid_syntax: /^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email),
     mode: key.mode,
     account: key.accountId,
+    credits_left: c.get('apiKeyCredits')?.balance,
   });
 });
 

@@ -11,7 +11,16 @@ import { RUN_ID } from './services.js';
 // (left external) resolve from the repository's node_modules.
 const root = resolve(import.meta.dirname, '../../..');
 const outDir = join(root, 'node_modules/.cache/keygate-children');
-const EXTERNAL = ['pg', 'redis', 'ioredis', 'mysql2', '@electric-sql/pglite', 'lru-cache', 'ipaddr.js', 'better-sqlite3'];
+const EXTERNAL = [
+  'pg',
+  'redis',
+  'ioredis',
+  'mysql2',
+  '@electric-sql/pglite',
+  'lru-cache',
+  'ipaddr.js',
+  'better-sqlite3',
+];
 
 /** A bundled child script: where it is, and how to remove it. */
 export interface ChildBundle {

@@ -7,9 +7,9 @@ import { KEY_STORE_MIGRATIONS } from './migrations.js';
  * for every connection and process that opens it later. Run outside any transaction.
  *
  * @example
- * useWal(driver); // 'wal'
+ * enableWal(driver); // 'wal'
  */
-export function useWal(driver: SqliteDriver): string {
+export function enableWal(driver: SqliteDriver): string {
   const mode = driver.get<{ journal_mode: string }>('PRAGMA journal_mode')?.journal_mode;
   if (mode === 'wal' || mode === 'memory') return mode;
   return driver.get<{ journal_mode: string }>('PRAGMA journal_mode = WAL')?.journal_mode ?? 'unknown';
@@ -25,7 +25,7 @@ export function useWal(driver: SqliteDriver): string {
  * migrateKeyStore(driver, 5_000); // { applied: [1] }, then { applied: [] }
  */
 export function migrateKeyStore(driver: SqliteDriver, busyTimeoutMs: number): { applied: number[] } {
-  useWal(driver);
+  enableWal(driver);
   if (currentVersion(driver) >= KEY_STORE_MIGRATIONS.length) return { applied: [] };
   return driver.transaction(() => {
     driver.exec(
@@ -49,7 +49,7 @@ export function migrateKeyStore(driver: SqliteDriver, busyTimeoutMs: number): { 
  * migrateTables(driver, CREDIT_TABLES, 5_000);
  */
 export function migrateTables(driver: SqliteDriver, statements: readonly string[], busyTimeoutMs: number): void {
-  useWal(driver);
+  enableWal(driver);
   driver.transaction(() => {
     for (const statement of statements) driver.exec(statement);
   }, busyTimeoutMs);

@@ -15,13 +15,21 @@ const project = join(work, 'consumer');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
-const PEERS = ['express', 'fastify', 'hono', 'next', 'react', 'react-dom', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis', 'mysql2', 'drizzle-orm'].concat([
-  '@nestjs/common',
-  '@nestjs/core',
-  '@nestjs/platform-express',
-  'reflect-metadata',
-  'rxjs',
-]);
+const PEERS = [
+  'express',
+  'fastify',
+  'hono',
+  'next',
+  'react',
+  'react-dom',
+  'koa',
+  'elysia',
+  '@electric-sql/pglite',
+  'pg',
+  'redis',
+  'mysql2',
+  'drizzle-orm',
+].concat(['@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'reflect-metadata', 'rxjs']);
 const pinned = (name: string) => {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
   return `${name}@${version}`;

@@ -65,6 +65,7 @@ export default defineConfig({
           { text: 'Koa', link: '/frameworks/koa' },
           { text: 'Elysia', link: '/frameworks/elysia' },
           { text: 'NestJS', link: '/frameworks/nestjs' },
+          { text: 'Next.js middleware', link: '/frameworks/next' },
         ],
       },
       {

@@ -3,6 +3,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import Database from 'better-sqlite3';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
+import { getTableConfig as getMysqlTableConfig } from 'drizzle-orm/mysql-core';
+import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
@@ -10,20 +12,27 @@ import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
 import { getTableConfig as getSqliteTableConfig } from 'drizzle-orm/sqlite-core';
 import { InvalidInputError } from 'keygate';
 import {
+  drizzleMysqlStores,
   drizzlePgStores,
   drizzleSqliteStores,
+  keygateMysqlMigrationSql,
+  keygateMysqlTables,
   keygatePgMigrationSql,
   keygatePgTables,
   keygateSqliteMigrationSql,
   keygateSqliteTables,
 } from 'keygate/drizzle';
+import { MysqlCreditLedger, MysqlKeyStore, MysqlRateLimiter } from 'keygate/mysql';
 import { PostgresCreditLedger, PostgresKeyStore, PostgresRateLimiter } from 'keygate/postgres';
 import { SqliteCreditLedger, SqliteKeyStore, SqliteRateLimiter } from 'keygate/sqlite';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { keyStoreMigrations } from '../../backends/mysql/migrations.js';
 import { MIGRATIONS } from '../../backends/postgres/migrations.js';
 import { KEY_STORE_MIGRATIONS } from '../../backends/sqlite/migrations.js';
+import { MYSQL_URL } from '../stores/support/mysql.js';
 import { PG_URL } from '../stores/support/services.js';
 
 function thrown(work: () => unknown): unknown {
@@ -265,6 +274,70 @@ describe('drizzleSqliteStores', () => {
       const err = thrown(() => drizzleSqliteStores(db as never));
       expect(err).toEqual(refusedField('db'));
       expect(String((err as Error).message)).toMatch(/drizzle-orm\/better-sqlite3/);
+    }
+  });
+});
+
+describe('keygateMysqlTables and keygateMysqlMigrationSql', () => {
+  it('names every table with the prefix, and refuses a bad prefix naming the field', () => {
+    const names = Object.values(keygateMysqlTables({ tablePrefix: 'kg_' })).map((t) => getMysqlTableConfig(t).name);
+    expect(names).toHaveLength(15);
+    expect(names.every((n) => n.startsWith('kg_'))).toBe(true);
+    expect(thrown(() => keygateMysqlTables({ tablePrefix: 'K`; DROP' }))).toEqual(refusedField('tablePrefix'));
+    expect(thrown(() => keygateMysqlMigrationSql({ tablePrefix: '1x' }))).toEqual(refusedField('tablePrefix'));
+  });
+
+  it("holds the triggers, the change counter's row and the version, for the prefix", () => {
+    const parts = keygateMysqlMigrationSql({ tablePrefix: 'kg_' })
+      .split('--> statement-breakpoint')
+      .map((s) => s.trim().replace(/^--.*\n/, ''));
+    expect(parts.map((s) => s.split(/\s/, 3).join(' '))).toEqual([
+      'DROP TRIGGER IF',
+      'CREATE TRIGGER kg_keys_revoked_is_final',
+      'DROP TRIGGER IF',
+      'CREATE TRIGGER kg_audit_no_update',
+      'DROP TRIGGER IF',
+      'CREATE TRIGGER kg_audit_no_delete',
+      'INSERT IGNORE INTO',
+      'INSERT INTO kg_migrations',
+    ]);
+    expect(parts.at(-1)).toBe('INSERT INTO kg_migrations (version, applied_at) VALUES (1, UTC_TIMESTAMP(3));');
+    expect(keygateMysqlMigrationSql({ after: 1 })).toBe('-- keygate: nothing to add after version 1\n');
+    expect(thrown(() => keygateMysqlMigrationSql({ after: keyStoreMigrations('k_').length + 1 }))).toEqual(
+      refusedField('after'),
+    );
+  });
+});
+
+describe('drizzleMysqlStores', () => {
+  it("builds the keygate/mysql classes on the db's pool, with the prefix given", async () => {
+    const pool = mysql.createPool({ uri: MYSQL_URL });
+    try {
+      const stores = drizzleMysqlStores(drizzleMysql(pool), { tablePrefix: 'kg_', rateLimiterTimeoutMs: 60 });
+      expect(stores.keys).toBeInstanceOf(MysqlKeyStore);
+      expect(stores.rateLimiter).toBeInstanceOf(MysqlRateLimiter);
+      expect(stores.credits).toBeInstanceOf(MysqlCreditLedger);
+      expect(stores.keys.tablePrefix).toBe('kg_');
+      expect(stores.rateLimiter.timeoutMs).toBe(60);
+      expect(thrown(() => drizzleMysqlStores(drizzleMysql(pool), { tablePrefix: 'A' }))).toEqual(
+        refusedField('tablePrefix'),
+      );
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('refuses a db over a single mysql2 Connection, and what is not a Drizzle db, naming `db`', async () => {
+    const connection = await mysql.createConnection({ uri: MYSQL_URL });
+    try {
+      const err = thrown(() => drizzleMysqlStores(drizzleMysql(connection)));
+      expect(err).toEqual(refusedField('db'));
+      expect(String((err as Error).message)).toMatch(/single mysql2 Connection.*Pool/);
+    } finally {
+      await connection.end();
+    }
+    for (const db of [undefined, {}, { $client: {} }]) {
+      expect(thrown(() => drizzleMysqlStores(db as never))).toEqual(refusedField('db'));
     }
   });
 });

@@ -15,13 +15,18 @@ const project = join(work, 'consumer');
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 /** The peers a full install adds, at the versions the repository tests with (so the npm cache has them). */
-const PEERS = ['express', 'fastify', 'hono', 'koa', 'elysia', '@electric-sql/pglite', 'pg', 'redis', 'mysql2', 'drizzle-orm'].concat([
-  '@nestjs/common',
-  '@nestjs/core',
-  '@nestjs/platform-express',
-  'reflect-metadata',
-  'rxjs',
-]);
+const PEERS = [
+  'express',
+  'fastify',
+  'hono',
+  'koa',
+  'elysia',
+  '@electric-sql/pglite',
+  'pg',
+  'redis',
+  'mysql2',
+  'drizzle-orm',
+].concat(['@nestjs/common', '@nestjs/core', '@nestjs/platform-express', 'reflect-metadata', 'rxjs']);
 const pinned = (name: string) => {
   const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8'));
   return `${name}@${version}`;
@@ -152,7 +157,17 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   [
     'keygate/drizzle',
     'drizzle',
-    ['keygatePgTables', 'keygatePgMigrationSql', 'drizzlePgStores'],
+    [
+      'keygatePgTables',
+      'keygatePgMigrationSql',
+      'drizzlePgStores',
+      'keygateSqliteTables',
+      'keygateSqliteMigrationSql',
+      'drizzleSqliteStores',
+      'keygateMysqlTables',
+      'keygateMysqlMigrationSql',
+      'drizzleMysqlStores',
+    ],
     { answers: [200, 'revoked_api_key'], read: ['revoked'], custom: true, thrown: refused('db') },
   ],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).

@@ -1,17 +1,38 @@
 // keygate/drizzle's PostgreSQL functions on their own: which tables and schema they describe, what the
 // custom migration holds for each starting version, and which Drizzle databases the stores accept.
 import { PGlite } from '@electric-sql/pglite';
+import Database from 'better-sqlite3';
+import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
+import { getTableConfig as getMysqlTableConfig } from 'drizzle-orm/mysql-core';
+import { drizzle as drizzleMysql } from 'drizzle-orm/mysql2';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { getTableConfig } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePGlite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgresJs } from 'drizzle-orm/postgres-js';
+import { getTableConfig as getSqliteTableConfig } from 'drizzle-orm/sqlite-core';
 import { InvalidInputError } from 'keygate';
-import { drizzlePgStores, keygatePgMigrationSql, keygatePgTables } from 'keygate/drizzle';
+import {
+  drizzleMysqlStores,
+  drizzlePgStores,
+  drizzleSqliteStores,
+  keygateMysqlMigrationSql,
+  keygateMysqlTables,
+  keygatePgMigrationSql,
+  keygatePgTables,
+  keygateSqliteMigrationSql,
+  keygateSqliteTables,
+} from 'keygate/drizzle';
+import { MysqlCreditLedger, MysqlKeyStore, MysqlRateLimiter } from 'keygate/mysql';
 import { PostgresCreditLedger, PostgresKeyStore, PostgresRateLimiter } from 'keygate/postgres';
+import { SqliteCreditLedger, SqliteKeyStore, SqliteRateLimiter } from 'keygate/sqlite';
+import mysql from 'mysql2/promise';
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { keyStoreMigrations } from '../../backends/mysql/migrations.js';
 import { MIGRATIONS } from '../../backends/postgres/migrations.js';
+import { KEY_STORE_MIGRATIONS } from '../../backends/sqlite/migrations.js';
+import { MYSQL_URL } from '../stores/support/mysql.js';
 import { PG_URL } from '../stores/support/services.js';
 
 function thrown(work: () => unknown): unknown {
@@ -170,5 +191,153 @@ describe('drizzlePgStores', () => {
     }
     const db = drizzlePGlite(await embedded());
     expect(thrown(() => drizzlePgStores(db, { schema: 'No' }))).toEqual(refusedField('schema'));
+  });
+});
+
+describe('keygateSqliteTables', () => {
+  it('describes every table the keygate/sqlite classes create, the change table included', () => {
+    const names = Object.values(keygateSqliteTables()).map((t) => getSqliteTableConfig(t).name);
+    expect(names.sort()).toEqual(
+      [
+        'keygate_audit',
+        'keygate_changes',
+        'keygate_credit_balances',
+        'keygate_credit_entries',
+        'keygate_credit_holds',
+        'keygate_key_activity',
+        'keygate_keys',
+        'keygate_migrations',
+        'keygate_outbox',
+        'keygate_rate_limits',
+        'keygate_usage',
+        'keygate_used_tokens',
+        'keygate_webhook_deliveries',
+        'keygate_webhook_endpoints',
+      ].sort(),
+    );
+  });
+});
+
+describe('keygateSqliteMigrationSql', () => {
+  const statements = (sql: string) => sql.split('--> statement-breakpoint').map((s) => s.trim());
+
+  it('holds the triggers and the version, stamped with the time it runs', () => {
+    const parts = statements(keygateSqliteMigrationSql());
+    expect(
+      parts.map((s) =>
+        s
+          .replace(/^--.*\n/, '')
+          .split(/\s/, 3)
+          .join(' '),
+      ),
+    ).toEqual([
+      'CREATE TRIGGER keygate_keys_revoked_is_final',
+      'CREATE TRIGGER keygate_audit_no_update',
+      'CREATE TRIGGER keygate_audit_no_delete',
+      'INSERT INTO keygate_migrations',
+    ]);
+    expect(parts.at(-1)).toBe(
+      "INSERT INTO keygate_migrations (version, applied_at) VALUES (1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));",
+    );
+    expect(keygateSqliteMigrationSql({ after: 1 })).toBe('-- keygate: nothing to add after version 1\n');
+  });
+
+  it('describes every migration keygate/sqlite has: a new one fails here until the Drizzle tables follow it', () => {
+    expect(() => keygateSqliteMigrationSql({ after: KEY_STORE_MIGRATIONS.length })).not.toThrow();
+    expect(thrown(() => keygateSqliteMigrationSql({ after: KEY_STORE_MIGRATIONS.length + 1 }))).toEqual(
+      refusedField('after'),
+    );
+    for (const after of [-1, 0.5, '1' as unknown as number]) {
+      expect(thrown(() => keygateSqliteMigrationSql({ after }))).toEqual(refusedField('after'));
+    }
+  });
+});
+
+describe('drizzleSqliteStores', () => {
+  it("builds the keygate/sqlite classes on the db's better-sqlite3 connection, without migrating", () => {
+    const database = new Database(':memory:');
+    try {
+      const stores = drizzleSqliteStores(drizzleSqlite(database), { busyTimeoutMs: 300, creditLedgerTimeoutMs: 40 });
+      expect(stores.keys).toBeInstanceOf(SqliteKeyStore);
+      expect(stores.rateLimiter).toBeInstanceOf(SqliteRateLimiter);
+      expect(stores.credits).toBeInstanceOf(SqliteCreditLedger);
+      expect([stores.keys.busyTimeoutMs, stores.dashboard.busyTimeoutMs]).toEqual([300, 300]);
+      expect([stores.rateLimiter.timeoutMs, stores.credits.timeoutMs]).toEqual([250, 40]);
+      expect(database.prepare(`SELECT name FROM sqlite_master`).all()).toEqual([]);
+    } finally {
+      database.close();
+    }
+  });
+
+  it('refuses what is not a better-sqlite3 Drizzle db, naming the field', () => {
+    for (const db of [undefined, null, {}, { $client: {} }, { $client: { prepare() {}, exec() {} } }]) {
+      const err = thrown(() => drizzleSqliteStores(db as never));
+      expect(err).toEqual(refusedField('db'));
+      expect(String((err as Error).message)).toMatch(/drizzle-orm\/better-sqlite3/);
+    }
+  });
+});
+
+describe('keygateMysqlTables and keygateMysqlMigrationSql', () => {
+  it('names every table with the prefix, and refuses a bad prefix naming the field', () => {
+    const names = Object.values(keygateMysqlTables({ tablePrefix: 'kg_' })).map((t) => getMysqlTableConfig(t).name);
+    expect(names).toHaveLength(15);
+    expect(names.every((n) => n.startsWith('kg_'))).toBe(true);
+    expect(thrown(() => keygateMysqlTables({ tablePrefix: 'K`; DROP' }))).toEqual(refusedField('tablePrefix'));
+    expect(thrown(() => keygateMysqlMigrationSql({ tablePrefix: '1x' }))).toEqual(refusedField('tablePrefix'));
+  });
+
+  it("holds the triggers, the change counter's row and the version, for the prefix", () => {
+    const parts = keygateMysqlMigrationSql({ tablePrefix: 'kg_' })
+      .split('--> statement-breakpoint')
+      .map((s) => s.trim().replace(/^--.*\n/, ''));
+    expect(parts.map((s) => s.split(/\s/, 3).join(' '))).toEqual([
+      'DROP TRIGGER IF',
+      'CREATE TRIGGER kg_keys_revoked_is_final',
+      'DROP TRIGGER IF',
+      'CREATE TRIGGER kg_audit_no_update',
+      'DROP TRIGGER IF',
+      'CREATE TRIGGER kg_audit_no_delete',
+      'INSERT IGNORE INTO',
+      'INSERT INTO kg_migrations',
+    ]);
+    expect(parts.at(-1)).toBe('INSERT INTO kg_migrations (version, applied_at) VALUES (1, UTC_TIMESTAMP(3));');
+    expect(keygateMysqlMigrationSql({ after: 1 })).toBe('-- keygate: nothing to add after version 1\n');
+    expect(thrown(() => keygateMysqlMigrationSql({ after: keyStoreMigrations('k_').length + 1 }))).toEqual(
+      refusedField('after'),
+    );
+  });
+});
+
+describe('drizzleMysqlStores', () => {
+  it("builds the keygate/mysql classes on the db's pool, with the prefix given", async () => {
+    const pool = mysql.createPool({ uri: MYSQL_URL });
+    try {
+      const stores = drizzleMysqlStores(drizzleMysql(pool), { tablePrefix: 'kg_', rateLimiterTimeoutMs: 60 });
+      expect(stores.keys).toBeInstanceOf(MysqlKeyStore);
+      expect(stores.rateLimiter).toBeInstanceOf(MysqlRateLimiter);
+      expect(stores.credits).toBeInstanceOf(MysqlCreditLedger);
+      expect(stores.keys.tablePrefix).toBe('kg_');
+      expect(stores.rateLimiter.timeoutMs).toBe(60);
+      expect(thrown(() => drizzleMysqlStores(drizzleMysql(pool), { tablePrefix: 'A' }))).toEqual(
+        refusedField('tablePrefix'),
+      );
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('refuses a db over a single mysql2 Connection, and what is not a Drizzle db, naming `db`', async () => {
+    const connection = await mysql.createConnection({ uri: MYSQL_URL });
+    try {
+      const err = thrown(() => drizzleMysqlStores(drizzleMysql(connection)));
+      expect(err).toEqual(refusedField('db'));
+      expect(String((err as Error).message)).toMatch(/single mysql2 Connection.*Pool/);
+    } finally {
+      await connection.end();
+    }
+    for (const db of [undefined, {}, { $client: {} }]) {
+      expect(thrown(() => drizzleMysqlStores(db as never))).toEqual(refusedField('db'));
+    }
   });
 });

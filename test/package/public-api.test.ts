@@ -367,14 +367,33 @@ describe('keygate/nestjs', () => {
   });
 });
 
-const DRIZZLE_VALUES = ['drizzlePgStores', 'keygatePgMigrationSql', 'keygatePgTables'];
+const DRIZZLE_VALUES = [
+  'drizzleMysqlStores',
+  'drizzlePgStores',
+  'drizzleSqliteStores',
+  'keygateMysqlMigrationSql',
+  'keygateMysqlTables',
+  'keygatePgMigrationSql',
+  'keygatePgTables',
+  'keygateSqliteMigrationSql',
+  'keygateSqliteTables',
+];
 
 const DRIZZLE_TYPES = [
+  'DrizzleMysqlStores',
+  'DrizzleMysqlStoresOptions',
   'DrizzlePgStores',
   'DrizzlePgStoresOptions',
+  'DrizzleSqliteStores',
+  'DrizzleSqliteStoresOptions',
+  'KeygateMysqlMigrationSqlOptions',
+  'KeygateMysqlTables',
+  'KeygateMysqlTablesOptions',
   'KeygatePgMigrationSqlOptions',
   'KeygatePgTables',
   'KeygatePgTablesOptions',
+  'KeygateSqliteMigrationSqlOptions',
+  'KeygateSqliteTables',
 ];
 
 describe('keygate/drizzle', () => {

@@ -166,7 +166,17 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
   [
     'keygate/drizzle',
     'drizzle',
-    ['keygatePgTables', 'keygatePgMigrationSql', 'drizzlePgStores'],
+    [
+      'keygatePgTables',
+      'keygatePgMigrationSql',
+      'drizzlePgStores',
+      'keygateSqliteTables',
+      'keygateSqliteMigrationSql',
+      'drizzleSqliteStores',
+      'keygateMysqlTables',
+      'keygateMysqlMigrationSql',
+      'drizzleMysqlStores',
+    ],
     { answers: [200, 'revoked_api_key'], read: ['revoked'], custom: true, thrown: refused('db') },
   ],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).

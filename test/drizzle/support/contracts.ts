@@ -2,13 +2,19 @@ import { generateDrizzleJson, generateMigration } from 'drizzle-kit/api';
 import { sql } from 'drizzle-orm';
 import { drizzlePgStores, keygatePgMigrationSql, keygatePgTables } from 'keygate/drizzle';
 import {
+  type AuditLogFixture,
   type ContractTestApi,
+  type CreditLedgerFixture,
+  type DashboardStoreFixture,
   describeAuditLogContract,
   describeCreditLedgerContract,
   describeDashboardStoreContract,
   describeKeyStoreContract,
   describeOutboxContract,
   describeRateLimiterContract,
+  type LimiterFixture,
+  type OutboxFixture,
+  type StoreFixture,
 } from 'keygate/testing';
 
 /** A Drizzle PostgreSQL database, whichever driver made it. */
@@ -45,6 +51,28 @@ export function describeDrizzleContracts(name: string, open: () => Promise<Datab
     const options = { schema: databases.schema, rateLimiterTimeoutMs: 10_000, creditLedgerTimeoutMs: 10_000 };
     return { here: drizzlePgStores(databases.db, options), there: drizzlePgStores(databases.peerDb, options) };
   };
+  describeStoreContracts(`drizzlePgStores over ${name}`, fresh, t);
+}
+
+/** What the `drizzle*Stores` functions of every dialect return, as the contract suites use it. */
+export interface Stores {
+  keys: StoreFixture['store'] & DashboardStoreFixture['keys'] & { close(): void };
+  rateLimiter: LimiterFixture['limiter'];
+  credits: CreditLedgerFixture['ledger'];
+  dashboard: DashboardStoreFixture['store'];
+  audit: AuditLogFixture['log'];
+  outbox: OutboxFixture['outbox'];
+}
+
+/**
+ * Every contract suite of keygate/testing on the stores `fresh` builds: `here` and `there` are two
+ * sets of stores over one fresh database, as two processes hold it.
+ */
+export function describeStoreContracts(
+  name: string,
+  fresh: () => Promise<{ here: Stores; there: Stores }>,
+  t: ContractTestApi,
+): void {
   const closing =
     (...stores: { keys: { close(): void } }[]) =>
     async () => {
@@ -52,7 +80,7 @@ export function describeDrizzleContracts(name: string, open: () => Promise<Datab
     };
 
   describeKeyStoreContract(
-    `drizzlePgStores over ${name}`,
+    name,
     async () => {
       const { here, there } = await fresh();
       return { store: here.keys, peer: there.keys, close: closing(here, there) };
@@ -60,13 +88,9 @@ export function describeDrizzleContracts(name: string, open: () => Promise<Datab
     t,
     { channel: true },
   );
-  describeRateLimiterContract(
-    `drizzlePgStores over ${name}`,
-    async () => ({ limiter: (await fresh()).here.rateLimiter }),
-    t,
-  );
+  describeRateLimiterContract(name, async () => ({ limiter: (await fresh()).here.rateLimiter }), t);
   describeCreditLedgerContract(
-    `drizzlePgStores over ${name}`,
+    name,
     async () => {
       const { here, there } = await fresh();
       return { ledger: here.credits, peer: there.credits };
@@ -74,7 +98,7 @@ export function describeDrizzleContracts(name: string, open: () => Promise<Datab
     t,
   );
   describeDashboardStoreContract(
-    `drizzlePgStores over ${name}`,
+    name,
     async () => {
       const { here, there } = await fresh();
       return { keys: here.keys, store: here.dashboard, peer: there.dashboard, close: closing(here, there) };
@@ -82,7 +106,7 @@ export function describeDrizzleContracts(name: string, open: () => Promise<Datab
     t,
   );
   describeAuditLogContract(
-    `drizzlePgStores over ${name}`,
+    name,
     async () => {
       const { here, there } = await fresh();
       return { log: here.audit, peer: there.audit };
@@ -90,7 +114,7 @@ export function describeDrizzleContracts(name: string, open: () => Promise<Datab
     t,
   );
   describeOutboxContract(
-    `drizzlePgStores over ${name}`,
+    name,
     async () => {
       const { here, there } = await fresh();
       return { outbox: here.outbox, peer: there.outbox };

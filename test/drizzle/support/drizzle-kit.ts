@@ -12,51 +12,24 @@ export type Target = { pglite: string } | { url: string; journalSchema: string }
 
 /**
  * An application's Drizzle project in a temporary folder, as a team would write it: `schema.ts`
- * exports its own table and keygate's tables from `keygate/drizzle`, `drizzle.config.ts` points
- * drizzle-kit at it. `keygate` and `drizzle-orm` are linked into its `node_modules`; `keygate`
- * resolves to this repository's sources (the `source` condition), as the tests import it.
+ * (given) exports its own table and keygate's tables from `keygate/drizzle`, `drizzle.config.ts`
+ * (given) points drizzle-kit at it, and `customSql` fills the custom migration. `keygate` and
+ * `drizzle-orm` are linked into its `node_modules`; `keygate` resolves to this repository's sources
+ * (the `source` condition), as the tests import it.
  */
-export class DrizzleProject {
+export class KitProject {
   readonly dir = mkdtempSync(join(tmpdir(), 'keygate-drizzle-'));
 
-  /**
-   * @param keygateSchema the `schema` option of keygatePgTables, or undefined for the default (`public`)
-   * @param appSchema the application's own pgSchema, or undefined for its table in `public`
-   */
   constructor(
-    private readonly keygateSchema: string | undefined,
-    appSchema: string | undefined,
-    target: Target,
+    schemaTs: string,
+    configTs: string,
+    private readonly customSql: () => string,
   ) {
     mkdirSync(join(this.dir, 'node_modules'));
     symlinkSync(ROOT, join(this.dir, 'node_modules', 'keygate'));
     symlinkSync(join(ROOT, 'node_modules', 'drizzle-orm'), join(this.dir, 'node_modules', 'drizzle-orm'));
-    const app = appSchema
-      ? `export const app = pgSchema('${appSchema}');\nexport const widgets = app.table`
-      : 'export const widgets = pgTable';
-    const options = keygateSchema ? `{ schema: '${keygateSchema}' }` : '';
-    writeFileSync(
-      join(this.dir, 'schema.ts'),
-      `import { pgSchema, pgTable, text } from 'drizzle-orm/pg-core';
-import { keygatePgTables } from 'keygate/drizzle';
-
-${app}('widgets', { id: text('id').primaryKey(), ownerKeyId: text('owner_key_id').notNull() });
-
-export const {
-  keygateSchema, keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateUsedTokens,
-  keygateAudit, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
-  keygateRateLimits, keygateCreditBalances, keygateCreditHolds, keygateCreditEntries,
-} = keygatePgTables(${options});
-`,
-    );
-    const db =
-      'pglite' in target
-        ? `driver: 'pglite', dbCredentials: { url: ${JSON.stringify(target.pglite)} }`
-        : `dbCredentials: { url: ${JSON.stringify(target.url)} }, migrations: { schema: '${target.journalSchema}' }`;
-    writeFileSync(
-      join(this.dir, 'drizzle.config.ts'),
-      `export default { dialect: 'postgresql', schema: './schema.ts', out: './drizzle', ${db} };\n`,
-    );
+    writeFileSync(join(this.dir, 'schema.ts'), schemaTs);
+    writeFileSync(join(this.dir, 'drizzle.config.ts'), configTs);
   }
 
   /** Runs `drizzle-kit <args>` in the project; rejects with its output when it exits non-zero. */
@@ -76,15 +49,14 @@ export const {
 
   /**
    * The steps of keygate's docs page: `drizzle-kit generate`, then `drizzle-kit generate --custom`
-   * filled with keygatePgMigrationSql, then `drizzle-kit migrate`. Returns the migration files.
+   * filled with keygate's migration SQL, then `drizzle-kit migrate`. Returns the migration files.
    */
   async generateAndMigrate(): Promise<string[]> {
     await this.kit('generate');
     await this.kit('generate', '--custom', '--name=keygate');
     const custom = this.migrations().find((file) => file.endsWith('_keygate.sql'));
     if (!custom) throw new Error(`drizzle-kit made no custom migration: ${this.migrations().join(', ')}`);
-    const sql = keygatePgMigrationSql(this.keygateSchema ? { schema: this.keygateSchema } : {});
-    writeFileSync(join(this.dir, 'drizzle', custom), sql);
+    writeFileSync(join(this.dir, 'drizzle', custom), this.customSql());
     await this.kit('migrate');
     return this.migrations();
   }
@@ -97,5 +69,41 @@ export const {
 
   remove(): void {
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The PostgreSQL project: keygatePgTables beside a `widgets` table, migrated on PGlite or PostgreSQL,
+ * the custom migration filled with keygatePgMigrationSql.
+ */
+export class DrizzleProject extends KitProject {
+  /**
+   * @param keygateSchema the `schema` option of keygatePgTables, or undefined for the default (`public`)
+   * @param appSchema the application's own pgSchema, or undefined for its table in `public`
+   */
+  constructor(keygateSchema: string | undefined, appSchema: string | undefined, target: Target) {
+    const app = appSchema
+      ? `export const app = pgSchema('${appSchema}');\nexport const widgets = app.table`
+      : 'export const widgets = pgTable';
+    const options = keygateSchema ? `{ schema: '${keygateSchema}' }` : '';
+    const db =
+      'pglite' in target
+        ? `driver: 'pglite', dbCredentials: { url: ${JSON.stringify(target.pglite)} }`
+        : `dbCredentials: { url: ${JSON.stringify(target.url)} }, migrations: { schema: '${target.journalSchema}' }`;
+    super(
+      `import { pgSchema, pgTable, text } from 'drizzle-orm/pg-core';
+import { keygatePgTables } from 'keygate/drizzle';
+
+${app}('widgets', { id: text('id').primaryKey(), ownerKeyId: text('owner_key_id').notNull() });
+
+export const {
+  keygateSchema, keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateUsedTokens,
+  keygateAudit, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
+  keygateRateLimits, keygateCreditBalances, keygateCreditHolds, keygateCreditEntries,
+} = keygatePgTables(${options});
+`,
+      `export default { dialect: 'postgresql', schema: './schema.ts', out: './drizzle', ${db} };\n`,
+      () => keygatePgMigrationSql(keygateSchema ? { schema: keygateSchema } : {}),
+    );
   }
 }

@@ -1,11 +1,6 @@
 import { InvalidInputError } from 'keygate';
 import type { RedisClientLike, RedisSubscriberLike } from './store.js';
 
-/** A connection to one node, as `nodeClient` answers it. */
-interface NodeClientLike {
-  sendCommand(args: string[]): Promise<unknown>;
-}
-
 /**
  * The part of a node-redis cluster (`createCluster()` from `redis`, v4.6 to v6) that
  * {@link fromNodeRedisCluster} uses, typed structurally so that `redis` stays an optional peer.
@@ -17,8 +12,10 @@ export interface NodeRedisClusterLike {
   sendCommand(firstKey: string | undefined, isReadonly: boolean | undefined, args: string[]): Promise<unknown>;
   /** The cluster's masters, as the client last saw them. */
   readonly masters: readonly unknown[];
-  /** The connection to one of `masters`. */
-  nodeClient(node: unknown): NodeClientLike | Promise<NodeClientLike>;
+  /** The connection to one of `masters` (what keygate uses of it: `sendCommand`). */
+  nodeClient(
+    node: unknown,
+  ): { sendCommand(args: string[]): Promise<unknown> } | Promise<{ sendCommand(args: string[]): Promise<unknown> }>;
   /** A second cluster client with the same options, not yet connected: the change channel's. */
   duplicate(): NodeRedisClusterSubscriberLike;
 }

@@ -1,6 +1,15 @@
 import { InvalidInputError } from '#errors';
+import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import type { RateLimit } from '../types.js';
 import { ExpiryHeap } from './expiry-heap.js';
+import {
+  grantOf,
+  type LeasableRateLimiter,
+  type RateLimitLease,
+  type TakeRequest,
+  validGiveBackArgs,
+  validTakeArgs,
+} from './lease-types.js';
 import { consumeWindowMs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
 
@@ -53,7 +62,9 @@ interface Window {
  * const limiter = new MemoryRateLimiter({ max: 100_000 });
  * const { allowed, remaining, resetMs } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class MemoryRateLimiter implements RateLimiter {
+export class MemoryRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
+  /** Its `leases`: `take` and `giveBack` (what `LeasedRateLimiter` builds on). */
+  declare readonly [CAPABILITIES]: Capabilities;
   /** Most keys remembered at once. */
   readonly max: number;
   private readonly clock: () => number;
@@ -73,6 +84,7 @@ export class MemoryRateLimiter implements RateLimiter {
     }
     this.max = max;
     this.clock = options.clock ?? Date.now;
+    this[CAPABILITIES] = { leases: this };
   }
 
   /** Keys currently remembered (open and ended windows); never more than `max`. */
@@ -113,6 +125,45 @@ export class MemoryRateLimiter implements RateLimiter {
       remaining: Math.max(0, units - window.used),
       resetMs: Math.max(0, window.end - now),
     };
+  }
+
+  /**
+   * Grants a slice of `keyId`'s open window (the `leases` capability; see `TakeRequest`).
+   *
+   * @example
+   * await limiter.take('key_1', { limit: 100, windowMs: 1000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
+   */
+  take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
+    try {
+      const args = validTakeArgs(keyId, limit, ask);
+      const now = this.clock();
+      const window = this.windowOf(args.keyId, args.windowMs, now);
+      const granted = grantOf(Math.max(0, args.limit - window.used), ask);
+      window.used += granted;
+      const remaining = Math.max(0, args.limit - window.used);
+      return Promise.resolve({ granted, limit: args.limit, remaining, resetMs: window.end - now, window: window.end });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Uncounts `units` of the window `window` of `keyId` (the `leases` capability); nothing once it ended.
+   *
+   * @example
+   * await limiter.giveBack('key_1', { limit: 100, windowMs: 1000 }, lease.window, 5);
+   */
+  giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
+    try {
+      validGiveBackArgs(keyId, limit, window, units);
+      const open = this.windows.get(keyId);
+      if (open !== undefined && open.end === window && open.end > this.clock()) {
+        open.used = Math.max(0, open.used - units);
+      }
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Forgets every window. */

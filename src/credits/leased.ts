@@ -198,7 +198,8 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    */
   async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
     const args = validHoldArgs(accountId, amount, options);
-    if (options?.ttlMs !== undefined && args.ttlMs > this.sliceTtlMs / 4) return this.inner.hold(accountId, amount, options);
+    if (options?.ttlMs !== undefined && args.ttlMs > this.sliceTtlMs / 4)
+      return this.inner.hold(accountId, amount, options);
     this.start();
     const at = `${args.accountId}\n${args.keyId ?? ''}`;
     for (;;) {
@@ -217,7 +218,13 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
         const ttlMs = options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs;
         return this.holdFrom(slice, args.amount, now, ttlMs);
       }
-      return this.take(at, args.accountId, args.keyId, args.amount, options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs);
+      return this.take(
+        at,
+        args.accountId,
+        args.keyId,
+        args.amount,
+        options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs,
+      );
     }
   }
 

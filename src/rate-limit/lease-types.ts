@@ -96,7 +96,8 @@ function whole(field: string, value: unknown, min: number): number {
  * const { keyId, limit, windowMs, cost: need, want, divisor } = validTakeArgs(id, policy, ask);
  */
 export function validTakeArgs(keyId: unknown, limit: unknown, ask: unknown): TakeArgs {
-  if (ask === null || typeof ask !== 'object') throw new InvalidInputError('ask', 'ask must be { need, want, divisor }');
+  if (ask === null || typeof ask !== 'object')
+    throw new InvalidInputError('ask', 'ask must be { need, want, divisor }');
   const { need, want, divisor } = ask as Partial<TakeRequest>;
   whole('need', need, 0);
   const args = validConsumeArgs(keyId, limit, need);

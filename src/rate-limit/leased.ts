@@ -175,7 +175,12 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     return slice;
   }
 
-  private async take(keyId: string, limit: RateLimit, cost: number, old: Slice | undefined): Promise<RateLimitDecision> {
+  private async take(
+    keyId: string,
+    limit: RateLimit,
+    cost: number,
+    old: Slice | undefined,
+  ): Promise<RateLimitDecision> {
     // This request owns the slice's leftover while its take is in flight, so nobody else spends it.
     const mine = old?.units ?? 0;
     const slice: Slice = old ?? {

@@ -141,7 +141,13 @@ describe('LeasedCreditLedger', () => {
     const inner = new MemoryCreditLedger({ clock: time.clock });
     await inner.topUp('acct_dead', 100);
     // An instance that is never closed (a process killed): its slice lapses in the shared ledger.
-    const dead = new LeasedCreditLedger({ ledger: inner, maxSlice: 40, divisor: 1, sliceTtlMs: 10_000, clock: time.clock });
+    const dead = new LeasedCreditLedger({
+      ledger: inner,
+      maxSlice: 40,
+      divisor: 1,
+      sliceTtlMs: 10_000,
+      clock: time.clock,
+    });
     const held = await dead.hold('acct_dead', 1, { keyId: 'key_1' });
     if (!held.ok) throw new Error('refused');
     await dead.settle(held.holdId);

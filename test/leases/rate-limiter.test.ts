@@ -90,7 +90,8 @@ describe('LeasedRateLimiter', () => {
     const { limiter, grants } = counted(new MemoryRateLimiter());
     const leased = new LeasedRateLimiter({ limiter, maxSlice: 100, divisor: 4 });
     let allowed = 0;
-    for (let i = 0; i < 1200; i++) if ((await leased.consume('low', { limit: 1000, windowMs: 60_000 }, 1)).allowed) allowed++;
+    for (let i = 0; i < 1200; i++)
+      if ((await leased.consume('low', { limit: 1000, windowMs: 60_000 }, 1)).allowed) allowed++;
     expect(allowed).toBe(1000);
     const given = grants.filter((g) => g > 0);
     expect(given.slice(0, 4)).toEqual([100, 100, 100, 100]);
@@ -142,6 +143,8 @@ describe('LeasedRateLimiter', () => {
     expect(leased.held('change')).toBe(49);
     const d = await leased.consume('change', { limit: 10, windowMs: 60_000 }, 1);
     expect(d).toMatchObject({ allowed: true, limit: 10 });
-    expect((await shared.consume('change', { limit: 10, windowMs: 60_000 }, 0)).remaining).toBe(10 - 1 - leased.held('change') - 1);
+    expect((await shared.consume('change', { limit: 10, windowMs: 60_000 }, 0)).remaining).toBe(
+      10 - 1 - leased.held('change') - 1,
+    );
   });
 });

@@ -168,7 +168,11 @@ export class MysqlRateLimiter implements RateLimiter, LeasableRateLimiter, Capab
         const row = rows[0];
         if (!row) throw new Error('the rate-limit row was not there after its upsert');
         const used = Number(row.used);
-        const granted = grantOf(Math.max(0, args.limit - used), { need: args.cost, want: args.want, divisor: args.divisor });
+        const granted = grantOf(Math.max(0, args.limit - used), {
+          need: args.cost,
+          want: args.want,
+          divisor: args.divisor,
+        });
         if (granted > 0) {
           await q(`UPDATE ${this.table} SET used = used + ?, allowed = TRUE WHERE key_id = ?`, [granted, args.keyId]);
         }

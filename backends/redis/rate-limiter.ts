@@ -149,7 +149,13 @@ export class RedisRateLimiter implements RateLimiter, LeasableRateLimiter, Capab
         throw new Error(`unexpected reply from the rate-limit take script: ${JSON.stringify(reply)}`);
       }
       const remaining = Math.max(0, args.limit - (used as number));
-      return { granted: granted as number, limit: args.limit, remaining, resetMs: resetMs as number, window: window as number };
+      return {
+        granted: granted as number,
+        limit: args.limit,
+        remaining,
+        resetMs: resetMs as number,
+        window: window as number,
+      };
     });
   }
 

@@ -4,7 +4,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 function manual(start = 1_000_000) {
   let now = start;
-  return { clock: () => now, advance: (ms: number) => void (now += ms) };
+  return {
+    clock: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 /** A ledger that counts the calls reaching it (each a round trip for a shared ledger). */

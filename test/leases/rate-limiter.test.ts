@@ -12,7 +12,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 function manual(start = 1_000_000) {
   let now = start;
-  return { clock: () => now, advance: (ms: number) => void (now += ms) };
+  return {
+    clock: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 /** A memory limiter whose leases capability records every take's grant (round trips, to a shared limiter). */

@@ -1,15 +1,6 @@
 import { InvalidInputError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import type { RateLimit } from '../types.js';
 import { ExpiryHeap } from './expiry-heap.js';
-import {
-  grantOf,
-  type LeasableRateLimiter,
-  type RateLimitLease,
-  type TakeRequest,
-  validGiveBackArgs,
-  validTakeArgs,
-} from './lease-types.js';
 import { consumeWindowMs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
 
@@ -35,7 +26,8 @@ export interface MemoryRateLimiterOptions {
   clock?: () => number;
 }
 
-interface Window {
+/** A key's open window (internal; for `LeasableMemoryRateLimiter`). */
+export interface Window {
   /** Epoch milliseconds at which the window ends (exclusive). */
   end: number;
   used: number;
@@ -62,14 +54,12 @@ interface Window {
  * const limiter = new MemoryRateLimiter({ max: 100_000 });
  * const { allowed, remaining, resetMs } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class MemoryRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
-  /** Its `leases`: `take` and `giveBack` (what `LeasedRateLimiter` builds on). */
-  declare readonly [CAPABILITIES]: Capabilities;
+export class MemoryRateLimiter implements RateLimiter {
   /** Most keys remembered at once. */
   readonly max: number;
-  private readonly clock: () => number;
+  protected readonly clock: () => number;
   // Insertion order is recency: a key is deleted and set again on every use, so the first is the least recent.
-  private readonly windows = new Map<string, Window>();
+  protected readonly windows = new Map<string, Window>();
   private readonly ends = new ExpiryHeap();
   // The most recently used key: already last in `windows`, so its next use need not move it.
   private newest: string | undefined;
@@ -84,7 +74,6 @@ export class MemoryRateLimiter implements RateLimiter, LeasableRateLimiter, Capa
     }
     this.max = max;
     this.clock = options.clock ?? Date.now;
-    this[CAPABILITIES] = { leases: this };
   }
 
   /** Keys currently remembered (open and ended windows); never more than `max`. */
@@ -127,45 +116,6 @@ export class MemoryRateLimiter implements RateLimiter, LeasableRateLimiter, Capa
     };
   }
 
-  /**
-   * Grants a slice of `keyId`'s open window (the `leases` capability; see `TakeRequest`).
-   *
-   * @example
-   * await limiter.take('key_1', { limit: 100, windowMs: 1000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
-   */
-  take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
-    try {
-      const args = validTakeArgs(keyId, limit, ask);
-      const now = this.clock();
-      const window = this.windowOf(args.keyId, args.windowMs, now);
-      const granted = grantOf(Math.max(0, args.limit - window.used), ask);
-      window.used += granted;
-      const remaining = Math.max(0, args.limit - window.used);
-      return Promise.resolve({ granted, limit: args.limit, remaining, resetMs: window.end - now, window: window.end });
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-
-  /**
-   * Uncounts `units` of the window `window` of `keyId` (the `leases` capability); nothing once it ended.
-   *
-   * @example
-   * await limiter.giveBack('key_1', { limit: 100, windowMs: 1000 }, lease.window, 5);
-   */
-  giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
-    try {
-      validGiveBackArgs(keyId, limit, window, units);
-      const open = this.windows.get(keyId);
-      if (open !== undefined && open.end === window && open.end > this.clock()) {
-        open.used = Math.max(0, open.used - units);
-      }
-      return Promise.resolve();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-
   /** Forgets every window. */
   clear(): void {
     this.windows.clear();
@@ -174,7 +124,7 @@ export class MemoryRateLimiter implements RateLimiter, LeasableRateLimiter, Capa
   }
 
   /** The key's open window, opening one (and making room for it) when there is none; marks the key most recent. */
-  private windowOf(key: string, windowMs: number, now: number): Window {
+  protected windowOf(key: string, windowMs: number, now: number): Window {
     let window = this.windows.get(key);
     const moved = window === undefined || key !== this.newest;
     if (window !== undefined) {

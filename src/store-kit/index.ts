@@ -100,6 +100,7 @@ export type { LeasableRateLimiter, RateLimitLease, TakeArgs, TakeRequest } from 
 export { grantOf, validGiveBackArgs, validTakeArgs } from '../rate-limit/lease-types.js';
 export type { LeasedRateLimiterOptions } from '../rate-limit/leased.js';
 export { LeasedRateLimiter } from '../rate-limit/leased.js';
+export { LeasableMemoryRateLimiter } from '../rate-limit/memory-leases.js';
 export type { ConsumeArgs } from '../rate-limit/policy.js';
 export { validConsumeArgs } from '../rate-limit/policy.js';
 export { applyPatch, freezeRecord } from '../store/apply-patch.js';

@@ -3,6 +3,7 @@ import {
   CAPABILITIES,
   type Capabilities,
   grantOf,
+  LeasableMemoryRateLimiter,
   type LeasableRateLimiter,
   LeasedRateLimiter,
   type TakeRequest,
@@ -21,7 +22,7 @@ function manual(start = 1_000_000) {
 }
 
 /** A memory limiter whose leases capability records every take's grant (round trips, to a shared limiter). */
-function counted(inner: MemoryRateLimiter) {
+function counted(inner: LeasableMemoryRateLimiter) {
   const grants: number[] = [];
   let givenBack = 0;
   const leases: LeasableRateLimiter = {
@@ -43,10 +44,19 @@ function counted(inner: MemoryRateLimiter) {
 }
 
 describeRateLimiterContract(
-  'LeasedRateLimiter over MemoryRateLimiter',
+  'LeasableMemoryRateLimiter',
   async () => {
     const time = manual();
-    const inner = new MemoryRateLimiter({ clock: time.clock });
+    return { limiter: new LeasableMemoryRateLimiter({ clock: time.clock }), advance: time.advance };
+  },
+  { describe, it, expect, beforeEach, afterEach },
+);
+
+describeRateLimiterContract(
+  'LeasedRateLimiter over LeasableMemoryRateLimiter',
+  async () => {
+    const time = manual();
+    const inner = new LeasableMemoryRateLimiter({ clock: time.clock });
     return { limiter: new LeasedRateLimiter({ limiter: inner, clock: time.clock }), advance: time.advance };
   },
   { describe, it, expect, beforeEach, afterEach },
@@ -70,13 +80,13 @@ describe('LeasedRateLimiter', () => {
   const policy = { limit: 100_000, windowMs: 60_000 };
 
   it('refuses a limiter without the leases capability, naming limiter', () => {
-    const limiter = { consume: new MemoryRateLimiter().consume };
+    const limiter = new MemoryRateLimiter();
     expect(() => new LeasedRateLimiter({ limiter })).toThrow(InvalidInputError);
     expect(() => new LeasedRateLimiter({ limiter })).toThrow(expect.objectContaining({ field: 'limiter' }));
   });
 
   it('costs one take per maxSlice requests for a key far from its limit (0.01 round trips a request)', async () => {
-    const { limiter, grants } = counted(new MemoryRateLimiter());
+    const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
     const leased = new LeasedRateLimiter({ limiter, maxSlice: 100 });
     for (let i = 0; i < 1000; i++) expect((await leased.consume('far', policy, 1)).allowed).toBe(true);
     expect(grants).toHaveLength(10);
@@ -84,7 +94,7 @@ describe('LeasedRateLimiter', () => {
   });
 
   it('takes one slice for many concurrent requests of one key (one take in flight per key)', async () => {
-    const { limiter, grants } = counted(new MemoryRateLimiter());
+    const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
     const leased = new LeasedRateLimiter({ limiter, maxSlice: 100 });
     const decisions = await Promise.all(Array.from({ length: 100 }, () => leased.consume('burst', policy, 1)));
     expect(decisions.every((d) => d.allowed)).toBe(true);
@@ -92,7 +102,7 @@ describe('LeasedRateLimiter', () => {
   });
 
   it('takes smaller slices as the window runs low, down to what one request needs', async () => {
-    const { limiter, grants } = counted(new MemoryRateLimiter());
+    const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
     const leased = new LeasedRateLimiter({ limiter, maxSlice: 100, divisor: 4 });
     let allowed = 0;
     for (let i = 0; i < 1200; i++)
@@ -105,7 +115,7 @@ describe('LeasedRateLimiter', () => {
   });
 
   it('refuses early by at most (instances - 1) * (maxSlice - 1) units, and exactly that when the others hold full slices', async () => {
-    const shared = new MemoryRateLimiter();
+    const shared = new LeasableMemoryRateLimiter();
     const maxSlice = 10;
     const [a, b, c] = [0, 1, 2].map(() => new LeasedRateLimiter({ limiter: shared, maxSlice, divisor: 1 }));
     const limit = { limit: 200, windowMs: 60_000 };
@@ -122,7 +132,7 @@ describe('LeasedRateLimiter', () => {
   });
 
   it('gives unspent units back on close(), so the shared window counts only what was allowed', async () => {
-    const shared = new MemoryRateLimiter();
+    const shared = new LeasableMemoryRateLimiter();
     const leased = new LeasedRateLimiter({ limiter: shared, maxSlice: 50, divisor: 1 });
     for (let i = 0; i < 7; i++) await leased.consume('close', { limit: 1000, windowMs: 60_000 }, 1);
     expect((await shared.consume('close', { limit: 1000, windowMs: 60_000 }, 0)).remaining).toBe(950);
@@ -132,7 +142,7 @@ describe('LeasedRateLimiter', () => {
 
   it('drops a slice when its window ends: the next request takes from the fresh window', async () => {
     const time = manual();
-    const shared = new MemoryRateLimiter({ clock: time.clock });
+    const shared = new LeasableMemoryRateLimiter({ clock: time.clock });
     const leased = new LeasedRateLimiter({ limiter: shared, maxSlice: 50, divisor: 1, clock: time.clock });
     const limit = { limit: 60, windowMs: 1000 };
     for (let i = 0; i < 60; i++) expect((await leased.consume('win', limit, 1)).allowed).toBe(true);
@@ -142,7 +152,7 @@ describe('LeasedRateLimiter', () => {
   });
 
   it('gives the slice back when the key limit changes, and counts the new limit at once', async () => {
-    const shared = new MemoryRateLimiter();
+    const shared = new LeasableMemoryRateLimiter();
     const leased = new LeasedRateLimiter({ limiter: shared, maxSlice: 50, divisor: 1 });
     await leased.consume('change', { limit: 100, windowMs: 60_000 }, 1);
     expect(leased.held('change')).toBe(49);

@@ -147,6 +147,7 @@ const STORE_KIT_VALUES = [
   'ChangeRelay',
   'DEFAULT_HOLD_TTL_MS',
   'DEFAULT_LEDGER_TIMEOUT_MS',
+  'LeasableMemoryRateLimiter',
   'LeasedCreditLedger',
   'LeasedRateLimiter',
   'METRICS',

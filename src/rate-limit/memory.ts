@@ -26,7 +26,10 @@ export interface MemoryRateLimiterOptions {
   clock?: () => number;
 }
 
-/** A key's open window (internal; for `LeasableMemoryRateLimiter`). */
+/**
+ * A key's open window, for `LeasableMemoryRateLimiter`.
+ * @internal
+ */
 export interface Window {
   /** Epoch milliseconds at which the window ends (exclusive). */
   end: number;
@@ -57,8 +60,10 @@ export interface Window {
 export class MemoryRateLimiter implements RateLimiter {
   /** Most keys remembered at once. */
   readonly max: number;
+  /** @internal */
   protected readonly clock: () => number;
   // Insertion order is recency: a key is deleted and set again on every use, so the first is the least recent.
+  /** @internal */
   protected readonly windows = new Map<string, Window>();
   private readonly ends = new ExpiryHeap();
   // The most recently used key: already last in `windows`, so its next use need not move it.
@@ -123,7 +128,10 @@ export class MemoryRateLimiter implements RateLimiter {
     this.ends.reset([]);
   }
 
-  /** The key's open window, opening one (and making room for it) when there is none; marks the key most recent. */
+  /**
+   * The key's open window, opening one (and making room for it) when there is none; marks the key most recent.
+   * @internal
+   */
   protected windowOf(key: string, windowMs: number, now: number): Window {
     let window = this.windows.get(key);
     const moved = window === undefined || key !== this.newest;

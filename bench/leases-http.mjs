@@ -23,5 +23,7 @@ const out = await runHttp({
 const base = median(out['fastify-keygate'].rps);
 for (const v of variants) {
   const redis = out[v].redis.length ? `, ${median(out[v].redis).toFixed(3)} Redis commands per request` : '';
-  console.log(`${v}: ${Math.round(median(out[v].rps))} req/s (${(median(out[v].rps) / base).toFixed(3)} of no limits)${redis}`);
+  console.log(
+    `${v}: ${Math.round(median(out[v].rps))} req/s (${(median(out[v].rps) / base).toFixed(3)} of no limits)${redis}`,
+  );
 }

@@ -34,6 +34,7 @@ export const COMPARISONS = [
 export const REDIS_COUNTERS = {
   'fastify-keygate-limits': '/bench/redis-commands',
   'fastify-keygate-limits-notimeout': '/bench/redis-commands',
+  'fastify-keygate-limits-leased': '/bench/redis-commands',
 };
 
 let pinned = false;

@@ -47,9 +47,16 @@ async function redisLimits(clientOptions = {}) {
   return { counter, rateLimit: { limiter, default: { limit: 1e12, windowMs: 3_600_000 } } };
 }
 
-async function fastifyWithLimits(clientOptions) {
+async function fastifyWithLimits(clientOptions, leased = false) {
   const app = fastify();
   const { counter, rateLimit } = await redisLimits(clientOptions);
+  if (leased) {
+    // Slices of the key's window (LeasedRateLimiter): one take per 100 requests instead of one EVALSHA each.
+    const { LeasedRateLimiter } = await import('keygate/store-kit');
+    const limiter = new LeasedRateLimiter({ limiter: rateLimit.limiter });
+    cleanups.unshift(() => limiter.close());
+    rateLimit.limiter = limiter;
+  }
   await app.register(fastifyAuth, { ...(await auth()), rateLimit });
   app.get('/bench/redis-commands', { config: { apiKey: false } }, async () => ({ commands: counter.commands }));
   return app;
@@ -102,6 +109,8 @@ const variants = {
   // node-redis 6 arms an AbortSignal.timeout per command for its own 5 s command timeout; the limiter
   // keeps its own deadline, so a client made for it can turn that timer off.
   'fastify-keygate-limits-notimeout': () => fastifyWithLimits({ commandOptions: { timeout: 0 } }),
+  // The same limits through leased budgets (LeasedRateLimiter over the Redis limiter).
+  'fastify-keygate-limits-leased': () => fastifyWithLimits({ commandOptions: { timeout: 0 } }, true),
   'hono-bare': async () => new Hono(),
   'hono-noop': async () => {
     const app = new Hono();

@@ -1,6 +1,7 @@
 import type { AuditLog } from './audit/types.js';
 import type { CreditBalance, HoldOptions, HoldResult, SettleResult } from './credits/types.js';
 import type { Outbox } from './outbox/types.js';
+import type { LeasableRateLimiter } from './rate-limit/lease-types.js';
 import type { KeyChangeEvent } from './types.js';
 import type { UsageStore } from './usage/types.js';
 
@@ -94,6 +95,11 @@ export interface Capabilities {
   readonly outbox?: Outbox;
   /** This credit ledger answers at once. */
   readonly synchronous?: SynchronousLedger;
+  /**
+   * This rate limiter grants slices of a key's window and takes unspent units back: what
+   * `LeasedRateLimiter` builds on.
+   */
+  readonly leases?: LeasableRateLimiter;
 }
 
 /**

@@ -3,7 +3,13 @@ import {
   CAPABILITIES,
   type Capabilities,
   type Capable,
+  grantOf,
+  type LeasableRateLimiter,
+  type RateLimitLease,
+  type TakeRequest,
   validConsumeArgs,
+  validGiveBackArgs,
+  validTakeArgs,
   validTimeoutMs,
   withLimiterDeadline,
 } from 'keygate/store-kit';
@@ -32,6 +38,12 @@ export interface MysqlRateLimiterOptions {
   timeoutMs?: number;
 }
 
+interface LeaseRow {
+  used: string | number;
+  reset_us: string | number;
+  end_us: string | number;
+}
+
 interface WindowRow {
   used: string | number;
   allowed: number | string;
@@ -51,8 +63,8 @@ interface WindowRow {
  * await limiter.migrate();
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class MysqlRateLimiter implements RateLimiter, Capable {
-  /** Its `deadline`: each `consume` settles within `timeoutMs`. */
+export class MysqlRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
+  /** Its `deadline` (each call settles within `timeoutMs`) and `leases` (`take`, `giveBack`). */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly tablePrefix: string;
   /** Milliseconds a `consume` may take before it rejects. */
@@ -65,7 +77,7 @@ export class MysqlRateLimiter implements RateLimiter, Capable {
     this.sql = sqlClient(options?.client);
     this.tablePrefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
     this.timeoutMs = validTimeoutMs(options.timeoutMs, 250);
-    this[CAPABILITIES] = { deadline: this };
+    this[CAPABILITIES] = { deadline: this, leases: this };
     this.table = `${this.tablePrefix}rate_limits`;
     this.upsert = upsertStatement(this.table);
   }
@@ -125,6 +137,73 @@ export class MysqlRateLimiter implements RateLimiter, Capable {
         resetMs: Math.max(0, Math.ceil(Number(row.reset_us) / 1000)),
       };
     });
+  }
+
+  /**
+   * Grants a slice of `keyId`'s open window in one transaction (the `leases` capability; see
+   * `TakeRequest`): opens the window if it ended (locking the row), reads it, counts the grant.
+   *
+   * @example
+   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
+   */
+  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
+    const args = validTakeArgs(keyId, limit, ask);
+    const windowUs = Math.round(args.windowMs * 1000);
+    const ended = 'window_end <= UTC_TIMESTAMP(3)';
+    return withLimiterDeadline('MysqlRateLimiter', this.timeoutMs, () =>
+      this.sql.transaction(async (q) => {
+        await q(
+          `INSERT INTO ${this.table} (key_id, window_end, used, allowed)
+            VALUES (?, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, 0, TRUE)
+            ON DUPLICATE KEY UPDATE used = IF(${ended}, 0, used),
+              window_end = IF(${ended}, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, window_end)`,
+          [args.keyId, windowUs, windowUs],
+        );
+        const { rows } = await q<LeaseRow>(
+          `SELECT used, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), window_end) AS reset_us,
+              TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', window_end) AS end_us
+            FROM ${this.table} WHERE key_id = ?`,
+          [args.keyId],
+        );
+        const row = rows[0];
+        if (!row) throw new Error('the rate-limit row was not there after its upsert');
+        const used = Number(row.used);
+        const granted = grantOf(Math.max(0, args.limit - used), {
+          need: args.cost,
+          want: args.want,
+          divisor: args.divisor,
+        });
+        if (granted > 0) {
+          await q(`UPDATE ${this.table} SET used = used + ?, allowed = TRUE WHERE key_id = ?`, [granted, args.keyId]);
+        }
+        return {
+          granted,
+          limit: args.limit,
+          remaining: Math.max(0, args.limit - used - granted),
+          resetMs: Math.max(0, Math.ceil(Number(row.reset_us) / 1000)),
+          window: Number(row.end_us) / 1000,
+        };
+      }),
+    );
+  }
+
+  /**
+   * Uncounts `units` of `keyId`'s window `window` (the `leases` capability); nothing once it ended.
+   *
+   * @example
+   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
+   */
+  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
+    const args = validGiveBackArgs(keyId, limit, window, units);
+    if (args.cost === 0) return;
+    await withLimiterDeadline('MysqlRateLimiter', this.timeoutMs, () =>
+      this.sql.query(
+        `UPDATE ${this.table} SET used = IF(used > ?, used - ?, 0)
+          WHERE key_id = ? AND window_end > UTC_TIMESTAMP(3)
+            AND ABS(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', window_end) / 1000 - ?) * 2 < ?`,
+        [args.cost, args.cost, args.keyId, window, args.windowMs],
+      ),
+    );
   }
 
   /**

@@ -3,7 +3,12 @@ import {
   CAPABILITIES,
   type Capabilities,
   type Capable,
+  type LeasableRateLimiter,
+  type RateLimitLease,
+  type TakeRequest,
   validConsumeArgs,
+  validGiveBackArgs,
+  validTakeArgs,
   validTimeoutMs,
   withLimiterDeadline,
 } from 'keygate/store-kit';
@@ -58,8 +63,8 @@ interface WindowRow {
  * await limiter.migrate();
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class PostgresRateLimiter implements RateLimiter, Capable {
-  /** Its `deadline`: each `consume` settles within `timeoutMs`. */
+export class PostgresRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
+  /** Its `deadline` (each call settles within `timeoutMs`) and `leases` (`take`, `giveBack`). */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly schema: string;
   /** Milliseconds a `consume` may take before it rejects. */
@@ -67,6 +72,7 @@ export class PostgresRateLimiter implements RateLimiter, Capable {
   private readonly sql: SqlClient;
   private readonly table: string;
   private readonly statement: string;
+  private readonly takeStatement: string;
 
   constructor(options: PostgresRateLimiterOptions) {
     this.sql = sqlClient(options?.client);
@@ -74,10 +80,11 @@ export class PostgresRateLimiter implements RateLimiter, Capable {
     const timeoutMs = validTimeoutMs(options.timeoutMs, 250);
     this.schema = schema;
     this.timeoutMs = timeoutMs;
-    this[CAPABILITIES] = { deadline: this };
+    this[CAPABILITIES] = { deadline: this, leases: this };
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.
     this.table = `"${schema}".keygate_rate_limits`;
     this.statement = consumeStatement(this.table);
+    this.takeStatement = takeStatement(this.table);
   }
 
   /**
@@ -98,6 +105,8 @@ export class PostgresRateLimiter implements RateLimiter, Capable {
         used bigint NOT NULL CHECK (used >= 0),
         allowed boolean NOT NULL
       )`);
+      // The latest take's grant (the leases capability), written by the same statement as `used`.
+      await q(`ALTER TABLE ${this.table} ADD COLUMN IF NOT EXISTS granted bigint NOT NULL DEFAULT 0`);
     });
   }
 
@@ -130,6 +139,55 @@ export class PostgresRateLimiter implements RateLimiter, Capable {
   }
 
   /**
+   * Grants a slice of `keyId`'s open window in one statement (the `leases` capability; see
+   * `TakeRequest`). Needs the `granted` column that `migrate()` adds.
+   *
+   * @example
+   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
+   */
+  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
+    const args = validTakeArgs(keyId, limit, ask);
+    return withLimiterDeadline('PostgresRateLimiter', this.timeoutMs, async () => {
+      const { rows } = await this.sql.query<TakeRow>(this.takeStatement, [
+        args.keyId,
+        args.windowMs,
+        args.limit,
+        args.cost,
+        args.want,
+        args.divisor,
+      ]);
+      const row = rows[0];
+      if (!row) throw new Error('the rate-limit take statement returned no row');
+      return {
+        granted: Number(row.granted),
+        limit: args.limit,
+        remaining: Math.max(0, args.limit - Number(row.used)),
+        resetMs: Math.max(0, Number(row.reset_ms)),
+        window: Number(row.window_ms),
+      };
+    });
+  }
+
+  /**
+   * Uncounts `units` of `keyId`'s window `window` (the `leases` capability); nothing once it ended.
+   *
+   * @example
+   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
+   */
+  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
+    const args = validGiveBackArgs(keyId, limit, window, units);
+    if (args.cost === 0) return;
+    await withLimiterDeadline('PostgresRateLimiter', this.timeoutMs, () =>
+      this.sql.query(
+        `UPDATE ${this.table} SET used = GREATEST(0, used - $2::bigint)
+          WHERE key_id = $1 AND window_end > now()
+            AND abs(extract(epoch FROM window_end) * 1000 - $3::float8) * 2 < $4::float8`,
+        [args.keyId, args.cost, window, args.windowMs],
+      ),
+    );
+  }
+
+  /**
    * Deletes the rows of windows that have ended. Optional housekeeping: a key's row is reused by its
    * next window anyway, so the table never holds more than one row per key. Returns how many went.
    *
@@ -142,6 +200,33 @@ export class PostgresRateLimiter implements RateLimiter, Capable {
     );
     return Number(rows[0]?.n ?? 0);
   }
+}
+
+interface TakeRow {
+  used: string | number;
+  granted: string | number;
+  reset_ms: string | number;
+  window_ms: string | number;
+}
+
+/**
+ * The take of the leases capability: `TakeRequest`'s grant rule in one upsert. $1 key id, $2 window
+ * (whole ms), $3 limit, $4 need, $5 want, $6 divisor. Every SET expression reads the row as it was.
+ */
+function takeStatement(table: string): string {
+  const grant = (remaining: string) =>
+    `CASE WHEN ${remaining} >= $4::bigint THEN LEAST(${remaining}, GREATEST($4::bigint, LEAST($5::bigint, ${remaining} / $6::bigint))) ELSE 0 END`;
+  const ended = 'r.window_end <= now()';
+  const left = `GREATEST(0, $3::bigint - CASE WHEN ${ended} THEN 0 ELSE r.used END)`;
+  return `INSERT INTO ${table} AS r (key_id, window_end, used, allowed, granted)
+    VALUES ($1, now() + $2::bigint * interval '1 millisecond', ${grant('$3::bigint')}, true, ${grant('$3::bigint')})
+    ON CONFLICT (key_id) DO UPDATE SET
+      window_end = CASE WHEN ${ended} THEN EXCLUDED.window_end ELSE r.window_end END,
+      used = CASE WHEN ${ended} THEN 0 ELSE r.used END + ${grant(left)},
+      allowed = true,
+      granted = ${grant(left)}
+    RETURNING r.used, r.granted, ceil(extract(epoch FROM r.window_end - now()) * 1000) AS reset_ms,
+      extract(epoch FROM r.window_end) * 1000 AS window_ms`;
 }
 
 /**

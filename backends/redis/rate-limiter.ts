@@ -3,7 +3,12 @@ import {
   CAPABILITIES,
   type Capabilities,
   type Capable,
+  type LeasableRateLimiter,
+  type RateLimitLease,
+  type TakeRequest,
   validConsumeArgs,
+  validGiveBackArgs,
+  validTakeArgs,
   validTimeoutMs,
   withLimiterDeadline,
 } from 'keygate/store-kit';
@@ -61,6 +66,40 @@ if used + cost > limit then return {0, used, ttl} end
 if cost > 0 then used = redis.call('INCRBY', KEYS[1], ARGV[2]) end
 return {1, used, ttl}`;
 
+// The `leases` capability's take: the grant rule of `TakeRequest`, in one script. ARGV: limit, need,
+// want, divisor, window (whole ms). Returns {granted, used, ms until reset, window end in Redis's epoch ms}.
+const TAKE = `
+local limit = tonumber(ARGV[1])
+local need = tonumber(ARGV[2])
+local ttl = redis.call('PTTL', KEYS[1])
+local used = 0
+if ttl <= 0 then
+  ttl = tonumber(ARGV[5])
+  redis.call('SET', KEYS[1], '0', 'PX', ARGV[5])
+else
+  used = tonumber(redis.call('GET', KEYS[1])) or 0
+end
+local remaining = math.max(0, limit - used)
+local granted = 0
+if remaining >= need then
+  granted = math.min(remaining, math.max(need, math.min(tonumber(ARGV[3]), math.floor(remaining / tonumber(ARGV[4])))))
+end
+if granted > 0 then used = redis.call('INCRBY', KEYS[1], string.format('%d', granted)) end
+local t = redis.call('TIME')
+return {granted, used, ttl, tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl}`;
+
+// The `leases` capability's give-back: uncounts ARGV[2] units when the open window is the one whose
+// end is ARGV[1] (within half a window, ARGV[3] ms). Returns the units uncounted.
+const GIVE_BACK = `
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then return 0 end
+local t = redis.call('TIME')
+local ends = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
+if math.abs(ends - tonumber(ARGV[1])) * 2 >= tonumber(ARGV[3]) then return 0 end
+local back = math.min(tonumber(redis.call('GET', KEYS[1])) or 0, tonumber(ARGV[2]))
+if back > 0 then redis.call('DECRBY', KEYS[1], string.format('%d', back)) end
+return back`;
+
 /**
  * A rate limiter in Redis, exact across every process that shares the server and the prefix: one
  * counter per key (`<prefix><keyId>`) that expires with its window, read and changed by one Lua
@@ -73,8 +112,8 @@ return {1, used, ttl}`;
  * const limiter = new RedisRateLimiter({ client });
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class RedisRateLimiter implements RateLimiter, Capable {
-  /** Its `deadline`: each `consume` settles within `timeoutMs`. */
+export class RedisRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
+  /** Its `deadline` (each call settles within `timeoutMs`) and `leases` (`take`, `giveBack`). */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly prefix: string;
   /** Milliseconds a `consume` may take before it rejects. */
@@ -91,7 +130,48 @@ export class RedisRateLimiter implements RateLimiter, Capable {
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = prefix;
     this.timeoutMs = timeoutMs;
-    this[CAPABILITIES] = { deadline: this };
+    this[CAPABILITIES] = { deadline: this, leases: this };
+  }
+
+  /**
+   * Grants a slice of `keyId`'s open window in one script (the `leases` capability; see `TakeRequest`).
+   *
+   * @example
+   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
+   */
+  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
+    const args = validTakeArgs(keyId, limit, ask);
+    const argv = [args.limit, args.cost, args.want, args.divisor, args.windowMs].map(String);
+    return withLimiterDeadline('RedisRateLimiter', this.timeoutMs, async () => {
+      const reply = await this.scripts.run(TAKE, [this.prefix + args.keyId], argv);
+      const [granted, used, resetMs, window] = Array.isArray(reply) ? reply.map(Number) : [];
+      if (![granted, used, resetMs, window].every(Number.isFinite)) {
+        throw new Error(`unexpected reply from the rate-limit take script: ${JSON.stringify(reply)}`);
+      }
+      const remaining = Math.max(0, args.limit - (used as number));
+      return {
+        granted: granted as number,
+        limit: args.limit,
+        remaining,
+        resetMs: resetMs as number,
+        window: window as number,
+      };
+    });
+  }
+
+  /**
+   * Uncounts `units` of `keyId`'s window `window` (the `leases` capability); nothing once it ended.
+   *
+   * @example
+   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
+   */
+  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
+    const args = validGiveBackArgs(keyId, limit, window, units);
+    if (args.cost === 0) return;
+    const argv = [String(window), String(args.cost), String(args.windowMs)];
+    await withLimiterDeadline('RedisRateLimiter', this.timeoutMs, () =>
+      this.scripts.run(GIVE_BACK, [this.prefix + args.keyId], argv),
+    );
   }
 
   /**

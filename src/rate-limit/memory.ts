@@ -26,7 +26,11 @@ export interface MemoryRateLimiterOptions {
   clock?: () => number;
 }
 
-interface Window {
+/**
+ * A key's open window, for `LeasableMemoryRateLimiter`.
+ * @internal
+ */
+export interface Window {
   /** Epoch milliseconds at which the window ends (exclusive). */
   end: number;
   used: number;
@@ -56,9 +60,11 @@ interface Window {
 export class MemoryRateLimiter implements RateLimiter {
   /** Most keys remembered at once. */
   readonly max: number;
-  private readonly clock: () => number;
+  /** @internal */
+  protected readonly clock: () => number;
   // Insertion order is recency: a key is deleted and set again on every use, so the first is the least recent.
-  private readonly windows = new Map<string, Window>();
+  /** @internal */
+  protected readonly windows = new Map<string, Window>();
   private readonly ends = new ExpiryHeap();
   // The most recently used key: already last in `windows`, so its next use need not move it.
   private newest: string | undefined;
@@ -122,8 +128,11 @@ export class MemoryRateLimiter implements RateLimiter {
     this.ends.reset([]);
   }
 
-  /** The key's open window, opening one (and making room for it) when there is none; marks the key most recent. */
-  private windowOf(key: string, windowMs: number, now: number): Window {
+  /**
+   * The key's open window, opening one (and making room for it) when there is none; marks the key most recent.
+   * @internal
+   */
+  protected windowOf(key: string, windowMs: number, now: number): Window {
     let window = this.windows.get(key);
     const moved = window === undefined || key !== this.newest;
     if (window !== undefined) {

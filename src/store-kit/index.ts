@@ -47,6 +47,9 @@ export {
   validTopUpArgs,
 } from '../credits/arguments.js';
 export { withLedgerDeadline } from '../credits/deadline.js';
+// Leased budgets (row 9 and 10 without a round trip per request) and the primitive under them.
+export type { CreditLeaseOptions } from '../credits/leased.js';
+export { LeasedCreditLedger } from '../credits/leased.js';
 export type {
   CreditBalance,
   CreditEntry,
@@ -93,6 +96,11 @@ export type {
 } from '../outbox/types.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
 export { withLimiterDeadline } from '../rate-limit/deadline.js';
+export type { LeasableRateLimiter, RateLimitLease, TakeArgs, TakeRequest } from '../rate-limit/lease-types.js';
+export { grantOf, validGiveBackArgs, validTakeArgs } from '../rate-limit/lease-types.js';
+export type { LeasedRateLimiterOptions } from '../rate-limit/leased.js';
+export { LeasedRateLimiter } from '../rate-limit/leased.js';
+export { LeasableMemoryRateLimiter } from '../rate-limit/memory-leases.js';
 export type { ConsumeArgs } from '../rate-limit/policy.js';
 export { validConsumeArgs } from '../rate-limit/policy.js';
 export { applyPatch, freezeRecord } from '../store/apply-patch.js';

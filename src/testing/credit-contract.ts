@@ -1,5 +1,6 @@
 import type { CreditEntry, CreditLedger, HoldResult } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
+import { leasedNeverOverdraws } from './credit-lease-contract.js';
 
 /**
  * A ledger for one test of {@link describeCreditLedgerContract}. Its state must not leak between
@@ -511,6 +512,8 @@ export function describeCreditLedgerContract(
       () => reconcilesHistory(context),
       lapseMs + LAPSE_GRACE_MS + 5_000,
     );
+    it('leases: three LeasedCreditLedgers over it never overdraw, charge each key what it spent, and reconcile', () =>
+      leasedNeverOverdraws(context.ledger, context.peer, expect));
     for (const [title, amount, reason] of BAD_AMOUNTS) {
       it(`refuses ${title} to topUp, hold and settle as invalid_input naming amount, writing nothing`, () =>
         refusesAmount(context, amount, reason));

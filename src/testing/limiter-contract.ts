@@ -1,5 +1,6 @@
 import type { RateLimitDecision, RateLimiter } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
+import { describeLeaseCases } from './limiter-lease-contract.js';
 
 /**
  * A fresh limiter for one test of {@link describeRateLimiterContract}, and how to move its time on.
@@ -190,7 +191,8 @@ export interface RateLimiterContractOptions {
  * exactly `limit` units a window (concurrency included, each allowed request seeing its own count),
  * keys counted apart, costs above 1 and of 0, a cost over what remains refused and not counted, a
  * changed limit applied at once, a fresh window once one ends, and an `invalid_input` error naming
- * the bad argument. With real time (shared backends), a window's end is found by polling a short
+ * the bad argument; for a limiter declaring the `leases` capability, its `take` and `giveBack` and a
+ * `LeasedRateLimiter` over it (three instances never exceed a limit). With real time (shared backends), a window's end is found by polling a short
  * window, never by timing. Key ids carry a per-run prefix, so a fixture may share one backend.
  *
  * @example
@@ -220,6 +222,7 @@ export function describeRateLimiterContract(
     it('applies a changed limit at once, within the open window', () => appliesChangedLimit(factory, expect));
     it('opens a fresh window with the whole limit once the window has ended', () =>
       opensFreshWindow(factory, expect, patience));
+    describeLeaseCases(t, factory, patience);
     for (const [field, title, keyId, limit, cost] of BAD_ARGUMENTS) {
       it(`names ${field} in the invalid_input error for ${title}`, async () => {
         const { limiter } = await factory();

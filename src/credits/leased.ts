@@ -1,0 +1,423 @@
+import { InvalidInputError } from '#errors';
+import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
+import { randomBase62 } from '../key/base62.js';
+import { quote } from '../validate/describe.js';
+import { amountOverHold } from './amount.js';
+import { validHoldArgs, validSettleArgs } from './arguments.js';
+import type {
+  CreditBalance,
+  CreditEntry,
+  CreditLedger,
+  CreditReconciliation,
+  EntriesOptions,
+  HoldOptions,
+  HoldResult,
+  SettleResult,
+  TopUpOptions,
+} from './types.js';
+
+/**
+ * Options of {@link LeasedCreditLedger}.
+ *
+ * @example
+ * const options: CreditLeaseOptions = { ledger: new RedisCreditLedger({ client }), maxSlice: 100, sliceTtlMs: 120_000 };
+ */
+export interface CreditLeaseOptions {
+  /** The shared ledger the slices are held from (any `CreditLedger`). */
+  ledger: CreditLedger;
+  /**
+   * The most credits one slice holds (beyond what the request that takes it costs). A funded account
+   * costs one hold and one settle per slice instead of per request.
+   *
+   * @default 100
+   */
+  maxSlice?: number;
+  /**
+   * A slice is at most `1/divisor` of the account's balance as last seen (and at least the request's
+   * cost), so slices shrink as the balance runs low.
+   *
+   * @default 8
+   */
+  divisor?: number;
+  /**
+   * The ttl of each slice's hold in the shared ledger, in milliseconds: a process that dies loses
+   * nobody's credits for longer. A slice takes new requests for half of it, is settled after, and a
+   * request's hold taken from it lives at least a quarter of it; a hold asking for a longer `ttlMs`
+   * goes to the shared ledger on its own.
+   *
+   * @default 120_000
+   */
+  sliceTtlMs?: number;
+  /**
+   * Current time in epoch milliseconds.
+   *
+   * @default Date.now
+   */
+  clock?: () => number;
+}
+
+interface Slice {
+  readonly accountId: string;
+  readonly keyId: string | undefined;
+  holdId: string;
+  /** Credits of the slice no request holds. */
+  free: number;
+  /** Credits of settled requests: what the slice's settle charges. */
+  spent: number;
+  /** Requests' holds not yet settled or released. */
+  open: number;
+  /** Local epoch ms after which the slice takes no new request. */
+  usableUntil: number;
+  /** Local epoch ms by which every request's hold on it has lapsed (a quarter ttl before its own does). */
+  holdsUntil: number;
+  retired: boolean;
+  taking?: Promise<void>;
+}
+
+interface LocalHold {
+  readonly slice: Slice;
+  readonly amount: number;
+  readonly expiresAt: number;
+}
+
+const PREFIX = 'lease_';
+
+function whole(field: string, value: unknown, fallback: number, min: number): number {
+  const v = value ?? fallback;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) {
+    throw new InvalidInputError(field, `${field} must be a whole number >= ${min}, got ${quote(v)}`);
+  }
+  return v;
+}
+
+/**
+ * A credit ledger that holds slices of an account's balance from a shared ledger (one `hold` each),
+ * answers requests' holds, settles and releases from them in this process, and settles each slice
+ * with what its requests spent. No account is ever overdrawn across any number of processes: every
+ * credit a request holds was held in the shared ledger first.
+ *
+ * Entries: a slice belongs to one account and one key, and settles as one `charge` entry carrying
+ * that key: the sum of its requests' settled amounts. So charges stay attributed per key, and
+ * `reconcile()` stays ok (a slice is an ordinary hold), but an entry covers many requests (up to
+ * `maxSlice` credits, or those of half a `sliceTtlMs`) instead of one each.
+ *
+ * A slice takes new requests for half its `sliceTtlMs`, or until it runs out; then it is settled
+ * once its requests have closed. A request's hold lapses (its credits return to the slice, not
+ * charged) a quarter ttl before the slice would. A process that dies leaves its slices to lapse in
+ * the shared ledger after `sliceTtlMs`: their credits return, and what its requests spent since the
+ * slice's last settle is never charged (under-billing by at most one slice per account and key,
+ * never over-billing). Call `close()` on a clean shutdown to settle every slice.
+ *
+ * Near the end of a balance, credits held in other processes' slices may refuse a request early:
+ * at most `(processes - 1) * (maxSlice - 1)` credits per key of the account in use elsewhere.
+ * `balance` in a hold's answer is this process's view (the shared balance after its latest slice,
+ * plus its own free credits), so `credits.low` may fire late or more than once per crossing.
+ *
+ * @example
+ * const ledger = new LeasedCreditLedger({ ledger: new RedisCreditLedger({ client }) });
+ * const auth = { credits: { ledger } };
+ * process.on('SIGTERM', async () => { await server.close(); await ledger.close(); });
+ */
+export class LeasedCreditLedger implements CreditLedger, Capable {
+  /** Its `wrapper`: the shared ledger. */
+  declare readonly [CAPABILITIES]: Capabilities;
+  readonly maxSlice: number;
+  readonly divisor: number;
+  readonly sliceTtlMs: number;
+  /** Credits spent by requests whose slice lapsed before it could be settled (never charged). */
+  uncharged = 0;
+  private readonly inner: CreditLedger;
+  private readonly clock: () => number;
+  private readonly slices = new Map<string, Slice>();
+  private readonly holds = new Map<string, LocalHold>();
+  /** Slices retired and not yet settled in the shared ledger. */
+  private readonly retired = new Set<Slice>();
+  private readonly settling = new Set<Slice>();
+  /** The shared balance of each account as last answered. */
+  private readonly known = new Map<string, number>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private serial = 0;
+  private readonly tag = randomBase62(6);
+
+  constructor(options: CreditLeaseOptions) {
+    const ledger = options?.ledger;
+    if (typeof ledger?.hold !== 'function' || typeof ledger.settle !== 'function') {
+      throw new InvalidInputError('ledger', 'ledger must be a CreditLedger');
+    }
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new InvalidInputError('clock', 'clock must be a function returning epoch milliseconds');
+    }
+    this.inner = ledger;
+    this.maxSlice = whole('maxSlice', options.maxSlice, 100, 1);
+    this.divisor = whole('divisor', options.divisor, 8, 1);
+    this.sliceTtlMs = whole('sliceTtlMs', options.sliceTtlMs, 120_000, 1_000);
+    this.clock = options.clock ?? Date.now;
+    this[CAPABILITIES] = { wrapper: { wrapped: ledger } };
+  }
+
+  /** The shared ledger the slices are held from. */
+  get ledger(): CreditLedger {
+    return this.inner;
+  }
+
+  /** Credits this process holds for `accountId` that no request holds (in every key's slice). */
+  free(accountId: string): number {
+    let sum = 0;
+    for (const s of this.slices.values()) if (s.accountId === accountId && !s.retired) sum += s.free;
+    return sum;
+  }
+
+  /**
+   * The shared ledger's `topUp`.
+   *
+   * @example
+   * await ledger.topUp('acct_1', 500, { reference: 'pi_1' });
+   */
+  topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
+    return this.inner.topUp(accountId, amount, options);
+  }
+
+  /**
+   * The shared ledger's available balance plus the credits this process holds free in its slices.
+   *
+   * @example
+   * await ledger.balance('acct_1'); // 480
+   */
+  async balance(accountId: string): Promise<number> {
+    const shared = await this.inner.balance(accountId);
+    return shared + this.free(accountId);
+  }
+
+  /**
+   * Holds `amount` for a request from this process's slice for the account and key, taking a new
+   * slice from the shared ledger when it cannot cover it. A `ttlMs` above a quarter of `sliceTtlMs`
+   * holds from the shared ledger directly.
+   *
+   * @example
+   * const held = await ledger.hold('acct_1', 1, { keyId: 'key_1' });
+   */
+  async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
+    const args = validHoldArgs(accountId, amount, options);
+    if (options?.ttlMs !== undefined && args.ttlMs > this.sliceTtlMs / 4)
+      return this.inner.hold(accountId, amount, options);
+    this.start();
+    const at = `${args.accountId}\n${args.keyId ?? ''}`;
+    for (;;) {
+      let slice = this.slices.get(at);
+      if (slice?.taking) {
+        await slice.taking;
+        continue;
+      }
+      const now = this.clock();
+      if (slice && (slice.retired || now >= slice.usableUntil || slice.free < args.amount)) {
+        this.retire(slice);
+        if (slice.open === 0) await this.settleSlice(slice);
+        slice = undefined;
+      }
+      if (slice) {
+        const ttlMs = options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs;
+        return this.holdFrom(slice, args.amount, now, ttlMs);
+      }
+      return this.take(
+        at,
+        args.accountId,
+        args.keyId,
+        args.amount,
+        options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs,
+      );
+    }
+  }
+
+  /**
+   * Settles a request's hold: counts `amount` (default all) as spent from its slice, returns the rest
+   * to the slice. The charge entry is written when the slice settles. Idempotent; an unknown or
+   * lapsed hold charges 0.
+   *
+   * @example
+   * await ledger.settle(held.holdId); // { charged: 1, balance: 479 }
+   */
+  async settle(holdId: string, amount?: number): Promise<SettleResult> {
+    const args = validSettleArgs(holdId, amount);
+    const local = this.holds.get(args.holdId);
+    if (!local) {
+      if (args.holdId.startsWith(PREFIX)) return { charged: 0, balance: this.view(undefined, '') };
+      return this.inner.settle(holdId, amount);
+    }
+    const charged = args.amount ?? local.amount;
+    if (charged > local.amount) throw amountOverHold(charged, local.amount);
+    this.close1(args.holdId, local, charged);
+    return { charged, balance: this.view(local.slice, local.slice.accountId) };
+  }
+
+  /**
+   * Releases a request's hold back to its slice; writes nothing. Idempotent.
+   *
+   * @example
+   * await ledger.release(held.holdId); // { balance: 480 }
+   */
+  async release(holdId: string): Promise<CreditBalance> {
+    const args = validSettleArgs(holdId);
+    const local = this.holds.get(args.holdId);
+    if (!local) {
+      if (args.holdId.startsWith(PREFIX)) return { balance: this.view(undefined, '') };
+      return this.inner.release(holdId);
+    }
+    this.close1(args.holdId, local, 0);
+    return { balance: this.view(local.slice, local.slice.accountId) };
+  }
+
+  /**
+   * The shared ledger's entries: a slice's charge is there once the slice has settled.
+   *
+   * @example
+   * await ledger.entries('acct_1', { limit: 20 });
+   */
+  entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
+    return this.inner.entries(accountId, options);
+  }
+
+  /**
+   * The shared ledger's `reconcile`: slices are ordinary holds there, so it stays ok.
+   *
+   * @example
+   * (await ledger.reconcile('acct_1')).ok // true
+   */
+  reconcile(accountId: string): Promise<CreditReconciliation> {
+    return this.inner.reconcile(accountId);
+  }
+
+  /**
+   * Stops taking slices and settles every slice once its requests have closed (or their holds have
+   * lapsed): call it on a clean shutdown, after the server stopped. Never rejects; a slice whose
+   * settle fails lapses in the shared ledger (its spent credits are then not charged).
+   *
+   * @example
+   * await server.close(); await ledger.close();
+   */
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const slice of this.slices.values()) this.retire(slice);
+    this.slices.clear();
+    for (let round = 0; this.retired.size > 0 || this.settling.size > 0; round++) {
+      await this.sweep(true);
+      if (this.retired.size > 0 || this.settling.size > 0) await new Promise((r) => setTimeout(r, 20));
+      if (round > 10_000) break;
+    }
+  }
+
+  private holdFrom(slice: Slice, amount: number, now: number, ttlMs: number): HoldResult {
+    slice.free -= amount;
+    slice.open++;
+    const holdId = `${PREFIX}${this.tag}${(++this.serial).toString(36)}`;
+    this.holds.set(holdId, { slice, amount, expiresAt: Math.min(now + ttlMs, slice.holdsUntil) });
+    return { ok: true, holdId, balance: this.view(slice, slice.accountId) };
+  }
+
+  private async take(at: string, accountId: string, keyId: string | undefined, amount: number, ttlMs: number) {
+    const placeholder: Slice = {
+      accountId,
+      keyId,
+      holdId: '',
+      free: 0,
+      spent: 0,
+      open: 0,
+      usableUntil: 0,
+      holdsUntil: 0,
+      retired: false,
+    };
+    let done!: () => void;
+    placeholder.taking = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    this.slices.set(at, placeholder);
+    try {
+      const sentAt = this.clock();
+      const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
+      const seen = this.known.get(accountId);
+      let size = this.sizeFor(seen, amount);
+      let held = await this.inner.hold(accountId, size, options);
+      if (!held.ok && size > amount && held.balance >= amount) {
+        size = this.sizeFor(held.balance, amount);
+        held = await this.inner.hold(accountId, size, options);
+      }
+      this.known.set(accountId, held.balance);
+      if (!held.ok) {
+        this.slices.delete(at);
+        return { ok: false, balance: held.balance + this.free(accountId) } satisfies HoldResult;
+      }
+      placeholder.holdId = held.holdId;
+      placeholder.free = size;
+      placeholder.usableUntil = sentAt + this.sliceTtlMs / 2;
+      placeholder.holdsUntil = sentAt + (this.sliceTtlMs * 3) / 4;
+      return this.holdFrom(placeholder, amount, this.clock(), ttlMs);
+    } catch (err) {
+      this.slices.delete(at);
+      throw err;
+    } finally {
+      placeholder.taking = undefined;
+      done();
+    }
+  }
+
+  /** A slice's size: the cost, or more up to `maxSlice` and a `divisor`-th of the balance last seen. */
+  private sizeFor(balance: number | undefined, amount: number): number {
+    const share = balance === undefined ? this.maxSlice : Math.floor(balance / this.divisor);
+    return Math.max(amount, Math.min(this.maxSlice, share));
+  }
+
+  private view(slice: Slice | undefined, accountId: string): number {
+    const shared = this.known.get(slice?.accountId ?? accountId) ?? 0;
+    return shared + (slice ? this.free(slice.accountId) : 0);
+  }
+
+  private close1(holdId: string, local: LocalHold, charged: number): void {
+    this.holds.delete(holdId);
+    const slice = local.slice;
+    slice.spent += charged;
+    slice.free += local.amount - charged;
+    slice.open--;
+    if (slice.retired && slice.open === 0) void this.settleSlice(slice);
+  }
+
+  private retire(slice: Slice): void {
+    if (slice.retired) return;
+    slice.retired = true;
+    this.retired.add(slice);
+    const at = `${slice.accountId}\n${slice.keyId ?? ''}`;
+    if (this.slices.get(at) === slice) this.slices.delete(at);
+  }
+
+  /** Settles a retired slice with no open request: one `charge` entry of what its requests spent. */
+  private async settleSlice(slice: Slice): Promise<void> {
+    if (!this.retired.has(slice) || this.settling.has(slice)) return;
+    this.retired.delete(slice);
+    this.settling.add(slice);
+    try {
+      const result = await this.inner.settle(slice.holdId, slice.spent);
+      this.known.set(slice.accountId, result.balance);
+      if (result.charged < slice.spent) this.uncharged += slice.spent - result.charged;
+      this.settling.delete(slice);
+    } catch {
+      // Tried again by the next sweep, until the slice's hold lapses in the shared ledger.
+      this.settling.delete(slice);
+      if (this.clock() < slice.holdsUntil + this.sliceTtlMs / 4) this.retired.add(slice);
+      else this.uncharged += slice.spent;
+    }
+  }
+
+  /** Retires old slices, lapses requests' holds past their time, settles what can be settled. */
+  private async sweep(closing = false): Promise<void> {
+    const now = this.clock();
+    for (const slice of this.slices.values()) if (now >= slice.usableUntil && !slice.taking) this.retire(slice);
+    for (const [id, local] of this.holds) if (now >= local.expiresAt) this.close1(id, local, 0);
+    const ready = [...this.retired].filter((s) => s.open === 0 || (closing && now >= s.holdsUntil));
+    await Promise.all(ready.map((s) => this.settleSlice(s)));
+  }
+
+  private start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => void this.sweep(), Math.max(250, this.sliceTtlMs / 8));
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+}

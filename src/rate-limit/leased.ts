@@ -1,0 +1,263 @@
+import { InvalidInputError } from '#errors';
+import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
+import type { RateLimit } from '../types.js';
+import { quote } from '../validate/describe.js';
+import type { LeasableRateLimiter, RateLimitLease } from './lease-types.js';
+import { validConsumeArgs } from './policy.js';
+import type { RateLimitDecision, RateLimiter } from './types.js';
+
+/**
+ * Options of {@link LeasedRateLimiter}.
+ *
+ * @example
+ * const options: LeasedRateLimiterOptions = { limiter: new RedisRateLimiter({ client }), maxSlice: 100, divisor: 8 };
+ */
+export interface LeasedRateLimiterOptions {
+  /** The shared limiter to take slices from; it must declare the `leases` capability (keygate's all do). */
+  limiter: RateLimiter;
+  /**
+   * The most units one slice holds (beyond what the request that takes it needs). A key far from its
+   * limit costs one round trip per `maxSlice` units; near the limit, units held by other processes
+   * may refuse a request early by at most `(processes - 1) * (maxSlice - 1)` units.
+   *
+   * @default 100
+   */
+  maxSlice?: number;
+  /**
+   * A slice is at most `floor(remaining / divisor)` of what remains in the window (and at least what
+   * the request needs), so slices shrink as the budget runs low.
+   *
+   * @default 8
+   */
+  divisor?: number;
+  /**
+   * Most keys whose slice this process keeps; the least recently used one's unspent units are given
+   * back to make room.
+   *
+   * @default 10_000
+   */
+  max?: number;
+  /**
+   * Current time in epoch milliseconds (only compared with itself: slices end when their window does).
+   *
+   * @default Date.now
+   */
+  clock?: () => number;
+}
+
+interface Slice {
+  /** The backend's identity of the window the units belong to. */
+  window: number;
+  /** Local epoch ms by which the window has surely ended (send time of the take + its resetMs). */
+  endsAt: number;
+  limit: number;
+  windowMs: number;
+  /** Units counted in the backend and not yet spent by this process. */
+  units: number;
+  /** Units the backend had left after the latest take (what `remaining` adds to `units`). */
+  remaining: number;
+  /** The take in flight for this key, if any: every request waits for it before taking on its own. */
+  taking?: Promise<void>;
+}
+
+function whole(field: string, value: unknown, fallback: number): number {
+  const v = value ?? fallback;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
+    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${quote(v)}`);
+  }
+  return v;
+}
+
+/**
+ * A rate limiter that takes slices of each key's window from a shared limiter in one round trip,
+ * spends them in this process, and gives back what it did not spend (`close()`, a changed limit, a
+ * slice evicted). Exact in the sense that matters: every unit it allows was counted in the shared
+ * window first, so no limit is ever exceeded across any number of processes; a key far from its
+ * limit costs one round trip per slice (`maxSlice` units) instead of one per request.
+ *
+ * Slices shrink as the window runs low: a take grants at least what the request needs, at most
+ * `maxSlice`, and at most `1/divisor` of what remains. One take per key is in flight per process;
+ * concurrent requests wait for it. The price is early refusal: a request of cost `c` is refused only
+ * when fewer than `c + (P - 1) * (maxSlice - 1)` units of the window are unspent, `P` the number of
+ * processes holding slices (the other processes' slices are counted but not yet spent). An exact
+ * limiter refuses below `c`.
+ *
+ * A slice belongs to its window and ends with it. A process that dies without `close()` loses its
+ * slice (at most `maxSlice - 1` units) until the window ends. `remaining` in a decision is what this
+ * process can see: the shared window's remaining plus its own slice.
+ *
+ * @example
+ * const limiter = new LeasedRateLimiter({ limiter: new RedisRateLimiter({ client }), maxSlice: 100 });
+ * const auth = { rateLimit: { limiter } };
+ * process.on('SIGTERM', () => limiter.close());
+ */
+export class LeasedRateLimiter implements RateLimiter, Capable {
+  /** Its `wrapper`: the shared limiter. */
+  declare readonly [CAPABILITIES]: Capabilities;
+  readonly maxSlice: number;
+  readonly divisor: number;
+  readonly max: number;
+  private readonly inner: RateLimiter;
+  private readonly leases: LeasableRateLimiter;
+  private readonly clock: () => number;
+  // Insertion order is recency (deleted and set again on use), so the first key is the least recent.
+  private readonly slices = new Map<string, Slice>();
+
+  constructor(options: LeasedRateLimiterOptions) {
+    const leases = capabilityOf(options?.limiter, 'leases');
+    if (!leases) throw new InvalidInputError('limiter', 'limiter must declare the leases capability');
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new InvalidInputError('clock', 'clock must be a function returning epoch milliseconds');
+    }
+    this.inner = options.limiter;
+    this.leases = leases;
+    this.maxSlice = whole('maxSlice', options.maxSlice, 100);
+    this.divisor = whole('divisor', options.divisor, 8);
+    this.max = whole('max', options.max, 10_000);
+    this.clock = options.clock ?? Date.now;
+    this[CAPABILITIES] = { wrapper: { wrapped: options.limiter } };
+  }
+
+  /** Unspent units this process holds for `keyId` in its open window (0 without a slice). */
+  held(keyId: string): number {
+    const slice = this.slices.get(keyId);
+    return slice && slice.endsAt > this.clock() ? slice.units : 0;
+  }
+
+  /**
+   * Counts `cost` units against `keyId` from this process's slice, taking a new slice from the
+   * shared limiter when the slice cannot cover it. Rejects like the shared limiter.
+   *
+   * @example
+   * await limiter.consume('key_1', { limit: 1000, windowMs: 60_000 }, 1); // { allowed: true, limit: 1000, remaining: 999, resetMs: 60000 }
+   */
+  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
+    const args = validConsumeArgs(keyId, limit, cost);
+    for (;;) {
+      const slice = this.current(args.keyId, args.limit, args.windowMs);
+      if (slice?.taking) {
+        await slice.taking;
+        continue;
+      }
+      const now = this.clock();
+      if (slice && slice.units >= args.cost && (args.cost > 0 || slice.endsAt > now)) {
+        slice.units -= args.cost;
+        return this.decision(slice, true, now);
+      }
+      return this.take(args.keyId, limit, args.cost, slice);
+    }
+  }
+
+  /**
+   * Gives every unspent unit back to the shared limiter and forgets the slices: call it on a clean
+   * shutdown, after the last request. Never rejects (a unit that could not go back returns when its
+   * window ends).
+   *
+   * @example
+   * process.on('SIGTERM', async () => { await server.close(); await limiter.close(); });
+   */
+  async close(): Promise<void> {
+    const slices = [...this.slices];
+    this.slices.clear();
+    await Promise.all(slices.map(([keyId, slice]) => this.giveBack(keyId, slice)));
+  }
+
+  /** The key's live slice for this limit, marked most recent; an ended or re-limited one is dropped. */
+  private current(keyId: string, limit: number, windowMs: number): Slice | undefined {
+    const slice = this.slices.get(keyId);
+    if (slice === undefined) return undefined;
+    this.slices.delete(keyId);
+    if (!slice.taking && (slice.endsAt <= this.clock() || slice.limit !== limit || slice.windowMs !== windowMs)) {
+      void this.giveBack(keyId, slice);
+      return undefined;
+    }
+    this.slices.set(keyId, slice);
+    return slice;
+  }
+
+  private async take(
+    keyId: string,
+    limit: RateLimit,
+    cost: number,
+    old: Slice | undefined,
+  ): Promise<RateLimitDecision> {
+    // This request owns the slice's leftover while its take is in flight, so nobody else spends it.
+    const mine = old?.units ?? 0;
+    const slice: Slice = old ?? {
+      window: 0,
+      endsAt: 0,
+      limit: limit.limit,
+      windowMs: Math.ceil(limit.windowMs),
+      units: 0,
+      remaining: limit.limit,
+    };
+    slice.units = 0;
+    if (!old) this.remember(keyId, slice);
+    const sentAt = this.clock();
+    let done!: () => void;
+    slice.taking = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    let lease: RateLimitLease;
+    try {
+      lease = await this.leases.take(keyId, limit, { need: cost - mine, want: this.maxSlice, divisor: this.divisor });
+    } catch (err) {
+      slice.units += mine;
+      slice.taking = undefined;
+      done();
+      throw err;
+    }
+    slice.taking = undefined;
+    done();
+    const endsAt = sentAt + lease.resetMs;
+    if (slice.window !== lease.window && mine > 0) {
+      // A new window opened: the old one's units ended with it, so the need was understated; spend
+      // from the grant if it covers the cost, else take again.
+      Object.assign(slice, { window: lease.window, endsAt, remaining: lease.remaining, units: lease.granted });
+      return this.consume(keyId, limit, cost);
+    }
+    slice.window = lease.window;
+    slice.endsAt = endsAt;
+    slice.remaining = lease.remaining;
+    if (lease.granted === 0) {
+      slice.units += mine;
+      return this.decision(slice, false, this.clock(), lease.resetMs);
+    }
+    slice.units += mine + lease.granted - cost;
+    return this.decision(slice, true, this.clock(), lease.resetMs);
+  }
+
+  private decision(slice: Slice, allowed: boolean, now: number, resetMs?: number): RateLimitDecision {
+    return {
+      allowed,
+      limit: slice.limit,
+      remaining: Math.min(slice.limit, slice.remaining + slice.units),
+      resetMs: resetMs ?? Math.max(0, slice.endsAt - now),
+    };
+  }
+
+  private remember(keyId: string, slice: Slice): void {
+    if (this.slices.size >= this.max) {
+      for (const [oldest, evicted] of this.slices) {
+        if (evicted.taking) continue;
+        this.slices.delete(oldest);
+        void this.giveBack(oldest, evicted);
+        break;
+      }
+    }
+    this.slices.set(keyId, slice);
+  }
+
+  private async giveBack(keyId: string, slice: Slice): Promise<void> {
+    const units = slice.units;
+    slice.units = 0;
+    if (units === 0 || slice.endsAt <= this.clock()) return;
+    const limit = { limit: slice.limit, windowMs: slice.windowMs };
+    await this.leases.giveBack(keyId, limit, slice.window, units).catch(() => {});
+  }
+
+  /** The shared limiter it takes slices from. */
+  get limiter(): RateLimiter {
+    return this.inner;
+  }
+}

@@ -1,0 +1,192 @@
+import { InvalidInputError, MemoryCreditLedger } from 'keygate';
+import { type CreditLedger, LeasedCreditLedger } from 'keygate/store-kit';
+import { afterEach, describe, expect, it } from 'vitest';
+
+function manual(start = 1_000_000) {
+  let now = start;
+  return {
+    clock: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+/** A ledger that counts the calls reaching it (each a round trip for a shared ledger). */
+function counted(inner: CreditLedger) {
+  const calls = { hold: 0, settle: 0 };
+  const ledger: CreditLedger = {
+    topUp: (a, n, o) => inner.topUp(a, n, o),
+    balance: (a) => inner.balance(a),
+    hold: (a, n, o) => {
+      calls.hold++;
+      return inner.hold(a, n, o);
+    },
+    settle: (h, n) => {
+      calls.settle++;
+      return inner.settle(h, n);
+    },
+    release: (h) => inner.release(h),
+    entries: (a, o) => inner.entries(a, o),
+    reconcile: (a) => inner.reconcile(a),
+  };
+  return { ledger, calls };
+}
+
+const opened: LeasedCreditLedger[] = [];
+function leased(ledger: CreditLedger, options: Partial<ConstructorParameters<typeof LeasedCreditLedger>[0]> = {}) {
+  const l = new LeasedCreditLedger({ ledger, ...options });
+  opened.push(l);
+  return l;
+}
+afterEach(async () => {
+  for (const l of opened.splice(0)) await l.close();
+});
+
+describe('LeasedCreditLedger', () => {
+  it('refuses something that is not a ledger, naming ledger', () => {
+    expect(() => new LeasedCreditLedger({ ledger: {} as CreditLedger })).toThrow(InvalidInputError);
+  });
+
+  it('costs one hold and one settle per slice for a funded account (0.02 round trips a request at maxSlice 100)', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_far', 1_000_000);
+    const { ledger, calls } = counted(inner);
+    const l = leased(ledger, { maxSlice: 100 });
+    for (let i = 0; i < 1000; i++) {
+      const held = await l.hold('acct_far', 1, { keyId: 'key_1' });
+      if (!held.ok) throw new Error('refused');
+      await l.settle(held.holdId);
+    }
+    await l.close();
+    expect(calls.hold + calls.settle).toBe(20);
+    expect(await inner.balance('acct_far')).toBe(1_000_000 - 1000);
+    expect((await inner.reconcile('acct_far')).ok).toBe(true);
+  });
+
+  it('writes one charge entry per slice, carrying its key, summing what its requests settled', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_keys', 10_000);
+    const l = leased(inner, { maxSlice: 50, divisor: 1 });
+    for (let i = 0; i < 30; i++) {
+      const a = await l.hold('acct_keys', 2, { keyId: 'key_a' });
+      const b = await l.hold('acct_keys', 1, { keyId: 'key_b' });
+      if (!a.ok || !b.ok) throw new Error('refused');
+      await l.settle(a.holdId);
+      // key_b's requests are half settled, half released (a 5xx): released ones are never charged.
+      await (i % 2 === 0 ? l.settle(b.holdId) : l.release(b.holdId));
+    }
+    await l.close();
+    const charges = (await inner.entries('acct_keys')).filter((e) => e.kind === 'charge');
+    const byKey = (k: string) => charges.filter((e) => e.keyId === k).reduce((s, e) => s - e.amount, 0);
+    expect(byKey('key_a')).toBe(60);
+    expect(byKey('key_b')).toBe(15);
+    expect(charges.every((e) => e.keyId === 'key_a' || e.keyId === 'key_b')).toBe(true);
+    expect(charges.length).toBeLessThanOrEqual(4);
+    expect(await inner.balance('acct_keys')).toBe(10_000 - 75);
+    expect((await inner.reconcile('acct_keys')).ok).toBe(true);
+  });
+
+  it('settles a part of a hold and refuses more than was held, naming amount', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_part', 100);
+    const l = leased(inner, { maxSlice: 20, divisor: 1 });
+    const held = await l.hold('acct_part', 5);
+    if (!held.ok) throw new Error('refused');
+    await expect(l.settle(held.holdId, 6)).rejects.toMatchObject({ code: 'invalid_input', field: 'amount' });
+    expect(await l.settle(held.holdId, 3)).toMatchObject({ charged: 3 });
+    expect(await l.settle(held.holdId)).toMatchObject({ charged: 0 });
+    await l.close();
+    expect(await inner.balance('acct_part')).toBe(97);
+  });
+
+  it('never overdraws: three instances hammering one account charge at most its balance, and reconcile stays ok', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_race', 1000);
+    const maxSlice = 10;
+    const ls = [0, 1, 2].map(() => leased(inner, { maxSlice, divisor: 2 }));
+    let charged = 0;
+    await Promise.all(
+      Array.from({ length: 1500 }, async (_, i) => {
+        const l = ls[i % 3] as LeasedCreditLedger;
+        const held = await l.hold('acct_race', 1, { keyId: 'key_race' });
+        if (!held.ok) return;
+        const settled = await l.settle(held.holdId);
+        charged += settled.charged;
+      }),
+    );
+    expect(charged).toBeLessThanOrEqual(1000);
+    expect(1000 - charged).toBeLessThanOrEqual(2 * (maxSlice - 1));
+    for (const l of ls) await l.close();
+    expect(await inner.balance('acct_race')).toBe(1000 - charged);
+    expect((await inner.reconcile('acct_race')).ok).toBe(true);
+  });
+
+  it('refuses early by at most (instances - 1) * (maxSlice - 1) credits per key, exactly that when the other holds a full slice', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_bound', 200);
+    const maxSlice = 10;
+    const [a, b] = [leased(inner, { maxSlice, divisor: 1 }), leased(inner, { maxSlice, divisor: 1 })];
+    const first = await a?.hold('acct_bound', 1, { keyId: 'key_1' });
+    if (!first?.ok) throw new Error('refused');
+    await a?.settle(first.holdId);
+    let served = 1;
+    for (;;) {
+      const held = await b?.hold('acct_bound', 1, { keyId: 'key_1' });
+      if (!held?.ok) break;
+      await b?.settle(held.holdId);
+      served++;
+    }
+    expect(served).toBe(200 - (maxSlice - 1));
+    expect(a?.free('acct_bound')).toBe(maxSlice - 1);
+  });
+
+  it("returns an abandoned instance's slice by expiry: the shared balance is whole again after sliceTtlMs", async () => {
+    const time = manual();
+    const inner = new MemoryCreditLedger({ clock: time.clock });
+    await inner.topUp('acct_dead', 100);
+    // An instance that is never closed (a process killed): its slice lapses in the shared ledger.
+    const dead = new LeasedCreditLedger({
+      ledger: inner,
+      maxSlice: 40,
+      divisor: 1,
+      sliceTtlMs: 10_000,
+      clock: time.clock,
+    });
+    const held = await dead.hold('acct_dead', 1, { keyId: 'key_1' });
+    if (!held.ok) throw new Error('refused');
+    await dead.settle(held.holdId);
+    expect(await inner.balance('acct_dead')).toBe(60);
+    time.advance(10_000);
+    expect(await inner.balance('acct_dead')).toBe(100);
+    expect((await inner.reconcile('acct_dead')).ok).toBe(true);
+    await dead.close();
+    expect(dead.uncharged).toBe(1);
+  });
+
+  it('settles a slice once it is older than half its ttl, so its charge lands before the slice could lapse', async () => {
+    const time = manual();
+    const inner = new MemoryCreditLedger({ clock: time.clock });
+    await inner.topUp('acct_old', 100);
+    const l = leased(inner, { maxSlice: 40, divisor: 1, sliceTtlMs: 10_000, clock: time.clock });
+    const one = await l.hold('acct_old', 3, { keyId: 'key_1' });
+    if (!one.ok) throw new Error('refused');
+    await l.settle(one.holdId);
+    time.advance(5_000);
+    const two = await l.hold('acct_old', 2, { keyId: 'key_1' });
+    if (!two.ok) throw new Error('refused');
+    // The first slice was settled before the second was taken: one entry of 3 already.
+    expect((await inner.entries('acct_old')).filter((e) => e.kind === 'charge').map((e) => e.amount)).toEqual([-3]);
+    await l.settle(two.holdId);
+  });
+
+  it('holds a request asking for a ttlMs longer than a quarter of sliceTtlMs from the shared ledger directly', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_long', 100);
+    const l = leased(inner, { sliceTtlMs: 60_000 });
+    const held = await l.hold('acct_long', 5, { keyId: 'key_1', ttlMs: 600_000 });
+    if (!held.ok) throw new Error('refused');
+    expect(held.holdId.startsWith('lease_')).toBe(false);
+    expect(await l.settle(held.holdId)).toMatchObject({ charged: 5, balance: 95 });
+  });
+});

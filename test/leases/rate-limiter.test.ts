@@ -1,0 +1,165 @@
+import { InvalidInputError, MemoryRateLimiter, type RateLimit } from 'keygate';
+import {
+  CAPABILITIES,
+  type Capabilities,
+  grantOf,
+  LeasableMemoryRateLimiter,
+  type LeasableRateLimiter,
+  LeasedRateLimiter,
+  type TakeRequest,
+} from 'keygate/store-kit';
+import { describeRateLimiterContract } from 'keygate/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+function manual(start = 1_000_000) {
+  let now = start;
+  return {
+    clock: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+/** A memory limiter whose leases capability records every take's grant (round trips, to a shared limiter). */
+function counted(inner: LeasableMemoryRateLimiter) {
+  const grants: number[] = [];
+  let givenBack = 0;
+  const leases: LeasableRateLimiter = {
+    take: async (keyId: string, limit: RateLimit, ask: TakeRequest) => {
+      const lease = await inner.take(keyId, limit, ask);
+      grants.push(lease.granted);
+      return lease;
+    },
+    giveBack: async (keyId: string, limit: RateLimit, window: number, units: number) => {
+      givenBack += units;
+      await inner.giveBack(keyId, limit, window, units);
+    },
+  };
+  const limiter = {
+    consume: inner.consume.bind(inner),
+    [CAPABILITIES]: { leases } satisfies Capabilities,
+  };
+  return { limiter, grants, givenBack: () => givenBack };
+}
+
+describeRateLimiterContract(
+  'LeasableMemoryRateLimiter',
+  async () => {
+    const time = manual();
+    return { limiter: new LeasableMemoryRateLimiter({ clock: time.clock }), advance: time.advance };
+  },
+  { describe, it, expect, beforeEach, afterEach },
+);
+
+describeRateLimiterContract(
+  'LeasedRateLimiter over LeasableMemoryRateLimiter',
+  async () => {
+    const time = manual();
+    const inner = new LeasableMemoryRateLimiter({ clock: time.clock });
+    return { limiter: new LeasedRateLimiter({ limiter: inner, clock: time.clock }), advance: time.advance };
+  },
+  { describe, it, expect, beforeEach, afterEach },
+);
+
+describe('the slicing policy (grantOf)', () => {
+  it.each([
+    [100, { need: 1, want: 50, divisor: 8 }, 12],
+    [1000, { need: 1, want: 50, divisor: 8 }, 50],
+    [7, { need: 1, want: 50, divisor: 8 }, 1],
+    [7, { need: 3, want: 50, divisor: 8 }, 3],
+    [2, { need: 3, want: 50, divisor: 1 }, 0],
+    [0, { need: 0, want: 50, divisor: 1 }, 0],
+    [40, { need: 0, want: 50, divisor: 1 }, 40],
+  ])('grants %i remaining with %o: %i', (remaining, ask, granted) => {
+    expect(grantOf(remaining, ask)).toBe(granted);
+  });
+});
+
+describe('LeasedRateLimiter', () => {
+  const policy = { limit: 100_000, windowMs: 60_000 };
+
+  it('refuses a limiter without the leases capability, naming limiter', () => {
+    const limiter = new MemoryRateLimiter();
+    expect(() => new LeasedRateLimiter({ limiter })).toThrow(InvalidInputError);
+    expect(() => new LeasedRateLimiter({ limiter })).toThrow(expect.objectContaining({ field: 'limiter' }));
+  });
+
+  it('costs one take per maxSlice requests for a key far from its limit (0.01 round trips a request)', async () => {
+    const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 100 });
+    for (let i = 0; i < 1000; i++) expect((await leased.consume('far', policy, 1)).allowed).toBe(true);
+    expect(grants).toHaveLength(10);
+    expect(grants.length / 1000).toBeLessThanOrEqual(0.1);
+  });
+
+  it('takes one slice for many concurrent requests of one key (one take in flight per key)', async () => {
+    const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 100 });
+    const decisions = await Promise.all(Array.from({ length: 100 }, () => leased.consume('burst', policy, 1)));
+    expect(decisions.every((d) => d.allowed)).toBe(true);
+    expect(grants).toEqual([100]);
+  });
+
+  it('takes smaller slices as the window runs low, down to what one request needs', async () => {
+    const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 100, divisor: 4 });
+    let allowed = 0;
+    for (let i = 0; i < 1200; i++)
+      if ((await leased.consume('low', { limit: 1000, windowMs: 60_000 }, 1)).allowed) allowed++;
+    expect(allowed).toBe(1000);
+    const given = grants.filter((g) => g > 0);
+    expect(given.slice(0, 4)).toEqual([100, 100, 100, 100]);
+    for (let i = 1; i < given.length; i++) expect(given[i]).toBeLessThanOrEqual(given[i - 1] as number);
+    expect(given.at(-1)).toBe(1);
+  });
+
+  it('refuses early by at most (instances - 1) * (maxSlice - 1) units, and exactly that when the others hold full slices', async () => {
+    const shared = new LeasableMemoryRateLimiter();
+    const maxSlice = 10;
+    const [a, b, c] = [0, 1, 2].map(() => new LeasedRateLimiter({ limiter: shared, maxSlice, divisor: 1 }));
+    const limit = { limit: 200, windowMs: 60_000 };
+    // a and c each spend one unit of a full slice and keep the other maxSlice - 1.
+    await a?.consume('bound', limit, 1);
+    await c?.consume('bound', limit, 1);
+    let allowed = 2;
+    while ((await b?.consume('bound', limit, 1))?.allowed) allowed++;
+    expect(allowed).toBe(200 - 2 * (maxSlice - 1));
+    expect(a?.held('bound')).toBe(maxSlice - 1);
+    // The units held elsewhere were never lost: a and c can still spend them.
+    for (let i = 0; i < maxSlice - 1; i++) expect((await a?.consume('bound', limit, 1))?.allowed).toBe(true);
+    expect((await a?.consume('bound', limit, 1))?.allowed).toBe(false);
+  });
+
+  it('gives unspent units back on close(), so the shared window counts only what was allowed', async () => {
+    const shared = new LeasableMemoryRateLimiter();
+    const leased = new LeasedRateLimiter({ limiter: shared, maxSlice: 50, divisor: 1 });
+    for (let i = 0; i < 7; i++) await leased.consume('close', { limit: 1000, windowMs: 60_000 }, 1);
+    expect((await shared.consume('close', { limit: 1000, windowMs: 60_000 }, 0)).remaining).toBe(950);
+    await leased.close();
+    expect((await shared.consume('close', { limit: 1000, windowMs: 60_000 }, 0)).remaining).toBe(993);
+  });
+
+  it('drops a slice when its window ends: the next request takes from the fresh window', async () => {
+    const time = manual();
+    const shared = new LeasableMemoryRateLimiter({ clock: time.clock });
+    const leased = new LeasedRateLimiter({ limiter: shared, maxSlice: 50, divisor: 1, clock: time.clock });
+    const limit = { limit: 60, windowMs: 1000 };
+    for (let i = 0; i < 60; i++) expect((await leased.consume('win', limit, 1)).allowed).toBe(true);
+    expect((await leased.consume('win', limit, 1)).allowed).toBe(false);
+    time.advance(1000);
+    expect(await leased.consume('win', limit, 1)).toMatchObject({ allowed: true, remaining: 59, resetMs: 1000 });
+  });
+
+  it('gives the slice back when the key limit changes, and counts the new limit at once', async () => {
+    const shared = new LeasableMemoryRateLimiter();
+    const leased = new LeasedRateLimiter({ limiter: shared, maxSlice: 50, divisor: 1 });
+    await leased.consume('change', { limit: 100, windowMs: 60_000 }, 1);
+    expect(leased.held('change')).toBe(49);
+    const d = await leased.consume('change', { limit: 10, windowMs: 60_000 }, 1);
+    expect(d).toMatchObject({ allowed: true, limit: 10 });
+    expect((await shared.consume('change', { limit: 10, windowMs: 60_000 }, 0)).remaining).toBe(
+      10 - 1 - leased.held('change') - 1,
+    );
+  });
+});

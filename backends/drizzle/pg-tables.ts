@@ -166,6 +166,8 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
         windowEnd: tz('window_end').notNull(),
         used: count('used').notNull(),
         allowed: boolean('allowed').notNull(),
+        /** The latest take's grant (a leased budget's slice). */
+        granted: count('granted').notNull().default(0),
       },
       () => [check('keygate_rate_limits_used_check', sql`used >= 0`)],
     ),

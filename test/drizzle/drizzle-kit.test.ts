@@ -93,7 +93,7 @@ describe('drizzle-kit over PGlite, keygate in public', () => {
     expect(made).toEqual(await catalogOf((text, params) => reference!.query(text, params), 'public'));
     expect(made.versions).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(made.tables).toHaveLength(13);
-    expect(made.columns).toHaveLength(94);
+    expect(made.columns).toHaveLength(95);
     expect(made.indexes).toHaveLength(25);
     expect(made.triggers).toHaveLength(3);
     expect(made.functions).toHaveLength(2);

@@ -18,6 +18,7 @@ export const entries = {
   redis: 'backends/redis/index.ts',
   mysql: 'backends/mysql/index.ts',
   sqlite: 'backends/sqlite/index.ts',
+  cloudflare: 'backends/cloudflare/index.ts',
   otel: 'otel/index.ts',
   'runtime/web-digest': 'src/runtime/web-digest.ts',
   'runtime/node-digest': 'src/runtime/node-digest.ts',

@@ -19,6 +19,7 @@ const NAMES = {
   'backends/redis': 'keygate/redis',
   'backends/mysql': 'keygate/mysql',
   'backends/sqlite': 'keygate/sqlite',
+  'backends/cloudflare': 'keygate/cloudflare',
   otel: 'keygate/otel',
   dashboard: 'keygate/dashboard',
   'src/leaks': 'keygate/leaks',

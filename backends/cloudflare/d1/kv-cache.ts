@@ -2,7 +2,12 @@ import { InvalidInputError } from 'keygate';
 import { type ApiKeyRecord, freezeRecord, quote } from 'keygate/store-kit';
 import type { KVLike } from './bindings.js';
 
-/** Prefix of every KV key keygate writes; the rest is the key's digest (never the raw key). */
+/**
+ * Prefix of every KV key keygate writes; the rest is the key's digest (never the raw key).
+ *
+ * @example
+ * await env.KEYS.delete(KV_PREFIX + record.hash); // what a write through D1KeyStore does
+ */
 export const KV_PREFIX = 'keygate:key:';
 
 // KV refuses an `expirationTtl` under 60 s; the entry's own timestamp is the bound, this only tidies up.

@@ -28,7 +28,10 @@ const KEYS = Number(values.keys);
 const LOOKUPS = Number(values.lookups);
 const OUT = values.out ?? fileURLToPath(new URL('./CLOUDFLARE.md', import.meta.url));
 const require = createRequire(import.meta.url);
-const VERSIONS = { miniflare: require('miniflare/package.json').version, workerd: require('workerd/package.json').version };
+const VERSIONS = {
+  miniflare: require('miniflare/package.json').version,
+  workerd: require('workerd/package.json').version,
+};
 const log = (line) => process.stderr.write(`[bench:cloudflare] ${line}\n`);
 
 // The Worker of part 2: the built entry points, bundled as a Worker would ship them.

@@ -244,7 +244,12 @@ module.exports = async function run(load, resolvePath) {
   await entry('keygate/cloudflare', async ({ D1KeyStore }) => {
     const loaded = await load(process.env.KEYGATE_TARBALL_MINIFLARE ?? 'miniflare');
     const { Miniflare } = loaded.default ?? loaded;
-    const mf = new Miniflare({ modules: true, script: 'export default {}', d1Databases: ['DB'], kvNamespaces: ['KEYS'] });
+    const mf = new Miniflare({
+      modules: true,
+      script: 'export default {}',
+      d1Databases: ['DB'],
+      kvNamespaces: ['KEYS'],
+    });
     try {
       const db = await mf.getD1Database('DB');
       const store = new D1KeyStore({ db, cache: await mf.getKVNamespace('KEYS') });

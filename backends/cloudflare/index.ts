@@ -6,3 +6,4 @@ export type { D1Like, D1ResultLike, D1StatementLike, KVLike } from './d1/binding
 export { D1DashboardStore, type D1DashboardStoreOptions } from './d1/dashboard-store.js';
 export { D1KeyStore, type D1KeyStoreOptions } from './d1/key-store.js';
 export { KV_PREFIX } from './d1/kv-cache.js';
+export { migrationSql } from './d1/migration-sql.js';

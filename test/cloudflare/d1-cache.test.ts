@@ -2,7 +2,7 @@
 // clock the test moves: a record read from D1 at t is served from KV before t + maxStaleMs and never
 // from then on, whatever KV still holds; a failing D1 past the bound is a 503, never a stale allow.
 import { authenticate, type CreatedKey, KeyManager } from 'keygate';
-import { D1KeyStore, type D1Like, KV_PREFIX, type KVLike } from 'keygate/cloudflare';
+import { D1KeyStore, type D1Like, KV_PREFIX, type KVLike, migrationSql } from 'keygate/cloudflare';
 import { Miniflare } from 'miniflare';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MiniflarePool } from './support/miniflare.js';
@@ -165,5 +165,21 @@ describe('D1KeyStore', () => {
       code: 'key_conflict',
       keyId: 'key_other',
     });
+  });
+});
+
+describe('migrationSql', () => {
+  it('creates the schema when D1's exec runs it as one script, after which migrate() has nothing to apply', async () => {
+    const { db } = await pool.take();
+    await (db as unknown as { exec(sql: string): Promise<unknown> }).exec(migrationSql());
+    const store = new D1KeyStore({ db });
+    expect(await store.migrate()).toEqual({ applied: [] });
+    const keys = new KeyManager({ store });
+    const { secret, key } = await keys.create({ accountId: 'acct_cf', name: 'seeded', mode: 'live' });
+    expect(await auth(store, secret)).toMatchObject({ ok: true });
+    await keys.revoke(key.id);
+    await expect(
+      db.prepare(`UPDATE keygate_keys SET status = 'active' WHERE id = ?`).bind(key.id).run(),
+    ).rejects.toThrow(/the key is revoked/);
   });
 });

@@ -169,7 +169,7 @@ describe('D1KeyStore', () => {
 });
 
 describe('migrationSql', () => {
-  it('creates the schema when D1's exec runs it as one script, after which migrate() has nothing to apply', async () => {
+  it('creates the schema when the D1 exec call runs it as one script, after which migrate() has nothing to apply', async () => {
     const { db } = await pool.take();
     await (db as unknown as { exec(sql: string): Promise<unknown> }).exec(migrationSql());
     const store = new D1KeyStore({ db });

@@ -20,6 +20,7 @@ export const entries = {
   mysql: 'backends/mysql/index.ts',
   sqlite: 'backends/sqlite/index.ts',
   drizzle: 'backends/drizzle/index.ts',
+  cloudflare: 'backends/cloudflare/index.ts',
   otel: 'otel/index.ts',
   'runtime/web-digest': 'src/runtime/web-digest.ts',
   'runtime/node-digest': 'src/runtime/node-digest.ts',

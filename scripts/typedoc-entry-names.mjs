@@ -21,6 +21,7 @@ const NAMES = {
   'backends/mysql': 'keygate/mysql',
   'backends/sqlite': 'keygate/sqlite',
   'backends/drizzle': 'keygate/drizzle',
+  'backends/cloudflare': 'keygate/cloudflare',
   otel: 'keygate/otel',
   dashboard: 'keygate/dashboard',
   'src/leaks': 'keygate/leaks',

@@ -79,6 +79,7 @@ beforeAll(async () => {
     KEYGATE_TARBALL_REDIS: withRedis ? '1' : '0',
     KEYGATE_TARBALL_MYSQL: withMysql ? '1' : '0',
     KEYGATE_TARBALL_BETTER_SQLITE3: join(ROOT, 'node_modules', 'better-sqlite3', 'lib', 'index.js'),
+    KEYGATE_TARBALL_MINIFLARE: join(ROOT, 'node_modules', 'miniflare', 'dist', 'src', 'index.js'),
   };
   outputs.esm = JSON.parse(await ok(process.execPath, ['esm.mjs'], project, env));
   outputs.cjs = JSON.parse(await ok(process.execPath, ['cjs.cjs'], project, env));
@@ -178,6 +179,12 @@ const ENTRIES: Array<[string, string, string[], Record<string, unknown>]> = [
       'drizzleMysqlStores',
     ],
     { answers: [200, 'revoked_api_key'], read: ['revoked'], custom: true, thrown: refused('db') },
+  ],
+  [
+    'keygate/cloudflare',
+    'cloudflare',
+    ['D1KeyStore', 'D1AuditLog', 'D1DashboardStore', 'KEY_STORE_MIGRATIONS'],
+    { answers: [200, 'revoked_api_key'], thrown: refused('maxStaleMs') },
   ],
   // `keygate/testing` throws no keygate error of its own (a misused fixture is a test's bug: a plain Error).
   ['keygate/leaks', 'leaks', ['githubSecretScanning'], { answers: [401], thrown: refused('manager') }],

@@ -285,6 +285,32 @@ module.exports = async function run(load, resolvePath) {
     }
   });
 
+  // A D1 database and a KV namespace in Miniflare (workerd, in memory), loaded from the repository
+  // (KEYGATE_TARBALL_MINIFLARE: its main file) so that the consumer project installs no workerd.
+  await entry('keygate/cloudflare', async ({ D1KeyStore }) => {
+    const loaded = await load(process.env.KEYGATE_TARBALL_MINIFLARE ?? 'miniflare');
+    const { Miniflare } = loaded.default ?? loaded;
+    const mf = new Miniflare({
+      modules: true,
+      script: 'export default {}',
+      d1Databases: ['DB'],
+      kvNamespaces: ['KEYS'],
+    });
+    try {
+      const db = await mf.getD1Database('DB');
+      const store = new D1KeyStore({ db, cache: await mf.getKVNamespace('KEYS') });
+      await store.migrate();
+      const { secret, keys, key } = await seeded(core, store);
+      const before = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      await keys.revoke(key.id);
+      const after = await core.authenticate({ headers: { 'x-api-key': secret } }, store);
+      const thrown = await thrownBy(core, () => new D1KeyStore({ db, maxStaleMs: 0 }));
+      return { answers: [before.status, after.code], thrown };
+    } finally {
+      await mf.dispose();
+    }
+  });
+
   await entry('keygate/redis', async ({ RedisKeyStore }) => {
     const thrown = await thrownBy(core, () => new RedisKeyStore({ client: {} }));
     if (process.env.KEYGATE_TARBALL_REDIS !== '1') return { skipped: 'no Redis at 127.0.0.1:6379', thrown };

@@ -1,0 +1,267 @@
+import { KeyConflictError, KeyNotFoundError, type TelemetryOptions } from 'keygate';
+import {
+  type ApiKeyRecord,
+  applyPatch,
+  CAPABILITIES,
+  type Capabilities,
+  type Capable,
+  ChangeRelay,
+  changeOf,
+  createTelemetry,
+  type KeyActivity,
+  type KeyChangeEvent,
+  type KeyPatch,
+  mergeUsage,
+  observedLookup,
+  quote,
+  type Telemetry,
+  type UsageBatch,
+  type UsageCount,
+  type UsageOutcome,
+  type UsageStore,
+  type WritableKeyStore,
+  type WriteOptions,
+} from 'keygate/store-kit';
+import { uniqueViolation } from '../../sqlite/errors.js';
+import { iso, type KeyRow, recordOf, recordParams, updateParams } from '../../sqlite/rows.js';
+import { KEY_COLUMNS, KEY_SQL, USAGE_SQL } from '../../sqlite/sql/keys.js';
+import { D1AuditLog } from './audit-log.js';
+import type { D1Like, KVLike } from './bindings.js';
+import { d1Error, d1Guarded, validD1 } from './errors.js';
+import { KvRecordCache, validKv, validMaxStaleMs } from './kv-cache.js';
+import { migrateD1 } from './migrate.js';
+
+/**
+ * Options of {@link D1KeyStore}.
+ *
+ * @example
+ * const options: D1KeyStoreOptions = { db: env.DB, cache: env.KEYS, maxStaleMs: 30_000 };
+ */
+export interface D1KeyStoreOptions {
+  /** The D1 database binding (`env.DB`) that holds the keys. */
+  db: D1Like;
+  /**
+   * A Workers KV namespace (`env.KEYS`) in front of D1 for lookups by digest. Each found record is
+   * kept with the time it was read; it is served only while younger than `maxStaleMs`.
+   *
+   * @default undefined (every lookup reads D1)
+   */
+  cache?: KVLike;
+  /**
+   * How old a record from the KV cache may be, in milliseconds, counted from when it was read from D1:
+   * a key revoked by any writer is refused everywhere at most this long after. Positive.
+   *
+   * @default 30_000
+   */
+  maxStaleMs?: number;
+  /** The clock the staleness bound is measured with, in epoch milliseconds. @default Date.now */
+  clock?: () => number;
+  /** Where to report lookups by digest. @default undefined (none) */
+  telemetry?: TelemetryOptions;
+}
+
+// A write reads the row, then writes it only if its version is still the one read; when another
+// writer got in between it waits a moment (random, growing) and reads again, this many times at most.
+const WRITE_ATTEMPTS = 64;
+const backoff = (attempt: number) =>
+  new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 * attempt)));
+
+/**
+ * A key store in Cloudflare D1, for Workers: the tables of `keygate/sqlite` (one schema, one migration
+ * history), with D1's asynchronous API. D1 has no interactive transaction, so an update reads the row,
+ * applies the patch, and writes it with one conditional `UPDATE ... WHERE id = ? AND version = ?`
+ * (and a trigger refuses any change to a revoked row): a concurrent writer never loses a change, and
+ * a revoked key stays revoked. Usage counts are upserts sent in one `batch` (atomic).
+ *
+ * With `cache` (a KV namespace), lookups by digest read KV first and serve a record only while it is
+ * younger than `maxStaleMs`; otherwise D1 answers and the record is stored in KV again. A failing D1
+ * throws `KeyStoreUnavailableError` (503 through `authenticate`): a cached entry is never served past
+ * the bound. Writes through this store delete the record's KV entry.
+ *
+ * Capabilities: `changes` (the writes made through this instance only: a Worker has no long-lived
+ * subscriber, so there is no channel between isolates; `maxStaleMs` bounds what other writers'
+ * changes take), `usage`, `audit` (a {@link D1AuditLog} on the same database).
+ *
+ * @example
+ * export default {
+ *   async fetch(request, env) {
+ *     const store = new D1KeyStore({ db: env.DB, cache: env.KEYS, maxStaleMs: 30_000 });
+ *     const result = await authenticate({ headers: request.headers, ip: request.headers.get('cf-connecting-ip') ?? undefined }, store);
+ *     return result.ok ? new Response('hello') : Response.json({ error: result.code }, { status: result.status });
+ *   },
+ * };
+ */
+export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
+  /** `changes` (this instance's writes), `usage` and `audit`. */
+  declare readonly [CAPABILITIES]: Capabilities;
+  /** Milliseconds a KV-cached record may be served after it was read from D1. */
+  readonly maxStaleMs: number;
+  private readonly db: D1Like;
+  private readonly cache: KvRecordCache | undefined;
+  private readonly clock: () => number;
+  private readonly telemetry: Telemetry | undefined;
+  private readonly relay = new ChangeRelay();
+
+  constructor(options: D1KeyStoreOptions) {
+    this.db = validD1(options?.db);
+    this.maxStaleMs = validMaxStaleMs(options.maxStaleMs);
+    this.clock = options.clock ?? Date.now;
+    const kv = validKv(options.cache);
+    this.cache = kv ? new KvRecordCache(kv, this.maxStaleMs, this.clock) : undefined;
+    this.telemetry = createTelemetry(options.telemetry);
+    this[CAPABILITIES] = {
+      changes: this,
+      usage: this,
+      audit: new D1AuditLog({ db: this.db }),
+    };
+  }
+
+  /**
+   * Creates or upgrades the tables (those of `keygate/sqlite`, in one `batch`). Idempotent: versions
+   * recorded in `keygate_migrations` are skipped. Never run implicitly: call it from a deploy script,
+   * or apply `KEY_STORE_MIGRATIONS` with `wrangler d1 execute`.
+   *
+   * @example
+   * await store.migrate(); // { applied: [1] }, then { applied: [] }
+   */
+  migrate(): Promise<{ applied: number[] }> {
+    return migrateD1(this.db);
+  }
+
+  findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    return observedLookup(this.telemetry, 'd1', () => this.lookup(hash));
+  }
+
+  findById(id: string): Promise<ApiKeyRecord | null> {
+    return d1Guarded(async () => {
+      const row = await this.db.prepare(KEY_SQL.byId).bind(id).first<KeyRow>();
+      return row ? recordOf(row) : null;
+    });
+  }
+
+  listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    return d1Guarded(async () => {
+      const { results } = await this.db.prepare(KEY_SQL.byAccount).bind(accountId).all<KeyRow>();
+      return results.map(recordOf);
+    });
+  }
+
+  async insert(record: ApiKeyRecord, _options?: WriteOptions): Promise<ApiKeyRecord> {
+    const stored = { ...record, version: 1 };
+    let row: KeyRow | null;
+    try {
+      row = await this.db
+        .prepare(`${KEY_SQL.insert} RETURNING ${KEY_COLUMNS}`)
+        .bind(...recordParams(stored))
+        .first<KeyRow>();
+    } catch (err) {
+      throw duplicateOf(err, record.id) ?? d1Error(err);
+    }
+    const created = row ? recordOf(row) : stored;
+    // A lookup of this digest before the insert may have found nothing; nothing negative is cached.
+    this.relay.emit(changeOf('created', created));
+    return created;
+  }
+
+  async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
+    for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
+      const current = await this.findById(id);
+      if (!current) throw new KeyNotFoundError(id);
+      // KeyRevokedError for a revoked key, KeyConflictError for a version other than `ifVersion`.
+      const next = applyPatch(current, patch, condition);
+      let changes: number | undefined;
+      try {
+        const result = await this.db
+          .prepare(`${KEY_SQL.update} AND version = ? AND status <> 'revoked'`)
+          .bind(...updateParams(next), current.version)
+          .run();
+        changes = result.meta.changes;
+      } catch (err) {
+        throw d1Error(err);
+      }
+      if (changes === 1) {
+        await this.cache?.drop(next.hash);
+        this.relay.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
+        return next;
+      }
+      // Another writer changed the row since it was read: read it again (a revocation is then final).
+      await backoff(attempt + 1);
+    }
+    throw new KeyConflictError(`key ${quote(id)} kept changing under ${WRITE_ATTEMPTS} attempts to write it`, {
+      keyId: id,
+    });
+  }
+
+  /** Adds a flush of usage counts in one `batch` (atomic): each (key, day, outcome) is an upsert that adds up. */
+  async addUsage(batch: UsageBatch): Promise<void> {
+    const { counts, activity } = mergeUsage(batch);
+    if (counts.length === 0 && activity.length === 0) return;
+    const statements = [
+      ...counts.map((c) => this.db.prepare(USAGE_SQL.addCount).bind(c.keyId, c.accountId, c.day, c.outcome, c.count)),
+      ...activity.map((a) => this.db.prepare(USAGE_SQL.setActivity).bind(a.keyId, iso(a.lastUsedAt), a.lastUsedIp)),
+    ];
+    await d1Guarded(() => this.db.batch(statements));
+  }
+
+  getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
+    return d1Guarded(async () => {
+      const { results } = await this.db
+        .prepare(USAGE_SQL.counts)
+        .bind(keyId, from, to)
+        .all<{ account_id: string; day: string; outcome: string; count: number }>();
+      return results.map((r) => ({
+        keyId,
+        accountId: r.account_id,
+        day: r.day,
+        outcome: r.outcome as UsageOutcome,
+        count: Number(r.count),
+      }));
+    });
+  }
+
+  getActivity(keyId: string): Promise<KeyActivity | null> {
+    return d1Guarded(async () => {
+      const row = await this.db
+        .prepare(USAGE_SQL.activity)
+        .bind(keyId)
+        .first<{ last_used_at: string; last_used_ip: string | null }>();
+      return row ? { keyId, lastUsedAt: iso(row.last_used_at), lastUsedIp: row.last_used_ip } : null;
+    });
+  }
+
+  /**
+   * Subscribes to the writes made through this instance (a `CachedKeyStore` in the same isolate
+   * evicts at once). Writes by other isolates or by `wrangler d1 execute` are not announced: they
+   * reach lookups within `maxStaleMs` (KV) or the cache's own TTL.
+   */
+  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
+    return this.relay.subscribe(listener);
+  }
+
+  private async lookup(hash: string): Promise<ApiKeyRecord | null> {
+    const hit = await this.cache?.get(hash);
+    if (hit) return hit;
+    const at = this.clock();
+    let row: KeyRow | null;
+    try {
+      row = await this.db.prepare(KEY_SQL.byHash).bind(hash).first<KeyRow>();
+    } catch (err) {
+      throw d1Error(err);
+    }
+    if (!row) return null;
+    const record = recordOf(row);
+    await this.cache?.put(record, at);
+    return record;
+  }
+}
+
+/** The conflict a failed INSERT stands for (a duplicate id or digest), or undefined for any other failure. */
+function duplicateOf(err: unknown, id: string): KeyConflictError | undefined {
+  const column = uniqueViolation(err);
+  if (column === 'keygate_keys.hash') {
+    return new KeyConflictError('a key with the same digest already exists', { keyId: id });
+  }
+  if (column === 'keygate_keys.id')
+    return new KeyConflictError(`a key with id ${quote(id)} already exists`, { keyId: id });
+  return undefined;
+}

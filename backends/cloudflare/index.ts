@@ -7,3 +7,20 @@ export { D1DashboardStore, type D1DashboardStoreOptions } from './d1/dashboard-s
 export { D1KeyStore, type D1KeyStoreOptions } from './d1/key-store.js';
 export { KV_PREFIX } from './d1/kv-cache.js';
 export { migrationSql } from './d1/migration-sql.js';
+// Rate limits and credits kept by Durable Objects (one object per key, one per account).
+export {
+  DurableObjectCreditLedger,
+  type DurableObjectCreditLedgerOptions,
+  type DurableObjectIdLike,
+  type DurableObjectNamespaceLike,
+  DurableObjectRateLimiter,
+  type DurableObjectRateLimiterOptions,
+  type DurableObjectStateLike,
+  type DurableObjectStubLike,
+  durableObjectSqlDriver,
+  KeygateCreditObject,
+  KeygateRateLimitObject,
+  type ResponseLike,
+  type SqlCursorLike,
+  type SqlStorageLike,
+} from './durable-objects/index.js';

@@ -1,7 +1,8 @@
 // examples/hono-workers with its Durable Objects: 429 from the key's limiter object, 402 from the
 // account's credit object.
 import { readFileSync } from 'node:fs';
-import { generateKey } from 'keygate';
+import { generateKey, hashKey } from 'keygate';
+import { KV_PREFIX } from 'keygate/cloudflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExample } from './support/example.js';
 
@@ -24,7 +25,7 @@ const verify = (key: string) =>
     body: JSON.stringify({ email: 'ada@example.com' }),
   });
 
-describe('examples/hono-workers with Durable Objects', () => {
+describe('examples/hono-workers with D1 and Durable Objects', () => {
   it('declares both objects in wrangler.toml, bound and migrated as SQLite-backed classes', () => {
     const toml = readFileSync(new URL('../../examples/hono-workers/wrangler.toml', import.meta.url), 'utf8');
     expect(toml).toMatch(/name = "KEYGATE_LIMITS"\nclass_name = "KeygateRateLimitObject"/);
@@ -51,6 +52,18 @@ describe('examples/hono-workers with Durable Objects', () => {
     ]);
     expect(answers[0]?.headers.get('ratelimit')).toMatch(/r=2/);
     expect(Number(answers[3]?.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('keeps the demo key in D1, as a digest, and caches its record in KV', async () => {
+    const db = await example.mf.getD1Database('DB');
+    const rows = await db
+      .prepare('SELECT account_id, hash FROM keygate_keys')
+      .all<{ account_id: string; hash: string }>();
+    expect(rows.results).toEqual([{ account_id: 'acct_demo', hash: await hashKey(secret) }]);
+    expect(JSON.stringify(rows.results)).not.toContain(secret);
+    const kv = await example.mf.getKVNamespace('KEYS');
+    const cached = (await kv.list({ prefix: KV_PREFIX })).keys.map((entry) => entry.name);
+    expect(cached).toEqual([`${KV_PREFIX}${await hashKey(secret)}`]);
   });
 
   it('answers 401 to another key, without counting it against the demo key', async () => {

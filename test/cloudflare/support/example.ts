@@ -28,14 +28,14 @@ export async function startExample(vars: Record<string, string>): Promise<{ mf: 
       mainFields: ['module', 'main'],
       target: 'es2022',
       logLevel: 'silent',
-      // Until keygate/cloudflare is an entry point of the package, its Durable Object half is here.
-      alias: { 'keygate/cloudflare': join(ROOT, 'backends/cloudflare/durable-objects/index.ts') },
     });
     const mf = new Miniflare({
       modules: true,
       script: result.outputFiles[0]?.text ?? '',
       compatibilityDate: '2024-09-23',
       bindings: vars,
+      d1Databases: ['DB'],
+      kvNamespaces: ['KEYS'],
       durableObjects: {
         KEYGATE_LIMITS: { className: 'KeygateRateLimitObject', useSQLite: true },
         KEYGATE_CREDITS: { className: 'KeygateCreditObject', useSQLite: true },

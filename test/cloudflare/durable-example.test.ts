@@ -61,7 +61,9 @@ describe('examples/hono-workers with D1 and Durable Objects', () => {
       .all<{ account_id: string; hash: string }>();
     expect(rows.results).toEqual([{ account_id: 'acct_demo', hash: await hashKey(secret) }]);
     expect(JSON.stringify(rows.results)).not.toContain(secret);
-    const kv = await example.mf.getKVNamespace('KEYS');
+    const kv = (await example.mf.getKVNamespace('KEYS')) as unknown as {
+      list(options: { prefix: string }): Promise<{ keys: Array<{ name: string }> }>;
+    };
     const cached = (await kv.list({ prefix: KV_PREFIX })).keys.map((entry) => entry.name);
     expect(cached).toEqual([`${KV_PREFIX}${await hashKey(secret)}`]);
   });

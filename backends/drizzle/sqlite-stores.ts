@@ -97,7 +97,7 @@ export function drizzleSqliteStores(
     audit: capabilityOf(keys, 'audit') as AuditLog,
     outbox: capabilityOf(keys, 'outbox') as Outbox,
   };
-  useWal(database);
+  enableWal(database);
   return stores;
 }
 
@@ -113,7 +113,7 @@ function clientOf(db: { $client: unknown }): BetterSqlite3Like {
 }
 
 /** WAL mode for a file database (a no-op when it is already, or in memory), as `migrate()` sets it. */
-function useWal(database: BetterSqlite3Like): void {
+function enableWal(database: BetterSqlite3Like): void {
   const mode = database.pragma('journal_mode', { simple: true });
   if (mode !== 'wal' && mode !== 'memory') database.pragma('journal_mode = WAL');
 }

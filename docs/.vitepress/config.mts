@@ -77,6 +77,7 @@ export default defineConfig({
           { text: 'Redis', link: '/backends/redis' },
           { text: 'MySQL and MariaDB', link: '/backends/mysql' },
           { text: 'SQLite', link: '/backends/sqlite' },
+          { text: 'Cloudflare Workers: D1, KV, Durable Objects', link: '/backends/cloudflare' },
           { text: 'Drizzle', link: '/backends/drizzle' },
           { text: 'Caching and revocation', link: '/backends/caching' },
         ],

@@ -12,52 +12,89 @@ export interface CompiledKey {
   /** Epoch milliseconds, or Infinity when the key never expires. */
   readonly expiresAtMs: number;
   readonly allowList: CompiledAllowList;
-  readonly permissions: ReadonlySet<string>;
-  /** The results that carry this key, by outcome, built on first use by `authenticate` and reused. */
-  readonly results: { [outcome in DenialCode | 'allowed']?: AuthResult };
+  /** The key's permissions: the view's own frozen list, no copy. */
+  readonly permissions: readonly string[];
+  /** The same as a set, only for a list long enough that a scan would cost more than a lookup; else null. */
+  readonly permissionSet: ReadonlySet<string> | null;
+  /** The allow, built on first use by `authenticate` and reused. */
+  allowed: AuthResult | undefined;
+  /** The denials that carry this key, by code, built on first use (most keys never need one). */
+  denied: { [code in DenialCode]?: AuthResult } | undefined;
 }
 
+// Lists up to this long are scanned: a few string comparisons cost less than a Set (and its memory).
+const SCAN_PERMISSIONS = 8;
+
 // The compiled form of a record, by record object. A frozen record (every built-in store freezes what
-// it returns) cannot change, so its memo is used as is: the cached path pays one property read. A
-// custom store may hand out the same mutable object and change it in place; for such a record the
-// memo also keeps a snapshot of what it was compiled from, and is rebuilt when the record differs.
+// it returns) cannot change, so its compiled form is kept as is: the cached path pays one WeakMap
+// read. A custom store may hand out the same mutable object and change it in place; for such a record
+// the memo also keeps a snapshot of what it was compiled from, and is rebuilt when the record differs.
 interface Memo {
   readonly key: CompiledKey;
-  /** `null` for a record that cannot change in place. */
-  readonly snapshot: RecordSnapshot | null;
+  readonly snapshot: RecordSnapshot;
+}
+const sealedKeys = new WeakMap<ApiKeyRecord, CompiledKey>();
+// Compiled allow lists by frozen list: records that share one list object (a CachedKeyStore shares
+// equal lists among the keys it holds) share its compiled form too.
+const allowLists = new WeakMap<readonly string[], CompiledAllowList>();
+
+function allowListOf(entries: readonly string[]): CompiledAllowList {
+  if (entries.length === 0 || !Object.isFrozen(entries)) return compileAllowList(entries);
+  let list = allowLists.get(entries);
+  if (list === undefined) {
+    list = compileAllowList(entries);
+    allowLists.set(entries, list);
+  }
+  return list;
 }
 const memos = new WeakMap<ApiKeyRecord, Memo>();
 
 /**
- * The public view of a record: every field but the digest, frozen.
+ * The public view of a record: every field but the digest, frozen. Lists and objects the record
+ * already holds frozen are shared, not copied.
  *
  * @example
  * toPublicKey(record).hash // undefined
  */
 export function toPublicKey(record: ApiKeyRecord): PublicKey {
-  const { hash: _digest, ...view } = record;
-  return Object.freeze({
-    ...view,
-    permissions: Object.freeze([...record.permissions]),
-    allowedIps: Object.freeze([...record.allowedIps]),
-    metadata: Object.freeze({ ...record.metadata }),
-    rateLimit: record.rateLimit ? Object.freeze({ ...record.rateLimit }) : null,
-    suspendedAt: record.suspendedAt ?? null,
-    suspendedReason: record.suspendedReason ?? null,
-  });
+  // The rest object, changed where needed and then frozen: spreading it again into a literal that
+  // overrides some of its fields would build an object about three times the size.
+  const { hash: _digest, ...rest } = record;
+  const view = rest as { -readonly [F in keyof PublicKey]: PublicKey[F] };
+  const { permissions, allowedIps, metadata, rateLimit } = record;
+  if (!Object.isFrozen(permissions)) view.permissions = Object.freeze([...permissions]);
+  if (!Object.isFrozen(allowedIps)) view.allowedIps = Object.freeze([...allowedIps]);
+  if (!Object.isFrozen(metadata)) view.metadata = Object.freeze({ ...metadata });
+  if (!rateLimit) view.rateLimit = null;
+  else if (!Object.isFrozen(rateLimit)) view.rateLimit = Object.freeze({ ...rateLimit });
+  view.suspendedAt ??= null;
+  view.suspendedReason ??= null;
+  return Object.freeze(view);
 }
 
 function build(record: ApiKeyRecord): CompiledKey {
+  const view = toPublicKey(record);
+  const permissions = view.permissions;
   return {
-    view: toPublicKey(record),
+    view,
     // Any status but these two (a custom store's garbage) counts as revoked: fail closed.
     revoked: record.status !== 'active' && record.status !== 'suspended',
     suspended: record.status === 'suspended',
     expiresAtMs: record.expiresAt ? Date.parse(record.expiresAt) : Number.POSITIVE_INFINITY,
-    allowList: compileAllowList(record.allowedIps),
-    permissions: new Set(record.permissions),
-    results: {},
+    allowList: allowListOf(view.allowedIps),
+    permissions,
+    permissionSet: permissions.length > SCAN_PERMISSIONS ? new Set(permissions) : null,
+    allowed: undefined,
+    denied: undefined,
   };
+}
+
+/** Whether `key` grants `permission`. */
+export function grants(key: CompiledKey, permission: string): boolean {
+  if (key.permissionSet !== null) return key.permissionSet.has(permission);
+  const list = key.permissions;
+  for (let i = 0; i < list.length; i++) if (list[i] === permission) return true;
+  return false;
 }
 
 /**
@@ -65,10 +102,13 @@ function build(record: ApiKeyRecord): CompiledKey {
  * object lives, rebuilt when a record that can change in place has changed.
  */
 export function compileKey(record: ApiKeyRecord): CompiledKey {
+  const sealed = sealedKeys.get(record);
+  if (sealed !== undefined) return sealed;
   const memo = memos.get(record);
-  if (memo !== undefined && (memo.snapshot === null || matchesSnapshot(record, memo.snapshot))) return memo.key;
+  if (memo !== undefined && matchesSnapshot(record, memo.snapshot)) return memo.key;
   const key = build(record);
   // Freezing is one-way: a record sealed now stays as it is, so it never needs checking again.
-  memos.set(record, { key, snapshot: isSealed(record) ? null : snapshotOf(record) });
+  if (isSealed(record)) sealedKeys.set(record, key);
+  else memos.set(record, { key, snapshot: snapshotOf(record) });
   return key;
 }

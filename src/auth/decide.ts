@@ -2,7 +2,7 @@ import { capabilityOf } from '../capabilities.js';
 import { isWellFormedKey } from '../key/format.js';
 import { digestKey } from '../key/hash.js';
 import type { ApiKeyRecord, KeyStore } from '../types.js';
-import { type CompiledKey, compileKey } from './compiled-key.js';
+import { type CompiledKey, compileKey, grants } from './compiled-key.js';
 import { DENIALS, type DenialCode } from './denials.js';
 import type { ResolvedOptions } from './options.js';
 import { readHeader } from './read-header.js';
@@ -21,15 +21,18 @@ export const BARE: { readonly [C in DenialCode]: AuthFailure } = Object.fromEntr
 ) as never;
 
 // Results that carry a key are built once per compiled record and reused: the cached path allocates nothing.
-function resultFor(key: CompiledKey, code: DenialCode | 'allowed'): AuthResult {
-  let r = key.results[code];
+function allowed(key: CompiledKey): AuthResult {
+  if (key.allowed === undefined) key.allowed = Object.freeze({ ok: true, status: 200, key: key.view });
+  return key.allowed;
+}
+
+function denied(key: CompiledKey, code: DenialCode): AuthResult {
+  key.denied ??= {};
+  let r = key.denied[code];
   if (r === undefined) {
-    if (code === 'allowed') r = Object.freeze({ ok: true, status: 200, key: key.view });
-    else {
-      const d = DENIALS[code];
-      r = Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
-    }
-    key.results[code] = r;
+    const d = DENIALS[code];
+    r = Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
+    key.denied[code] = r;
   }
   return r;
 }
@@ -78,17 +81,17 @@ function judge(request: AuthRequest, o: ResolvedOptions, hash: string, record: u
   if (record == null) return BARE.invalid_api_key;
   const key = compiledOrNull(hash, record);
   if (key === null) return BARE.key_store_unavailable;
-  if (key.revoked) return resultFor(key, 'revoked_api_key');
+  if (key.revoked) return denied(key, 'revoked_api_key');
   if (key.expiresAtMs !== Number.POSITIVE_INFINITY && o.clock() >= key.expiresAtMs) {
-    return resultFor(key, 'expired_api_key');
+    return denied(key, 'expired_api_key');
   }
-  if (key.suspended) return resultFor(key, 'key_suspended');
-  if (!key.allowList.allows(request.ip)) return resultFor(key, 'ip_not_allowed');
+  if (key.suspended) return denied(key, 'key_suspended');
+  if (!key.allowList.allows(request.ip)) return denied(key, 'ip_not_allowed');
   const required = o.permissions;
   for (let i = 0; i < required.length; i++) {
-    if (!key.permissions.has(required[i] as string)) return resultFor(key, 'insufficient_permissions');
+    if (!grants(key, required[i] as string)) return denied(key, 'insufficient_permissions');
   }
-  return resultFor(key, 'allowed');
+  return allowed(key);
 }
 
 function peeked(request: AuthRequest, store: KeyStore, o: ResolvedOptions, hash: string): AuthResult | string {

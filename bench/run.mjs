@@ -12,6 +12,7 @@
 //                                 and Hono (bare, no-op, keygate), keygate / no-op against 0.95, and a
 //                                 CPU profile of each keygate server that misses it; written to
 //                                 bench/HTTP.md (raw numbers in bench/HTTP.json)
+//   --rounds N, --seconds S       with --only http: N rounds of S seconds per variant and route
 // Exits 1 if an invariant breaks (a malformed key reached the store, the negative cache outgrew its
 // bound, a variant answered anything but 2xx); speed targets are reported, never enforced.
 import { execFileSync } from 'node:child_process';
@@ -33,6 +34,8 @@ const { values } = parseArgs({
     out: { type: 'string' },
     scale: { type: 'string' },
     only: { type: 'string' },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
   },
 });
 if (values.only !== undefined && values.only !== 'credits' && values.only !== 'http') {
@@ -175,7 +178,9 @@ if (values.only === 'credits') {
 // `--only http`: the framework path, GET and POST, in a report of its own (bench/HTTP.md).
 if (values.only === 'http') {
   const started = performance.now();
-  const options = values.quick ? QUICK : FULL;
+  const options = { ...(values.quick ? QUICK : FULL) };
+  if (values.rounds) options.httpRounds = Number(values.rounds);
+  if (values.seconds) options.httpSeconds = Number(values.seconds);
   const machine = {
     date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
     cpu: os.cpus()[0]?.model ?? 'unknown CPU',

@@ -111,6 +111,20 @@ const variants = {
     });
     return app;
   },
+  // The same servers with the adapters of another revision (bench/adapter-ab.mjs bundles them into
+  // BENCH_REF_DIR): a before/after of an adapter on the same machine, in the same run.
+  'fastify-keygate-ref': async () => {
+    const { apiKeyAuth } = await import(`${process.env.BENCH_REF_DIR}/fastify.mjs`);
+    const app = fastify();
+    await app.register(apiKeyAuth, await auth());
+    return app;
+  },
+  'hono-keygate-ref': async () => {
+    const { apiKeyAuth } = await import(`${process.env.BENCH_REF_DIR}/hono.mjs`);
+    const app = new Hono();
+    app.use(apiKeyAuth({ ...(await auth()), clientIp: (c) => getConnInfo(c).remote.address }));
+    return app;
+  },
   'hono-keygate': async () => {
     const app = new Hono();
     app.use(honoAuth({ ...(await auth()), clientIp: (c) => getConnInfo(c).remote.address }));

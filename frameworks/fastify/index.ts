@@ -118,29 +118,33 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
     ) as typeof route.preHandler;
   });
 
-  // A route added before the plugin was never seen by `onRoute`: for those, one hook of the
-  // instance's finds the route's options on each request (Fastify's `routeOptions`), and lets every
-  // other route through to its own hooks. Only when such routes exist: most apps register first.
-  if (fastify.printRoutes().includes('(')) {
-    fastify.addHook('onRequest', function apiKeyAuth(request, reply, done) {
-      const config = request.routeOptions.config as { apiKey?: RouteApiKeyConfig; [ROUTED]?: true } | undefined;
-      if (config?.[ROUTED]) return done();
-      let routeAuth: Options | null;
-      try {
-        routeAuth = routeOptions(config?.apiKey, request.url);
-      } catch (error) {
-        return done(error as Error);
-      }
-      if (routeAuth === null) return done();
-      check(routeAuth, request, reply, done);
-    });
-    if (all.credits) {
-      fastify.addHook('preHandler', function apiKeyCredits(request, reply, done) {
-        const config = request.routeOptions.config as { apiKey?: RouteApiKeyConfig; [ROUTED]?: true } | undefined;
-        if (config?.[ROUTED] || config?.apiKey === false) return done();
-        hold(billed(config?.apiKey, request.url) as typeof all, request, reply, done);
-      });
+  // What `onRoute` never saw: a route added before the plugin, and the not-found handler (an unknown
+  // URL is refused for its key like any route, so that a client without one cannot tell which routes
+  // exist). One hook of the instance finds their options on each request (Fastify's `routeOptions`)
+  // and lets every other request through at once to its route's own hooks. Routes added before the
+  // plugin are rare: when there are none, only a not-found request pays for the lookup.
+  const early = fastify.printRoutes().includes('(');
+  type Config = { apiKey?: RouteApiKeyConfig; [ROUTED]?: true } | undefined;
+  fastify.addHook('onRequest', function apiKeyAuth(request, reply, done) {
+    if (!early && !request.is404) return done();
+    const config = request.routeOptions.config as Config;
+    if (config?.[ROUTED]) return done();
+    let routeAuth: Options | null;
+    try {
+      routeAuth = routeOptions(config?.apiKey, request.url);
+    } catch (error) {
+      return done(error as Error);
     }
+    if (routeAuth === null) return done();
+    check(routeAuth, request, reply, done);
+  });
+  if (all.credits) {
+    fastify.addHook('preHandler', function apiKeyCredits(request, reply, done) {
+      if (!early && !request.is404) return done();
+      const config = request.routeOptions.config as Config;
+      if (config?.[ROUTED] || config?.apiKey === false) return done();
+      hold(billed(config?.apiKey, request.url) as typeof all, request, reply, done);
+    });
   }
 
   if (!all.credits) return;

@@ -12,18 +12,13 @@ export interface CompiledKey {
   /** Epoch milliseconds, or Infinity when the key never expires. */
   readonly expiresAtMs: number;
   readonly allowList: CompiledAllowList;
-  /** The key's permissions: the view's own frozen list, no copy. */
+  /** The key's permissions: the view's own frozen list, no copy (a scan of a few strings costs less than a Set, and no memory). */
   readonly permissions: readonly string[];
-  /** The same as a set, only for a list long enough that a scan would cost more than a lookup; else null. */
-  readonly permissionSet: ReadonlySet<string> | null;
   /** The allow, built on first use by `authenticate` and reused. */
   allowed: AuthResult | undefined;
   /** The denials that carry this key, by code, built on first use (most keys never need one). */
   denied: { [code in DenialCode]?: AuthResult } | undefined;
 }
-
-// Lists up to this long are scanned: a few string comparisons cost less than a Set (and its memory).
-const SCAN_PERMISSIONS = 8;
 
 // The compiled form of a record, by record object. A frozen record (every built-in store freezes what
 // it returns) cannot change, so its compiled form is kept as is: the cached path pays one WeakMap
@@ -49,6 +44,11 @@ function allowListOf(entries: readonly string[]): CompiledAllowList {
 }
 const memos = new WeakMap<ApiKeyRecord, Memo>();
 
+// `value` itself when it is frozen (shared, not copied), else a frozen copy of it.
+function frozen<T extends object>(value: T): T {
+  return Object.isFrozen(value) ? value : Object.freeze((Array.isArray(value) ? [...value] : { ...value }) as T);
+}
+
 /**
  * The public view of a record: every field but the digest, frozen. Lists and objects the record
  * already holds frozen are shared, not copied.
@@ -61,12 +61,10 @@ export function toPublicKey(record: ApiKeyRecord): PublicKey {
   // overrides some of its fields would build an object about three times the size.
   const { hash: _digest, ...rest } = record;
   const view = rest as { -readonly [F in keyof PublicKey]: PublicKey[F] };
-  const { permissions, allowedIps, metadata, rateLimit } = record;
-  if (!Object.isFrozen(permissions)) view.permissions = Object.freeze([...permissions]);
-  if (!Object.isFrozen(allowedIps)) view.allowedIps = Object.freeze([...allowedIps]);
-  if (!Object.isFrozen(metadata)) view.metadata = Object.freeze({ ...metadata });
-  if (!rateLimit) view.rateLimit = null;
-  else if (!Object.isFrozen(rateLimit)) view.rateLimit = Object.freeze({ ...rateLimit });
+  view.permissions = frozen(record.permissions);
+  view.allowedIps = frozen(record.allowedIps);
+  view.metadata = frozen(record.metadata);
+  view.rateLimit = record.rateLimit ? frozen(record.rateLimit) : null;
   view.suspendedAt ??= null;
   view.suspendedReason ??= null;
   return Object.freeze(view);
@@ -74,7 +72,6 @@ export function toPublicKey(record: ApiKeyRecord): PublicKey {
 
 function build(record: ApiKeyRecord): CompiledKey {
   const view = toPublicKey(record);
-  const permissions = view.permissions;
   return {
     view,
     // Any status but these two (a custom store's garbage) counts as revoked: fail closed.
@@ -82,19 +79,10 @@ function build(record: ApiKeyRecord): CompiledKey {
     suspended: record.status === 'suspended',
     expiresAtMs: record.expiresAt ? Date.parse(record.expiresAt) : Number.POSITIVE_INFINITY,
     allowList: allowListOf(view.allowedIps),
-    permissions,
-    permissionSet: permissions.length > SCAN_PERMISSIONS ? new Set(permissions) : null,
+    permissions: view.permissions,
     allowed: undefined,
     denied: undefined,
   };
-}
-
-/** Whether `key` grants `permission`. */
-export function grants(key: CompiledKey, permission: string): boolean {
-  if (key.permissionSet !== null) return key.permissionSet.has(permission);
-  const list = key.permissions;
-  for (let i = 0; i < list.length; i++) if (list[i] === permission) return true;
-  return false;
 }
 
 /**

@@ -2,7 +2,7 @@ import { capabilityOf } from '../capabilities.js';
 import { isWellFormedKey } from '../key/format.js';
 import { digestKey } from '../key/hash.js';
 import type { ApiKeyRecord, KeyStore } from '../types.js';
-import { type CompiledKey, compileKey, grants } from './compiled-key.js';
+import { type CompiledKey, compileKey } from './compiled-key.js';
 import { DENIALS, type DenialCode } from './denials.js';
 import type { ResolvedOptions } from './options.js';
 import { readHeader } from './read-header.js';
@@ -22,19 +22,16 @@ export const BARE: { readonly [C in DenialCode]: AuthFailure } = Object.fromEntr
 
 // Results that carry a key are built once per compiled record and reused: the cached path allocates nothing.
 function allowed(key: CompiledKey): AuthResult {
-  if (key.allowed === undefined) key.allowed = Object.freeze({ ok: true, status: 200, key: key.view });
+  key.allowed ??= Object.freeze({ ok: true, status: 200, key: key.view });
   return key.allowed;
 }
 
 function denied(key: CompiledKey, code: DenialCode): AuthResult {
+  const d = DENIALS[code];
   key.denied ??= {};
-  let r = key.denied[code];
-  if (r === undefined) {
-    const d = DENIALS[code];
-    r = Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
-    key.denied[code] = r;
-  }
-  return r;
+  const built = key.denied;
+  built[code] ??= Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
+  return built[code];
 }
 
 function timeoutAfter(ms: number): { promise: Promise<never>; cancel(): void } {
@@ -89,7 +86,7 @@ function judge(request: AuthRequest, o: ResolvedOptions, hash: string, record: u
   if (!key.allowList.allows(request.ip)) return denied(key, 'ip_not_allowed');
   const required = o.permissions;
   for (let i = 0; i < required.length; i++) {
-    if (!grants(key, required[i] as string)) return denied(key, 'insufficient_permissions');
+    if (!key.permissions.includes(required[i] as string)) return denied(key, 'insufficient_permissions');
   }
   return allowed(key);
 }

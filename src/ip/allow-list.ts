@@ -258,11 +258,6 @@ export class CompiledAllowList {
     this.v6 = mergeV6(v6);
   }
 
-  /** True when the list is empty (any address, or none, is allowed). */
-  get empty(): boolean {
-    return this.size === 0;
-  }
-
   /**
    * Whether `address` may use the key. Unparseable, absent, zoned or port-carrying addresses are
    * refused unless the list is empty.

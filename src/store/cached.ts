@@ -4,7 +4,7 @@ import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore, WriteOptions } from '../types.js';
 import { validPositiveInteger } from '../validate/fields.js';
-import { RecordCompactor } from './compact-record.js';
+import { compactRecord } from './compact-record.js';
 
 interface InFlight {
   promise: Promise<ApiKeyRecord | null>;
@@ -91,8 +91,8 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
   private readonly telemetry: Telemetry | undefined;
   // The wrapped store's name for telemetry, read once.
   private readonly storeName: string;
-  // Shares what cached records have in common (accounts, permission and allow lists, metadata).
-  private readonly compactor: RecordCompactor;
+  // What cached records have in common (accounts, permission and allow lists, metadata), held once.
+  private readonly shared = new Map<string, unknown>();
 
   constructor(
     readonly store: KeyStore,
@@ -109,7 +109,6 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     this.found = new LRUCache({ max, ttl: this.ttlMs, allowStale: false, updateAgeOnGet: false });
     this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtlMs, allowStale: false, updateAgeOnGet: false });
     this.floor = new LRUCache({ max, ttl: this.ttlMs });
-    this.compactor = new RecordCompactor(Math.min(max, 10_000));
     const changes = capabilityOf(store, 'changes');
     const usage = capabilityOf(store, 'usage');
     const audit = capabilityOf(store, 'audit');
@@ -164,7 +163,7 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
         return null;
       }
       if (answer.version < (this.floor.get(answer.id) ?? 0)) return answer;
-      const record = this.compactor.compact(hash, answer);
+      const record = compactRecord(this.shared, hash, answer);
       this.found.set(hash, record);
       return record;
     } finally {

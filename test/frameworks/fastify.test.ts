@@ -124,6 +124,19 @@ describe.each([
     expect((await app.inject({ method: 'GET', url: '/late-public' })).statusCode).toBe(200);
   });
 
+  it('refuses an unknown URL for its key as it would a route, so that routes cannot be discovered without one', async () => {
+    const app = make();
+    await app.register(apiKeyAuth, { store });
+    app.get('/known', async () => 'known');
+    const unknown = await app.inject({ method: 'GET', url: '/unknown' });
+    expect(unknown.json().code).toBe('missing_api_key');
+    const known = await app.inject({ method: 'GET', url: '/known' });
+    expect(known.json().code).toBe('missing_api_key');
+    expect(
+      (await app.inject({ method: 'GET', url: '/unknown', headers: { 'x-api-key': secrets.open } })).statusCode,
+    ).toBe(404);
+  });
+
   it("checks the key before a route's own onRequest hooks, in a child context too", async () => {
     const app = make();
     let reached = 0;
@@ -164,8 +177,11 @@ describe('Fastify plugin on the cached path', () => {
     await (apiKeyAuth as unknown as (f: unknown, o: unknown) => Promise<void>)(instance, {
       store: new CachedKeyStore(store),
     });
-    // No route existed before the plugin: the route's own hook does the work, no instance-wide one.
-    expect(hooks.onRequest).toBeUndefined();
+    // No route existed before the plugin: the instance-wide hook lets a routed request through at
+    // once (without reading its routeOptions), and the route's own hook does the work.
+    let passed = 0;
+    hooks.onRequest?.({ is404: false }, {}, () => passed++);
+    expect(passed).toBe(1);
     const route: { url: string; config: object; onRequest?: ((...args: unknown[]) => void)[] } = {
       url: '/v1/me',
       config: {},

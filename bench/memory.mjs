@@ -57,7 +57,7 @@ function measureAll(trees) {
   );
 }
 
-const b = (n) => `${Math.round(n).toLocaleString('en-US')} B`;
+const b = (n) => `${(Math.round(n) || 0).toLocaleString('en-US')} B`;
 function render(result) {
   const lines = [
     '# keygate: memory per cached key',

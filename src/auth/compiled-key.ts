@@ -33,8 +33,8 @@ const sealedKeys = new WeakMap<ApiKeyRecord, CompiledKey>();
 // equal lists among the keys it holds) share its compiled form too.
 const allowLists = new WeakMap<readonly string[], CompiledAllowList>();
 
+// `entries` is a view's list: always frozen.
 function allowListOf(entries: readonly string[]): CompiledAllowList {
-  if (entries.length === 0 || !Object.isFrozen(entries)) return compileAllowList(entries);
   let list = allowLists.get(entries);
   if (list === undefined) {
     list = compileAllowList(entries);
@@ -44,10 +44,13 @@ function allowListOf(entries: readonly string[]): CompiledAllowList {
 }
 const memos = new WeakMap<ApiKeyRecord, Memo>();
 
-// `value` itself when it is frozen (shared, not copied), else a frozen copy of it.
-function frozen<T extends object>(value: T): T {
-  return Object.isFrozen(value) ? value : Object.freeze((Array.isArray(value) ? [...value] : { ...value }) as T);
-}
+// A frozen list or object as it is (shared, not copied); anything else copied, as a list (a string
+// becomes its characters, so no permission matches; a number or nothing throws: a fault, fail closed)
+// or as an object, then frozen.
+const list = <T>(value: readonly T[]): readonly T[] =>
+  Array.isArray(value) && Object.isFrozen(value) ? value : Object.freeze([...value]);
+const object = <T extends object>(value: T): T =>
+  typeof value === 'object' && Object.isFrozen(value) ? value : Object.freeze({ ...value });
 
 /**
  * The public view of a record: every field but the digest, frozen. Lists and objects the record
@@ -57,17 +60,29 @@ function frozen<T extends object>(value: T): T {
  * toPublicKey(record).hash // undefined
  */
 export function toPublicKey(record: ApiKeyRecord): PublicKey {
-  // The rest object, changed where needed and then frozen: spreading it again into a literal that
-  // overrides some of its fields would build an object about three times the size.
-  const { hash: _digest, ...rest } = record;
-  const view = rest as { -readonly [F in keyof PublicKey]: PublicKey[F] };
-  view.permissions = frozen(record.permissions);
-  view.allowedIps = frozen(record.allowedIps);
-  view.metadata = frozen(record.metadata);
-  view.rateLimit = record.rateLimit ? frozen(record.rateLimit) : null;
-  view.suspendedAt ??= null;
-  view.suspendedReason ??= null;
-  return Object.freeze(view);
+  const { hash: _digest, ...view } = record;
+  return sealCopy(view, record);
+}
+
+/**
+ * `copy` (a shallow copy of `record`, spread from it) with the record's lists and objects frozen,
+ * absent fields filled in, and frozen itself. Changed field by field: a literal that spreads the
+ * record and overrides these fields builds an object about three times the size.
+ *
+ * @example
+ * sealCopy({ ...record }, record) // what freezeRecord returns
+ */
+export function sealCopy<T extends Partial<ApiKeyRecord>>(copy: T, record: ApiKeyRecord): T {
+  const fields = copy as { -readonly [F in keyof ApiKeyRecord]?: ApiKeyRecord[F] };
+  fields.permissions = list(record.permissions);
+  fields.allowedIps = list(record.allowedIps);
+  fields.metadata = object(record.metadata);
+  // Records written before rate limits existed have no field: they read as "no limit of its own".
+  fields.rateLimit = record.rateLimit ? object(record.rateLimit) : null;
+  // Records written before suspension existed have neither field: they read as "not suspended".
+  fields.suspendedAt ??= null;
+  fields.suspendedReason ??= null;
+  return Object.freeze(copy);
 }
 
 function build(record: ApiKeyRecord): CompiledKey {

@@ -158,14 +158,13 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
       // Cache only if no change arrived meanwhile (a change removes the in-flight entry) and the
       // record is not older than the newest version announced for its id.
       if (this.inflight.get(hash) !== entry) return answer;
-      if (answer === null) {
-        this.missing.set(hash, true);
-        return null;
+      if (answer === null) this.missing.set(hash, true);
+      else if (answer.version >= (this.floor.get(answer.id) ?? 0)) {
+        const record = compactRecord(this.shared, hash, answer);
+        this.found.set(hash, record);
+        return record;
       }
-      if (answer.version < (this.floor.get(answer.id) ?? 0)) return answer;
-      const record = compactRecord(this.shared, hash, answer);
-      this.found.set(hash, record);
-      return record;
+      return answer;
     } finally {
       if (this.inflight.get(hash) === entry) this.inflight.delete(hash);
     }

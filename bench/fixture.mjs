@@ -8,6 +8,10 @@ export const PERMISSION = 'email:verify';
 /** The route every server variant answers, and its body. */
 export const ROUTE = '/v1/ping';
 export const BODY = JSON.stringify({ ok: true, service: 'email-verification' });
+/** The POST route every server variant answers: it parses a small JSON body, as an e-mail API does. */
+export const POST_ROUTE = '/v1/email/verify';
+/** The JSON body every POST carries. */
+export const POST_BODY = JSON.stringify({ email: 'a@b.example' });
 
 /**
  * A record for `secret` with the given allow list, inserted into a fresh MemoryKeyStore behind a

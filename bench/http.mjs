@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { ROUTE } from './fixture.mjs';
+import { POST_BODY, POST_ROUTE, ROUTE } from './fixture.mjs';
 
 /** Variants in run order, and the comparisons the report makes (numerator / denominator). */
 export const VARIANTS = [
@@ -23,6 +23,25 @@ export const VARIANTS = [
   'hono-noop',
   'hono-keygate',
 ];
+/** The variants of the framework-path A/B (`node bench/run.mjs --only http`): bare, no-op, keygate. */
+export const FRAMEWORK_VARIANTS = [
+  'express-bare',
+  'express-noop',
+  'express-keygate',
+  'fastify-bare',
+  'fastify-noop',
+  'fastify-keygate',
+  'hono-bare',
+  'hono-noop',
+  'hono-keygate',
+];
+
+/** The requests a variant can be loaded with: GET ROUTE, and POST POST_ROUTE with a small JSON body. */
+export const REQUESTS = {
+  get: { method: 'GET', path: ROUTE },
+  post: { method: 'POST', path: POST_ROUTE, body: POST_BODY, headers: { 'content-type': 'application/json' } },
+};
+
 export const COMPARISONS = [
   ['express-keygate', 'express-bare', 0.93],
   ['fastify-keygate', 'fastify-bare', 0.93],
@@ -65,7 +84,8 @@ async function startServer(variant, key) {
     once(createInterface({ input: child.stdout }), 'line'),
     once(child, 'exit').then(([code]) => Promise.reject(new Error(`server ${variant} exited with ${code}`))),
   ]);
-  return { variant, child, url: `http://127.0.0.1:${JSON.parse(line).port}${ROUTE}` };
+  const origin = `http://127.0.0.1:${JSON.parse(line).port}`;
+  return { variant, child, origin, url: `${origin}${ROUTE}` };
 }
 
 // CPU time (user + system) a process has used, in microseconds, from /proc (Linux); null elsewhere.
@@ -88,17 +108,29 @@ async function redisCommands(server) {
   return (await res.json()).commands;
 }
 
-function load(url, key, seconds, connections) {
-  return autocannon({ url, connections, duration: seconds, headers: { 'x-api-key': key } });
+function load(server, key, seconds, connections, request = REQUESTS.get) {
+  return autocannon({
+    url: `${server.origin}${request.path}`,
+    method: request.method,
+    body: request.body,
+    connections,
+    duration: seconds,
+    headers: { ...request.headers, 'x-api-key': key },
+  });
 }
 
 /** Refuses to measure a server that does not answer the key with 200 (and, with auth, no key with 401). */
-async function verify(server, key) {
-  const ok = await fetch(server.url, { headers: { 'x-api-key': key } });
-  const none = await fetch(server.url);
+async function verify(server, key, request) {
+  const url = `${server.origin}${request.path}`;
+  const init = { method: request.method, body: request.body };
+  const ok = await fetch(url, { ...init, headers: { ...request.headers, 'x-api-key': key } });
+  const none = await fetch(url, { ...init, headers: request.headers });
   const wantNone = server.variant.endsWith('-bare') || server.variant.endsWith('-noop') ? 200 : 401;
   if (ok.status !== 200 || none.status !== wantNone) {
     throw new Error(`${server.variant}: key -> ${ok.status}, no key -> ${none.status} (want 200, ${wantNone})`);
+  }
+  if (request.body && (await ok.json()).email !== JSON.parse(request.body).email) {
+    throw new Error(`${server.variant}: ${request.method} ${request.path} did not answer with the body's address`);
   }
 }
 
@@ -106,7 +138,9 @@ async function verify(server, key) {
  * Runs `rounds` alternated rounds of `seconds` each per variant (after a warm-up of `warmup` seconds)
  * and returns `{ [variant]: { rps: number[], p50: number[], cpu: number[], redis: number[] } }`: one
  * entry per round (requests per second, median latency in ms, the server's CPU time per request in
- * µs, and for the variants of `REDIS_COUNTERS` the Redis commands it sent per request).
+ * µs, and for the variants of `REDIS_COUNTERS` the Redis commands it sent per request). `requests`
+ * names the requests of `REQUESTS` each variant is loaded with in every round (default: GET only); the
+ * GET figures are the entry itself, each other request's are under its name (`post: { rps, p50, cpu }`).
  */
 export async function runHttp({
   key,
@@ -116,30 +150,35 @@ export async function runHttp({
   connections = 32,
   log = () => {},
   variants = VARIANTS,
+  requests = ['get'],
 }) {
   const servers = [];
   try {
     for (const v of variants) servers.push(await startServer(v, key));
-    for (const s of servers) await verify(s, key);
-    for (const s of servers) await load(s.url, key, warmup, connections);
+    for (const s of servers) for (const name of requests) await verify(s, key, REQUESTS[name]);
+    for (const s of servers) for (const name of requests) await load(s, key, warmup, connections, REQUESTS[name]);
     const out = Object.fromEntries(variants.map((v) => [v, { rps: [], p50: [], cpu: [], redis: [] }]));
+    for (const v of variants)
+      for (const name of requests.filter((n) => n !== 'get')) out[v][name] = { rps: [], p50: [], cpu: [] };
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? servers : [...servers].reverse();
       for (const s of order) {
-        const commandsBefore = await redisCommands(s);
-        const cpuBefore = cpuMicros(s.child.pid);
-        const res = await load(s.url, key, seconds, connections);
-        const cpuAfter = cpuMicros(s.child.pid);
-        const commandsAfter = await redisCommands(s);
-        if (commandsBefore !== null) out[s.variant].redis.push((commandsAfter - commandsBefore) / res.requests.total);
-        const bad = res.non2xx + res.errors + res.timeouts;
-        if (bad > 0) throw new Error(`${s.variant}: ${bad} requests did not get a 2xx answer`);
-        const rps = res.requests.total / ((res.finish - res.start) / 1000);
-        out[s.variant].rps.push(rps);
-        out[s.variant].p50.push(res.latency.p50);
-        if (cpuBefore !== null && cpuAfter !== null)
-          out[s.variant].cpu.push((cpuAfter - cpuBefore) / res.requests.total);
-        log(`round ${r + 1}/${rounds} ${s.variant}: ${Math.round(rps)} req/s`);
+        for (const name of r % 2 === 0 ? requests : [...requests].reverse()) {
+          const into = name === 'get' ? out[s.variant] : out[s.variant][name];
+          const commandsBefore = name === 'get' ? await redisCommands(s) : null;
+          const cpuBefore = cpuMicros(s.child.pid);
+          const res = await load(s, key, seconds, connections, REQUESTS[name]);
+          const cpuAfter = cpuMicros(s.child.pid);
+          if (commandsBefore !== null)
+            into.redis.push(((await redisCommands(s)) - commandsBefore) / res.requests.total);
+          const bad = res.non2xx + res.errors + res.timeouts;
+          if (bad > 0) throw new Error(`${s.variant} ${name}: ${bad} requests did not get a 2xx answer`);
+          const rps = res.requests.total / ((res.finish - res.start) / 1000);
+          into.rps.push(rps);
+          into.p50.push(res.latency.p50);
+          if (cpuBefore !== null && cpuAfter !== null) into.cpu.push((cpuAfter - cpuBefore) / res.requests.total);
+          log(`round ${r + 1}/${rounds} ${s.variant} ${name.toUpperCase()}: ${Math.round(rps)} req/s`);
+        }
       }
     }
     return out;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
-import { ROUTE } from './fixture.mjs';
+import { REQUESTS } from './http.mjs';
 
 // Where a frame's code lives: keygate's build, the key's SHA-256 (Node's one-shot `crypto.hash`, which
 // keygate calls; an ETag's `createHash` is other hashing), socket writes (the kernel's loopback send,
@@ -39,10 +39,10 @@ function ownerOf(functionName, url) {
 }
 
 /**
- * A `node --cpu-prof` profile of `variant` under `seconds` of load: `{ profile, requests }`, the V8
- * profile as written and the requests served while it ran.
+ * A `node --cpu-prof` profile of `variant` under `seconds` of load (`request`: `get` or `post`, see
+ * REQUESTS in http.mjs): `{ profile, requests }`, the V8 profile as written and the requests served while it ran.
  */
-export async function captureProfile({ key, variant, seconds = 5, connections = 32 }) {
+export async function captureProfile({ key, variant, seconds = 5, connections = 32, request = 'get' }) {
   const dir = await mkdtemp(join(tmpdir(), 'keygate-prof-'));
   try {
     const server = new URL('./server.mjs', import.meta.url).pathname;
@@ -51,8 +51,16 @@ export async function captureProfile({ key, variant, seconds = 5, connections = 
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const [line] = await once(createInterface({ input: child.stdout }), 'line');
-    const url = `http://127.0.0.1:${JSON.parse(line).port}${ROUTE}`;
-    const load = await autocannon({ url, connections, duration: seconds, headers: { 'x-api-key': key } });
+    const { method, path, body, headers } = REQUESTS[request];
+    const url = `http://127.0.0.1:${JSON.parse(line).port}${path}`;
+    const load = await autocannon({
+      url,
+      method,
+      body,
+      connections,
+      duration: seconds,
+      headers: { ...headers, 'x-api-key': key },
+    });
     child.kill('SIGTERM');
     await once(child, 'exit');
     const [file] = await readdir(dir);
@@ -67,8 +75,8 @@ export async function captureProfile({ key, variant, seconds = 5, connections = 
  * Profiles `variant` for `seconds` under load. Returns `{ owners, keygate }` (each entry with its percent
  * of busy time and µs per request), `samples`, `idle` (percent of wall time), `requests` and `busyPerRequest` (µs).
  */
-export async function runProfile({ key, variant = 'express-keygate', seconds = 5, connections = 32 }) {
-  const { profile, requests } = await captureProfile({ key, variant, seconds, connections });
+export async function runProfile({ key, variant = 'express-keygate', seconds = 5, connections = 32, request }) {
+  const { profile, requests } = await captureProfile({ key, variant, seconds, connections, request });
   return summarise(profile, requests);
 }
 

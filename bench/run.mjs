@@ -8,6 +8,11 @@
 //   --only credits                only row 10's figures (credits: the micro-benchmark pair and the
 //                                 round trips per billed request), at full durations unless --quick,
 //                                 written to bench/CREDITS.md (raw numbers in bench/CREDITS.json)
+//   --only http                   only the framework path: GET and POST-with-JSON for Express, Fastify
+//                                 and Hono (bare, no-op, keygate), keygate / no-op against 0.95, and a
+//                                 CPU profile of each keygate server that misses it; written to
+//                                 bench/HTTP.md (raw numbers in bench/HTTP.json)
+//   --rounds N, --seconds S       with --only http: N rounds of S seconds per variant and route
 // Exits 1 if an invariant breaks (a malformed key reached the store, the negative cache outgrew its
 // bound, a variant answered anything but 2xx); speed targets are reported, never enforced.
 import { execFileSync } from 'node:child_process';
@@ -16,7 +21,8 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { generateKey } from 'keygate';
 import { runCreditTrips } from './credits.mjs';
-import { pinLoadGenerator, runHttp } from './http.mjs';
+import { FRAMEWORK_VARIANTS, pinLoadGenerator, runHttp } from './http.mjs';
+import { httpRatios, renderHttp } from './http-report.mjs';
 import { CACHED, CREDITED, runMicro } from './micro.mjs';
 import { PROFILED, runProfile } from './profile.mjs';
 import { creditTargets, render, renderCredits, targets } from './report.mjs';
@@ -28,10 +34,12 @@ const { values } = parseArgs({
     out: { type: 'string' },
     scale: { type: 'string' },
     only: { type: 'string' },
+    rounds: { type: 'string' },
+    seconds: { type: 'string' },
   },
 });
-if (values.only !== undefined && values.only !== 'credits') {
-  process.stderr.write(`--only takes "credits", not "${values.only}"\n`);
+if (values.only !== undefined && values.only !== 'credits' && values.only !== 'http') {
+  process.stderr.write(`--only takes "credits" or "http", not "${values.only}"\n`);
   process.exit(2);
 }
 const out = values.out ?? new URL('./RESULTS.md', import.meta.url).pathname;
@@ -163,6 +171,65 @@ if (values.only === 'credits') {
   writeFileSync(`${file.replace(/\.md$/, '')}.json`, `${JSON.stringify(results, null, 1)}\n`);
   writeFileSync(file, renderCredits(results));
   for (const c of creditTargets({ micro, credits })) log(`${c.verdict.padEnd(6)} ${c.target}: ${c.measured}`);
+  log(`wrote ${file}`);
+  process.exit(0);
+}
+
+// `--only http`: the framework path, GET and POST, in a report of its own (bench/HTTP.md).
+if (values.only === 'http') {
+  const started = performance.now();
+  const options = { ...(values.quick ? QUICK : FULL) };
+  if (values.rounds) options.httpRounds = Number(values.rounds);
+  if (values.seconds) options.httpSeconds = Number(values.seconds);
+  const machine = {
+    date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    cpu: os.cpus()[0]?.model ?? 'unknown CPU',
+    cores: os.cpus().length,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    load: [os.loadavg()[0].toFixed(2)],
+  };
+  const key = generateKey({ mode: 'live' });
+  machine.pinned = pinLoadGenerator();
+  const t0 = cpuTimes();
+  const http = await runHttp({
+    key,
+    rounds: options.httpRounds,
+    seconds: options.httpSeconds,
+    warmup: options.warmup,
+    connections: options.connections,
+    variants: FRAMEWORK_VARIANTS,
+    requests: ['get', 'post'],
+    log,
+  });
+  machine.steal = stealSince(t0);
+  machine.load.push(os.loadavg()[0].toFixed(2));
+  // Where the time goes, for each keygate server that misses the target (and its no-op beside it).
+  const profiles = {};
+  for (const miss of httpRatios(http).filter((r) => !r.met)) {
+    for (const variant of [`${miss.framework}-noop`, `${miss.framework}-keygate`]) {
+      const name = `${variant} ${miss.route.toUpperCase()}`;
+      if (profiles[name]) continue;
+      log(`CPU profile of ${name}`);
+      profiles[name] = await runProfile({
+        key,
+        variant,
+        request: miss.route,
+        seconds: options.profileSeconds,
+        connections: options.connections,
+      });
+    }
+  }
+  machine.seconds = (performance.now() - started) / 1000;
+  const results = { machine, options: { ...options, quick: values.quick }, http, profiles };
+  const file = values.out ?? new URL('./HTTP.md', import.meta.url).pathname;
+  writeFileSync(`${file.replace(/\.md$/, '')}.json`, `${JSON.stringify(results, null, 1)}\n`);
+  writeFileSync(file, renderHttp(results));
+  for (const r of httpRatios(http)) {
+    log(
+      `${r.met ? 'met   ' : 'MISSED'} ${r.framework} ${r.route.toUpperCase()} keygate / no-op ≥ 0.95: ${r.ratio.toFixed(2)}`,
+    );
+  }
   log(`wrote ${file}`);
   process.exit(0);
 }

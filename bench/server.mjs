@@ -1,5 +1,6 @@
 // One benchmark server per process: `node bench/server.mjs <variant>` with the key in BENCH_KEY.
-// Prints `{"port":N}` once listening on 127.0.0.1. Every variant answers GET ROUTE with BODY.
+// Prints `{"port":N}` once listening on 127.0.0.1. Every variant answers GET ROUTE with BODY, and
+// POST POST_ROUTE (a JSON body, parsed after the key is checked) with the address it was sent.
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { serve } from '@hono/node-server';
@@ -13,7 +14,7 @@ import { apiKeyAuth as fastifyAuth } from 'keygate/fastify';
 import { apiKeyAuth as honoAuth } from 'keygate/hono';
 import passport from 'passport';
 import { HeaderAPIKeyStrategy } from 'passport-headerapikey';
-import { BODY, CLIENT_IP, keyStoreWith, PERMISSION, ROUTE } from './fixture.mjs';
+import { BODY, CLIENT_IP, keyStoreWith, PERMISSION, POST_ROUTE, ROUTE } from './fixture.mjs';
 
 const payload = JSON.parse(BODY);
 const auth = async () => ({ store: await keyStoreWith(process.env.BENCH_KEY), permissions: [PERMISSION] });
@@ -119,6 +120,20 @@ const variants = {
     });
     return app;
   },
+  // The same servers with the adapters of another revision (bench/adapter-ab.mjs bundles them into
+  // BENCH_REF_DIR): a before/after of an adapter on the same machine, in the same run.
+  'fastify-keygate-ref': async () => {
+    const { apiKeyAuth } = await import(`${process.env.BENCH_REF_DIR}/fastify.mjs`);
+    const app = fastify();
+    await app.register(apiKeyAuth, await auth());
+    return app;
+  },
+  'hono-keygate-ref': async () => {
+    const { apiKeyAuth } = await import(`${process.env.BENCH_REF_DIR}/hono.mjs`);
+    const app = new Hono();
+    app.use(apiKeyAuth({ ...(await auth()), clientIp: (c) => getConnInfo(c).remote.address }));
+    return app;
+  },
   'hono-keygate': async () => {
     const app = new Hono();
     app.use(honoAuth({ ...(await auth()), clientIp: (c) => getConnInfo(c).remote.address }));
@@ -132,14 +147,17 @@ async function start(name) {
   const [app, ...middleware] = Array.isArray(made) ? made : [made];
   if (name.startsWith('express')) {
     app.get(ROUTE, ...middleware, (_req, res) => res.json(payload));
+    app.post(POST_ROUTE, ...middleware, express.json(), (req, res) => res.json({ ok: true, email: req.body.email }));
     return listen(app.listen(0, '127.0.0.1'));
   }
   if (name.startsWith('fastify')) {
     app.get(ROUTE, async () => payload);
+    app.post(POST_ROUTE, async (request) => ({ ok: true, email: request.body.email }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     return app.server.address().port;
   }
   app.get(ROUTE, (c) => c.json(payload));
+  app.post(POST_ROUTE, async (c) => c.json({ ok: true, email: (await c.req.json()).email }));
   return listen(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }));
 }
 

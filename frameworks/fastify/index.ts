@@ -1,4 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  onRequestHookHandler,
+} from 'fastify';
 import fp from 'fastify-plugin';
 import { type AuthResult, type AuthSuccess, InvalidInputError } from 'keygate';
 import {
@@ -14,6 +20,19 @@ import {
 import { billedRoutes } from './credits.js';
 import type { FastifyApiKeyAuthOptions, RouteApiKeyConfig } from './types.js';
 
+type Hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
+type RouteHooks = onRequestHookHandler | onRequestHookHandler[] | undefined;
+type Options = ReturnType<typeof resolveAdapterOptions>['auth'];
+
+// Marks a route config whose route got its own hooks from `onRoute`, for the fallback hook to skip.
+const ROUTED = Symbol('keygate.routed');
+
+// A route's hooks with `hook` first: keygate checks the key before the route's own onRequest hooks run.
+function first(hook: Hook, hooks: RouteHooks): onRequestHookHandler[] {
+  const own = hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
+  return [hook as onRequestHookHandler, ...own];
+}
+
 async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOptions): Promise<void> {
   const { store, auth: all, respond, onDenied } = resolveAdapterOptions(options);
   // The key is checked before the body is parsed; its credits are held after (preHandler), so that a
@@ -21,6 +40,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   const auth = all.credits ? { ...all, credits: null } : all;
   const narrow = createRouteOptions(auth);
   const billed = billedRoutes(all);
+  // A route's options: the plugin's, narrowed by its `config.apiKey`, or null when it opted out.
   function routeOptions(config: RouteApiKeyConfig | undefined, url: string) {
     if (config === undefined || config === false) return config === undefined ? auth : null;
     if (config === null || typeof config !== 'object') {
@@ -39,8 +59,6 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
 
   fastify.decorateRequest('apiKey', null);
   fastify.decorateRequest('apiKeyCredits', null);
-  // A route added after the plugin is checked as it is added; an earlier one on its first request.
-  fastify.addHook('onRoute', (route) => void routeOptions(route.config?.apiKey, route.url));
 
   // Callback style, so that a cached key lets the request through in the same tick (an async hook
   // costs Fastify a promise per request). A denial answers from the hook and never calls `done`.
@@ -54,11 +72,9 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
     done();
   }
 
-  fastify.addHook('onRequest', function apiKeyAuth(request, reply, done) {
+  function check(routeAuth: Options, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     let result: AuthResult | Promise<AuthResult>;
     try {
-      const routeAuth = routeOptions(request.routeOptions.config?.apiKey, request.url);
-      if (routeAuth === null) return done();
       const asked: AdapterRequest<FastifyRequest> = { headers: request.headers, ip: request.ip, native: request };
       result = authenticateEager(asked, store, routeAuth);
     } catch (error) {
@@ -66,15 +82,13 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
     }
     if ('then' in result) result.then((r) => settle(r, request, reply, done), done);
     else settle(result, request, reply, done);
-  });
+  }
 
-  if (!all.credits) return;
+  // Credits, held once the body is parsed (preHandler) and settled by the reply's final status.
   const open = new WeakMap<FastifyRequest, [AuthSuccess, typeof all]>();
-  fastify.addHook('preHandler', function apiKeyCredits(request, reply, done) {
-    const config = request.routeOptions.config?.apiKey;
+  function hold(routeAuth: typeof all, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     const key = request.apiKey;
-    if (config === false || !key) return done();
-    const routeAuth = billed(config, request.url) as typeof all;
+    if (!key) return done();
     const asked: AdapterRequest<FastifyRequest> = { headers: request.headers, ip: request.ip, native: request };
     const held = holdCredits({ ok: true, status: 200, key }, asked, routeAuth);
     const go = (r: AuthResult) => {
@@ -85,11 +99,59 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
     };
     if ('then' in held) held.then(go, done);
     else go(held);
+  }
+
+  // Every route added from now on, in this context and its children: its options are resolved (and
+  // checked) once, here, and it gets hooks of its own that hold them, so that a request reads nothing
+  // to find them.
+  fastify.addHook('onRoute', (route) => {
+    const config = route.config?.apiKey;
+    const routeAuth = routeOptions(config, route.url);
+    route.config = { ...route.config, [ROUTED]: true } as typeof route.config;
+    if (routeAuth === null) return;
+    route.onRequest = first((request, reply, done) => check(routeAuth, request, reply, done), route.onRequest);
+    if (!all.credits) return;
+    const billing = billed(config, route.url) as typeof all;
+    route.preHandler = first(
+      (request, reply, done) => hold(billing, request, reply, done),
+      route.preHandler as RouteHooks,
+    ) as typeof route.preHandler;
   });
+
+  // What `onRoute` never saw: a route added before the plugin, and the not-found handler (an unknown
+  // URL is refused for its key like any route, so that a client without one cannot tell which routes
+  // exist). One hook of the instance finds their options on each request (Fastify's `routeOptions`)
+  // and lets every other request through at once to its route's own hooks. Routes added before the
+  // plugin are rare: when there are none, only a not-found request pays for the lookup.
+  const early = fastify.printRoutes().includes('(');
+  type Config = { apiKey?: RouteApiKeyConfig; [ROUTED]?: true } | undefined;
+  fastify.addHook('onRequest', function apiKeyAuth(request, reply, done) {
+    if (!early && !request.is404) return done();
+    const config = request.routeOptions.config as Config;
+    if (config?.[ROUTED]) return done();
+    let routeAuth: Options | null;
+    try {
+      routeAuth = routeOptions(config?.apiKey, request.url);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (routeAuth === null) return done();
+    check(routeAuth, request, reply, done);
+  });
+  if (all.credits) {
+    fastify.addHook('preHandler', function apiKeyCredits(request, reply, done) {
+      if (!early && !request.is404) return done();
+      const config = request.routeOptions.config as Config;
+      if (config?.[ROUTED] || config?.apiKey === false) return done();
+      hold(billed(config?.apiKey, request.url) as typeof all, request, reply, done);
+    });
+  }
+
+  if (!all.credits) return;
   // The reply's status decides, once it is final: a thrown handler reaches here as Fastify's 500.
   fastify.addHook('onSend', function apiKeyBilling(request, reply, payload, done) {
-    const hold = open.get(request);
-    if (hold) void finishCredits(hold[0], reply.statusCode, hold[1]);
+    const held = open.get(request);
+    if (held) void finishCredits(held[0], reply.statusCode, held[1]);
     open.delete(request);
     done(null, payload);
   });

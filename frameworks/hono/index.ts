@@ -14,7 +14,6 @@ import {
   resolveAdapterOptions,
   withRateLimitHeaders,
 } from 'keygate/adapter-kit';
-import { headersOf } from './headers.js';
 
 /**
  * The variables {@link apiKeyAuth} sets: `c.get('apiKey')` is the key's public view; with the
@@ -97,7 +96,8 @@ export function apiKeyAuth(options: HonoApiKeyAuthOptions): MiddlewareHandler<Ap
   }
 
   function check(c: Context, next: Next, ip: ClientAddress): Promise<Response | undefined> {
-    const asked: AdapterRequest<Context> = { headers: headersOf(c.req.raw), ip, native: c };
+    // The Fetch headers of the request as it is now, through Hono's public API only.
+    const asked: AdapterRequest<Context> = { headers: c.req.raw.headers, ip, native: c };
     const result = authenticateEager(asked, store, auth);
     return 'then' in result ? result.then((r) => settle(r, c, next)) : settle(result, c, next);
   }

@@ -12,51 +12,91 @@ export interface CompiledKey {
   /** Epoch milliseconds, or Infinity when the key never expires. */
   readonly expiresAtMs: number;
   readonly allowList: CompiledAllowList;
-  readonly permissions: ReadonlySet<string>;
-  /** The results that carry this key, by outcome, built on first use by `authenticate` and reused. */
-  readonly results: { [outcome in DenialCode | 'allowed']?: AuthResult };
+  /** The key's permissions: the view's own frozen list, no copy (a scan of a few strings costs less than a Set, and no memory). */
+  readonly permissions: readonly string[];
+  /** The allow, built on first use by `authenticate` and reused. */
+  allowed: AuthResult | undefined;
+  /** The denials that carry this key, by code, built on first use (most keys never need one). */
+  denied: { [code in DenialCode]?: AuthResult } | undefined;
 }
 
 // The compiled form of a record, by record object. A frozen record (every built-in store freezes what
-// it returns) cannot change, so its memo is used as is: the cached path pays one property read. A
-// custom store may hand out the same mutable object and change it in place; for such a record the
-// memo also keeps a snapshot of what it was compiled from, and is rebuilt when the record differs.
+// it returns) cannot change, so its compiled form is kept as is: the cached path pays one WeakMap
+// read. A custom store may hand out the same mutable object and change it in place; for such a record
+// the memo also keeps a snapshot of what it was compiled from, and is rebuilt when the record differs.
 interface Memo {
   readonly key: CompiledKey;
-  /** `null` for a record that cannot change in place. */
-  readonly snapshot: RecordSnapshot | null;
+  readonly snapshot: RecordSnapshot;
+}
+const sealedKeys = new WeakMap<ApiKeyRecord, CompiledKey>();
+// Compiled allow lists by frozen list: records that share one list object (a CachedKeyStore shares
+// equal lists among the keys it holds) share its compiled form too.
+const allowLists = new WeakMap<readonly string[], CompiledAllowList>();
+
+// `entries` is a view's list: always frozen.
+function allowListOf(entries: readonly string[]): CompiledAllowList {
+  let list = allowLists.get(entries);
+  if (list === undefined) {
+    list = compileAllowList(entries);
+    allowLists.set(entries, list);
+  }
+  return list;
 }
 const memos = new WeakMap<ApiKeyRecord, Memo>();
 
+// A frozen list or object as it is (shared, not copied); anything else copied, as a list (a string
+// becomes its characters, so no permission matches; a number or nothing throws: a fault, fail closed)
+// or as an object, then frozen.
+const list = <T>(value: readonly T[]): readonly T[] =>
+  Array.isArray(value) && Object.isFrozen(value) ? value : Object.freeze([...value]);
+const object = <T extends object>(value: T): T =>
+  typeof value === 'object' && Object.isFrozen(value) ? value : Object.freeze({ ...value });
+
 /**
- * The public view of a record: every field but the digest, frozen.
+ * The public view of a record: every field but the digest, frozen. Lists and objects the record
+ * already holds frozen are shared, not copied.
  *
  * @example
  * toPublicKey(record).hash // undefined
  */
 export function toPublicKey(record: ApiKeyRecord): PublicKey {
   const { hash: _digest, ...view } = record;
-  return Object.freeze({
-    ...view,
-    permissions: Object.freeze([...record.permissions]),
-    allowedIps: Object.freeze([...record.allowedIps]),
-    metadata: Object.freeze({ ...record.metadata }),
-    rateLimit: record.rateLimit ? Object.freeze({ ...record.rateLimit }) : null,
-    suspendedAt: record.suspendedAt ?? null,
-    suspendedReason: record.suspendedReason ?? null,
-  });
+  return sealCopy(view, record);
+}
+
+/**
+ * `copy` (a shallow copy of `record`, spread from it) with the record's lists and objects frozen,
+ * absent fields filled in, and frozen itself. Changed field by field: a literal that spreads the
+ * record and overrides these fields builds an object about three times the size.
+ *
+ * @example
+ * sealCopy({ ...record }, record) // what freezeRecord returns
+ */
+export function sealCopy<T extends Partial<ApiKeyRecord>>(copy: T, record: ApiKeyRecord): T {
+  const fields = copy as { -readonly [F in keyof ApiKeyRecord]?: ApiKeyRecord[F] };
+  fields.permissions = list(record.permissions);
+  fields.allowedIps = list(record.allowedIps);
+  fields.metadata = object(record.metadata);
+  // Records written before rate limits existed have no field: they read as "no limit of its own".
+  fields.rateLimit = record.rateLimit ? object(record.rateLimit) : null;
+  // Records written before suspension existed have neither field: they read as "not suspended".
+  fields.suspendedAt ??= null;
+  fields.suspendedReason ??= null;
+  return Object.freeze(copy);
 }
 
 function build(record: ApiKeyRecord): CompiledKey {
+  const view = toPublicKey(record);
   return {
-    view: toPublicKey(record),
+    view,
     // Any status but these two (a custom store's garbage) counts as revoked: fail closed.
     revoked: record.status !== 'active' && record.status !== 'suspended',
     suspended: record.status === 'suspended',
     expiresAtMs: record.expiresAt ? Date.parse(record.expiresAt) : Number.POSITIVE_INFINITY,
-    allowList: compileAllowList(record.allowedIps),
-    permissions: new Set(record.permissions),
-    results: {},
+    allowList: allowListOf(view.allowedIps),
+    permissions: view.permissions,
+    allowed: undefined,
+    denied: undefined,
   };
 }
 
@@ -65,10 +105,13 @@ function build(record: ApiKeyRecord): CompiledKey {
  * object lives, rebuilt when a record that can change in place has changed.
  */
 export function compileKey(record: ApiKeyRecord): CompiledKey {
+  const sealed = sealedKeys.get(record);
+  if (sealed !== undefined) return sealed;
   const memo = memos.get(record);
-  if (memo !== undefined && (memo.snapshot === null || matchesSnapshot(record, memo.snapshot))) return memo.key;
+  if (memo !== undefined && matchesSnapshot(record, memo.snapshot)) return memo.key;
   const key = build(record);
   // Freezing is one-way: a record sealed now stays as it is, so it never needs checking again.
-  memos.set(record, { key, snapshot: isSealed(record) ? null : snapshotOf(record) });
+  if (isSealed(record)) sealedKeys.set(record, key);
+  else memos.set(record, { key, snapshot: snapshotOf(record) });
   return key;
 }

@@ -21,17 +21,17 @@ export const BARE: { readonly [C in DenialCode]: AuthFailure } = Object.fromEntr
 ) as never;
 
 // Results that carry a key are built once per compiled record and reused: the cached path allocates nothing.
-function resultFor(key: CompiledKey, code: DenialCode | 'allowed'): AuthResult {
-  let r = key.results[code];
-  if (r === undefined) {
-    if (code === 'allowed') r = Object.freeze({ ok: true, status: 200, key: key.view });
-    else {
-      const d = DENIALS[code];
-      r = Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
-    }
-    key.results[code] = r;
-  }
-  return r;
+function allowed(key: CompiledKey): AuthResult {
+  key.allowed ??= Object.freeze({ ok: true, status: 200, key: key.view });
+  return key.allowed;
+}
+
+function denied(key: CompiledKey, code: DenialCode): AuthResult {
+  const d = DENIALS[code];
+  key.denied ??= {};
+  const built = key.denied;
+  built[code] ??= Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
+  return built[code];
 }
 
 function timeoutAfter(ms: number): { promise: Promise<never>; cancel(): void } {
@@ -78,17 +78,17 @@ function judge(request: AuthRequest, o: ResolvedOptions, hash: string, record: u
   if (record == null) return BARE.invalid_api_key;
   const key = compiledOrNull(hash, record);
   if (key === null) return BARE.key_store_unavailable;
-  if (key.revoked) return resultFor(key, 'revoked_api_key');
+  if (key.revoked) return denied(key, 'revoked_api_key');
   if (key.expiresAtMs !== Number.POSITIVE_INFINITY && o.clock() >= key.expiresAtMs) {
-    return resultFor(key, 'expired_api_key');
+    return denied(key, 'expired_api_key');
   }
-  if (key.suspended) return resultFor(key, 'key_suspended');
-  if (!key.allowList.allows(request.ip)) return resultFor(key, 'ip_not_allowed');
+  if (key.suspended) return denied(key, 'key_suspended');
+  if (!key.allowList.allows(request.ip)) return denied(key, 'ip_not_allowed');
   const required = o.permissions;
   for (let i = 0; i < required.length; i++) {
-    if (!key.permissions.has(required[i] as string)) return resultFor(key, 'insufficient_permissions');
+    if (!key.permissions.includes(required[i] as string)) return denied(key, 'insufficient_permissions');
   }
-  return resultFor(key, 'allowed');
+  return allowed(key);
 }
 
 function peeked(request: AuthRequest, store: KeyStore, o: ResolvedOptions, hash: string): AuthResult | string {

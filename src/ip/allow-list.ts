@@ -202,38 +202,37 @@ function rangesOf(entries: readonly ParsedEntry[]): { v4: V4Range[]; v6: V6Range
   return { v4, v6 };
 }
 
-// Sorted, overlapping and adjacent ranges merged: starts and ends as parallel tables.
-function mergeV4(ranges: V4Range[]): { starts: Float64Array; ends: Float64Array } {
+// Sorted, overlapping and adjacent ranges merged, as one table of [start, end] pairs.
+function mergeV4(ranges: V4Range[]): Float64Array {
   ranges.sort((a, b) => a[0] - b[0]);
-  const starts: number[] = [];
-  const ends: number[] = [];
+  const out: number[] = [];
   for (const [s, e] of ranges) {
-    const last = ends.length - 1;
-    if (last >= 0 && s <= (ends[last] as number) + 1) ends[last] = Math.max(ends[last] as number, e);
-    else {
-      starts.push(s);
-      ends.push(e);
-    }
+    const last = out.length - 1;
+    if (last >= 0 && s <= (out[last] as number) + 1) out[last] = Math.max(out[last] as number, e);
+    else out.push(s, e);
   }
-  return { starts: Float64Array.from(starts), ends: Float64Array.from(ends) };
+  return out.length === 0 ? NO_V4 : Float64Array.from(out);
 }
 
-// Sorted, overlapping ranges merged: four words per start and per end.
-function mergeV6(ranges: V6Range[]): { starts: Uint32Array; ends: Uint32Array } {
+// Sorted, overlapping ranges merged, as one table of eight words per range: start, then end.
+function mergeV6(ranges: V6Range[]): Uint32Array {
   ranges.sort((a, b) => cmp128(a.start, 0, b.start, 0));
-  const starts: number[] = [];
-  const ends: number[] = [];
+  const out: number[] = [];
   for (const r of ranges) {
-    const last = ends.length - 4;
-    if (last >= 0 && cmp128(r.start, 0, ends, last) <= 0) {
-      if (cmp128(r.end, 0, ends, last) > 0) ends.splice(last, 4, ...r.end);
-    } else {
-      starts.push(...r.start);
-      ends.push(...r.end);
-    }
+    const end = out.length - 4;
+    if (end >= 0 && cmp128(r.start, 0, out, end) <= 0) {
+      if (cmp128(r.end, 0, out, end) > 0) out.splice(end, 4, ...r.end);
+    } else out.push(...r.start, ...r.end);
   }
-  return { starts: Uint32Array.from(starts), ends: Uint32Array.from(ends) };
+  return out.length === 0 ? NO_V6 : Uint32Array.from(out);
 }
+
+// What a list holds no ranges of, shared by every list: a typed array costs a few hundred bytes
+// even when empty, and a cache holds one compiled list per key.
+const NO_V4 = new Float64Array(0);
+const NO_V6 = new Uint32Array(0);
+// The parsed client address, shared by every list: `allows` never awaits, so calls never overlap.
+const ADDRESS = new Uint32Array(4);
 
 /**
  * A compiled allow list: answers "is this client address allowed?" with one strict parse and one
@@ -247,27 +246,16 @@ function mergeV6(ranges: V6Range[]): { starts: Uint32Array; ends: Uint32Array } 
 export class CompiledAllowList {
   /** Number of entries it was compiled from. */
   readonly size: number;
-  private readonly v4Starts: Float64Array;
-  private readonly v4Ends: Float64Array;
-  private readonly v6Starts: Uint32Array;
-  private readonly v6Ends: Uint32Array;
-  // The parsed client address, reused by every call of this list (calls never overlap: no await inside).
-  private readonly address = new Uint32Array(4);
+  // [start, end] pairs of merged IPv4 ranges, sorted.
+  private readonly v4: Float64Array;
+  // Merged IPv6 ranges, sorted: four words of start then four words of end per range.
+  private readonly v6: Uint32Array;
 
   constructor(entries: readonly ParsedEntry[]) {
     this.size = entries.length;
     const { v4, v6 } = rangesOf(entries);
-    const merged4 = mergeV4(v4);
-    const merged6 = mergeV6(v6);
-    this.v4Starts = merged4.starts;
-    this.v4Ends = merged4.ends;
-    this.v6Starts = merged6.starts;
-    this.v6Ends = merged6.ends;
-  }
-
-  /** True when the list is empty (any address, or none, is allowed). */
-  get empty(): boolean {
-    return this.size === 0;
+    this.v4 = mergeV4(v4);
+    this.v6 = mergeV6(v6);
   }
 
   /**
@@ -277,7 +265,7 @@ export class CompiledAllowList {
   allows(address: string | undefined | null): boolean {
     if (this.size === 0) return true;
     if (typeof address !== 'string') return false;
-    const words = this.address;
+    const words = ADDRESS;
     const kind = parseAddress(address, words);
     if (kind === 4) return this.hasV4(words[0] as number);
     if (kind === 6) return this.hasV6(words);
@@ -285,30 +273,33 @@ export class CompiledAllowList {
   }
 
   private hasV4(x: number): boolean {
-    const starts = this.v4Starts;
+    const table = this.v4;
     let lo = 0;
-    let hi = starts.length - 1;
+    let hi = (table.length >>> 1) - 1;
     // Last range whose start <= x.
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      if ((starts[mid] as number) <= x) lo = mid + 1;
+      if ((table[mid * 2] as number) <= x) lo = mid + 1;
       else hi = mid - 1;
     }
-    return hi >= 0 && x <= (this.v4Ends[hi] as number);
+    return hi >= 0 && x <= (table[hi * 2 + 1] as number);
   }
 
   private hasV6(x: Uint32Array): boolean {
-    const starts = this.v6Starts;
+    const table = this.v6;
     let lo = 0;
-    let hi = starts.length / 4 - 1;
+    let hi = (table.length >>> 3) - 1;
     while (lo <= hi) {
       const mid = (lo + hi) >>> 1;
-      if (compareAt(starts, mid * 4, x) <= 0) lo = mid + 1;
+      if (compareAt(table, mid * 8, x) <= 0) lo = mid + 1;
       else hi = mid - 1;
     }
-    return hi >= 0 && compareAt(this.v6Ends, hi * 4, x) >= 0;
+    return hi >= 0 && compareAt(table, hi * 8 + 4, x) >= 0;
   }
 }
+
+// Every empty list is this one: nothing to hold per key.
+const EMPTY = new CompiledAllowList([]);
 
 /**
  * Validates and compiles an allow list. Throws `InvalidInputError` naming the first bad entry.
@@ -317,5 +308,6 @@ export class CompiledAllowList {
  * compileAllowList(['10.0.0.0/8']).allows('10.1.2.3') // true
  */
 export function compileAllowList(entries: readonly string[]): CompiledAllowList {
+  if (entries.length === 0) return EMPTY;
   return new CompiledAllowList(entries.map((e, i) => parseAllowListEntry(e, `allowedIps[${i}]`)));
 }

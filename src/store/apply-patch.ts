@@ -1,4 +1,5 @@
 import { InvalidInputError, KeyConflictError, KeyRevokedError } from '#errors';
+import { sealCopy } from '../auth/compiled-key.js';
 import type { ApiKeyRecord, KeyPatch, WriteCondition } from '../types.js';
 import { quote } from '../validate/describe.js';
 
@@ -40,21 +41,12 @@ function definedFields(patch: KeyPatch): Partial<ApiKeyRecord> {
 }
 
 /**
- * A deep-frozen copy of a record, so that nobody can change a stored or cached record in place.
+ * A deep-frozen copy of a record, so that nobody can change a stored or cached record in place (lists
+ * and objects the record already holds frozen are shared, not copied).
  *
  * @example
  * const stored = freezeRecord({ ...record, version: 1 });
  */
 export function freezeRecord(record: ApiKeyRecord): ApiKeyRecord {
-  return Object.freeze({
-    ...record,
-    permissions: Object.freeze([...record.permissions]),
-    allowedIps: Object.freeze([...record.allowedIps]),
-    metadata: Object.freeze({ ...record.metadata }),
-    // Records written before rate limits existed have no field: they read as "no limit of its own".
-    rateLimit: record.rateLimit ? Object.freeze({ ...record.rateLimit }) : null,
-    // Records written before suspension existed have neither field: they read as "not suspended".
-    suspendedAt: record.suspendedAt ?? null,
-    suspendedReason: record.suspendedReason ?? null,
-  });
+  return sealCopy({ ...record }, record);
 }

@@ -4,6 +4,7 @@ import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore, WriteOptions } from '../types.js';
 import { validPositiveInteger } from '../validate/fields.js';
+import { compactRecord } from './compact-record.js';
 
 interface InFlight {
   promise: Promise<ApiKeyRecord | null>;
@@ -90,6 +91,8 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
   private readonly telemetry: Telemetry | undefined;
   // The wrapped store's name for telemetry, read once.
   private readonly storeName: string;
+  // What cached records have in common (accounts, permission and allow lists, metadata), held once.
+  private readonly shared = new Map<string, unknown>();
 
   constructor(
     readonly store: KeyStore,
@@ -150,15 +153,18 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
 
   private async load(hash: string, entry: InFlight): Promise<ApiKeyRecord | null> {
     try {
-      const record =
+      const answer =
         (await observedLookup(this.telemetry, this.storeName, () => this.lookup(hash), isOwnTimeout)) ?? null;
       // Cache only if no change arrived meanwhile (a change removes the in-flight entry) and the
       // record is not older than the newest version announced for its id.
-      if (this.inflight.get(hash) === entry) {
-        if (record === null) this.missing.set(hash, true);
-        else if (record.version >= (this.floor.get(record.id) ?? 0)) this.found.set(hash, record);
+      if (this.inflight.get(hash) !== entry) return answer;
+      if (answer === null) this.missing.set(hash, true);
+      else if (answer.version >= (this.floor.get(answer.id) ?? 0)) {
+        const record = compactRecord(this.shared, hash, answer);
+        this.found.set(hash, record);
+        return record;
       }
-      return record;
+      return answer;
     } finally {
       if (this.inflight.get(hash) === entry) this.inflight.delete(hash);
     }

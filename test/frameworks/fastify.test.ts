@@ -102,6 +102,60 @@ describe.each([
     expect(res.json().code).toBe('insufficient_permissions');
   });
 
+  it('with a route added before the plugin, each route is still checked exactly once per request', async () => {
+    const app = make();
+    let checks = 0;
+    const counting = {
+      findByHash: (hash: string) => {
+        checks++;
+        return store.findByHash(hash);
+      },
+    };
+    app.get('/early', async () => 'early');
+    await app.register(apiKeyAuth, { store: counting });
+    app.get('/late', async () => 'late');
+    app.get('/late-public', { config: { apiKey: false } }, async () => 'public');
+    for (const url of ['/early', '/late']) {
+      const before = checks;
+      const res = await app.inject({ method: 'GET', url, headers: { 'x-api-key': secrets.open } });
+      expect(res.statusCode).toBe(200);
+      expect(checks - before).toBe(1);
+    }
+    expect((await app.inject({ method: 'GET', url: '/late-public' })).statusCode).toBe(200);
+  });
+
+  it('refuses an unknown URL for its key as it would a route, so that routes cannot be discovered without one', async () => {
+    const app = make();
+    await app.register(apiKeyAuth, { store });
+    app.get('/known', async () => 'known');
+    const unknown = await app.inject({ method: 'GET', url: '/unknown' });
+    expect(unknown.json().code).toBe('missing_api_key');
+    const known = await app.inject({ method: 'GET', url: '/known' });
+    expect(known.json().code).toBe('missing_api_key');
+    expect(
+      (await app.inject({ method: 'GET', url: '/unknown', headers: { 'x-api-key': secrets.open } })).statusCode,
+    ).toBe(404);
+  });
+
+  it("checks the key before a route's own onRequest hooks, in a child context too", async () => {
+    const app = make();
+    let reached = 0;
+    await app.register(apiKeyAuth, { store });
+    await app.register(async (child) => {
+      const own = (_request: unknown, _reply: unknown, done: () => void) => {
+        reached++;
+        done();
+      };
+      child.get('/child', { onRequest: own }, async () => 'child');
+    });
+    const denied = await app.inject({ method: 'GET', url: '/child' });
+    expect(denied.json().code).toBe('missing_api_key');
+    expect(reached).toBe(0);
+    const allowed = await app.inject({ method: 'GET', url: '/child', headers: { 'x-api-key': secrets.open } });
+    expect(allowed.statusCode).toBe(200);
+    expect(reached).toBe(1);
+  });
+
   it('a bad route config fails when the route is added', async () => {
     const app = make();
     await app.register(apiKeyAuth, { store });
@@ -118,24 +172,35 @@ describe('Fastify plugin on the cached path', () => {
       addHook: (name: string, hook: (...args: unknown[]) => void) => {
         hooks[name] = hook;
       },
+      printRoutes: () => '',
     };
     await (apiKeyAuth as unknown as (f: unknown, o: unknown) => Promise<void>)(instance, {
       store: new CachedKeyStore(store),
     });
+    // No route existed before the plugin: the instance-wide hook lets a routed request through at
+    // once (without reading its routeOptions), and the route's own hook does the work.
+    let passed = 0;
+    hooks.onRequest?.({ is404: false }, {}, () => passed++);
+    expect(passed).toBe(1);
+    const route: { url: string; config: object; onRequest?: ((...args: unknown[]) => void)[] } = {
+      url: '/v1/me',
+      config: {},
+    };
+    hooks.onRoute?.(route);
+    const onRequest = route.onRequest?.[0];
     const request = {
       headers: { 'x-api-key': secrets.open },
       ip: '203.0.113.7',
       url: '/v1/me',
-      routeOptions: { config: {} },
       apiKey: null as { id: string } | null,
     };
     let calls = 0;
     const done = () => calls++;
-    hooks.onRequest?.(request, {}, done); // first request: the store is asked, done() comes later
+    onRequest?.(request, {}, done); // first request: the store is asked, done() comes later
     expect(calls).toBe(0);
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(calls).toBe(1);
-    hooks.onRequest?.(request, {}, done);
+    onRequest?.(request, {}, done);
     expect(calls).toBe(2);
     expect(request.apiKey?.id).toBe(ids.open);
   });

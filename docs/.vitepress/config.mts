@@ -97,6 +97,9 @@ export default defineConfig({
           { text: 'A million keys', link: '/benchmarks/scale' },
           { text: 'Prepaid credits', link: '/benchmarks/credits' },
           { text: 'The dashboard', link: '/benchmarks/dashboard' },
+          { text: 'Memory per key and the framework path', link: '/benchmarks/memory-and-frameworks' },
+          { text: 'NestJS, Koa, Elysia, Next.js', link: '/benchmarks/frameworks' },
+          { text: 'MySQL, SQLite, Cloudflare, leases', link: '/benchmarks/backends' },
         ],
       },
       {

@@ -11,7 +11,7 @@ import type { DurableObjectStateLike } from './workers-types.js';
  * `transactionSync`). Exact by construction: no interleaving overdraws the account or loses a credit.
  * Export the class from your Worker's entry and declare it in `wrangler.toml` as a SQLite-backed class:
  *
- * ```toml
+ * ```
  * [[durable_objects.bindings]]
  * name = "KEYGATE_CREDITS"
  * class_name = "KeygateCreditObject"

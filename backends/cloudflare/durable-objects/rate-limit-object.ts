@@ -12,7 +12,7 @@ import type { DurableObjectStateLike } from './workers-types.js';
  * an idle key costs no storage. Export the class from your Worker's entry and declare it in
  * `wrangler.toml` as a SQLite-backed class (`new_sqlite_classes`: the object needs `ctx.storage.sql`):
  *
- * ```toml
+ * ```
  * [[durable_objects.bindings]]
  * name = "KEYGATE_LIMITS"
  * class_name = "KeygateRateLimitObject"

@@ -1,4 +1,3 @@
-import { Buffer } from 'node:buffer';
 import type { AuthFailure, AuthResult, AuthSuccess, HeldCredits, PublicKey } from 'keygate';
 import {
   type AdapterOptions,

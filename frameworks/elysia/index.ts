@@ -3,10 +3,11 @@ import type { AuthFailure, AuthSuccess, HeldCredits, PublicKey } from 'keygate';
 import {
   type AdapterOptions,
   type AdapterRequest,
-  authenticate,
+  authenticateEager,
   type ClientAddress,
   createFetchDenier,
   finishCredits,
+  isPromise,
   rateLimitHeaderFields,
   readAddress,
   resolveAdapterOptions,
@@ -87,9 +88,13 @@ export function apiKeyAuth(options: ElysiaApiKeyAuthOptions) {
       // Elysia reads each hook's source to decide what to put on the context; the context handed whole
       // to a function gets all of it, as the `clientIp` and `cost` functions may read any part.
       .resolve({ as: 'scoped' }, async function apiKeyAuth(context) {
-        const ip = await readAddress(clientIp, context as Context);
+        // Elysia awaits this resolver whatever it returns, but within it a synchronous address and a
+        // cached key are taken as they come, without a promise of their own (as in every adapter).
+        const address = readAddress(clientIp, context as Context);
+        const ip = isPromise(address) ? await address : address;
         const request: AdapterRequest<Context> = { headers: context.request.headers, ip, native: context as Context };
-        const result = await authenticate(request, store, auth);
+        const eager = authenticateEager(request, store, auth);
+        const result = isPromise(eager) ? await eager : eager;
         if (!result.ok) {
           // A status response ends the request here with this Response, whose status and headers win.
           const denial = await deny(result, context as Context);

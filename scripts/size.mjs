@@ -45,8 +45,12 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * The outbox (round 3): `KeyManager` hands each key event to the store's outbox with its write (the
  * event's checks and scrubbing, `outboxEventOf`), about 0.5 kB of the root; the outboxes, the
  * dispatcher and `verifyWebhook` live in `keygate/webhooks` and the backends. Root budget 31.75 kB since.
+ * Several limits per key and limits shared by an account (row 9: named limits and their checks, the
+ * plan of a request's limits in counting order, the count across them, the account option and its
+ * lookup, the multi-policy header fields) add about 1.1 kB to `authenticate` and to the root, which
+ * the option decides at run time, so they cannot be shaken out: budgets 33.25 kB and 12.90 kB since.
  */
-const BUDGET = { keygate: 32_000, 'keygate (authenticate only)': 11_750 };
+const BUDGET = { keygate: 33_250, 'keygate (authenticate only)': 12_900 };
 
 async function measure(contents, external) {
   const result = await build({

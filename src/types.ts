@@ -23,6 +23,32 @@ export interface RateLimit {
   readonly windowMs: number;
 }
 
+/**
+ * One of several limits a key (or an account) is held to at once, named for the `RateLimit-Policy`
+ * and `RateLimit` header fields: `name` is 1-32 letters, digits, `_`, `-` or `.`, unique among the
+ * key's limits.
+ *
+ * @example
+ * const burst: NamedRateLimit = { name: 'burst', limit: 100, windowMs: 1_000 };
+ */
+export interface NamedRateLimit extends RateLimit {
+  /** How the limit is reported in the header fields, e.g. `burst` or `monthly`. */
+  readonly name: string;
+}
+
+/**
+ * A key's own rate limit: one `{ limit, windowMs }` (reported as `"default"`), or up to 10 named
+ * limits that all apply, the most restrictive deciding.
+ *
+ * @example
+ * const one: KeyRateLimit = { limit: 100, windowMs: 60_000 };
+ * const several: KeyRateLimit = [
+ *   { name: 'burst', limit: 100, windowMs: 1_000 },
+ *   { name: 'monthly', limit: 1_000_000, windowMs: 30 * 86_400_000 },
+ * ];
+ */
+export type KeyRateLimit = RateLimit | readonly NamedRateLimit[];
+
 /** Free-form JSON metadata a host attaches to a key (owner, ticket, environment, ...). */
 export type KeyMetadata = Readonly<Record<string, unknown>>;
 
@@ -59,8 +85,11 @@ export interface ApiKeyRecord {
   /** Id of the key that replaced this one by rotation. */
   readonly rotatedTo: string | null;
   readonly metadata: KeyMetadata;
-  /** The key's own rate limit; `null` or absent (records written before it existed) = none of its own. */
-  readonly rateLimit?: RateLimit | null;
+  /**
+   * The key's own rate limit (one, or several named ones); `null` or absent (records written before
+   * it existed) = none of its own.
+   */
+  readonly rateLimit?: KeyRateLimit | null;
   /** Incremented by the store on every write; lets caches drop answers older than a change. */
   readonly version: number;
 }
@@ -147,7 +176,7 @@ export interface KeyPatch {
   allowedIps?: readonly string[];
   metadata?: KeyMetadata;
   /** `null` removes the key's own limit. */
-  rateLimit?: RateLimit | null;
+  rateLimit?: KeyRateLimit | null;
   expiresAt?: string | null;
   rotatedTo?: string | null;
   status?: KeyStatus;

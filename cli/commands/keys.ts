@@ -18,7 +18,7 @@ const rateLimit = {
   kind: 'string',
   value: 'N/DURATION',
   example: '100/1m',
-  help: "at most N requests per DURATION, counted when the service has a rate limiter (default: the service's default)",
+  help: "at most N requests per DURATION, or several named limits NAME=N/DURATION,... that all apply, counted when the service has a rate limiter (default: the service's default)",
 } as const;
 const quietFor = {
   kind: 'duration',
@@ -118,8 +118,8 @@ const updateFlags = {
   expires: { kind: 'string', value: 'ISO|never', help: 'a new expiry, or never' },
   'rate-limit': {
     ...rateLimit,
-    value: 'N/DURATION|default',
-    help: "a new rate limit, or default to remove its own (the service's default applies)",
+    value: 'N/DURATION|NAME=N/DURATION,...|default',
+    help: "a new rate limit (or named limits, replacing all), or default to remove its own (the service's default applies)",
   },
 } as const;
 

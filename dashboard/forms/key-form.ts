@@ -1,4 +1,4 @@
-import { type InputIssue, type InputIssueReason, KeyManager, type KeyMode } from 'keygate';
+import { type InputIssue, type InputIssueReason, KeyManager, type KeyMode, type KeyRateLimit } from 'keygate';
 import { quote } from 'keygate/store-kit';
 
 /** A per-key rate limit as keys carry it (`rateLimit` on the record and on create/update inputs). */
@@ -227,7 +227,7 @@ export function validateKeyForm(
       permissions: value.permissions ?? [...new Set(values.permissions)],
       allowedIps: value.allowedIps ?? [],
       expiresAt: value.expiresAt ?? null,
-      rateLimit: value.rateLimit ?? null,
+      rateLimit: (value.rateLimit as RateLimitSetting | null | undefined) ?? null,
     },
   };
 }
@@ -247,9 +247,11 @@ export function valuesOfKey(key: {
   permissions: readonly string[];
   allowedIps: readonly string[];
   expiresAt: string | null;
-  rateLimit?: RateLimitSetting | null;
+  rateLimit?: KeyRateLimit | null;
 }): KeyFormValues {
-  const window = RATE_LIMIT_WINDOWS.find(([, ms]) => ms === key.rateLimit?.windowMs);
+  // Named limits are listed by the page, not edited in the form: the form shows none.
+  const one = Array.isArray(key.rateLimit) ? null : (key.rateLimit as RateLimitSetting | null | undefined);
+  const window = RATE_LIMIT_WINDOWS.find(([, ms]) => ms === one?.windowMs);
   return {
     name: key.name,
     mode: key.mode,
@@ -258,7 +260,7 @@ export function valuesOfKey(key: {
     allowedIps: key.allowedIps.join('\n'),
     allowAny: false,
     expires: key.expiresAt ? key.expiresAt.slice(0, 10) : '',
-    rateLimit: key.rateLimit ? String(key.rateLimit.limit) : '',
+    rateLimit: one ? String(one.limit) : '',
     rateLimitWindow: window?.[0] ?? 'minute',
   };
 }

@@ -1,4 +1,5 @@
 import { html } from 'hono/html';
+import type { NamedRateLimit } from 'keygate';
 import type { Dash } from '../context.js';
 import { type FieldErrors, type KeyFormValues, RATE_LIMIT_WINDOWS } from '../forms/key-form.js';
 
@@ -46,7 +47,25 @@ function permissionsField(dash: Dash, values: KeyFormValues, error: string | und
   </fieldset>`;
 }
 
-function rateLimitField(values: KeyFormValues, error: string | undefined) {
+// A key held to several named limits: they are listed, not editable here (the form edits one limit),
+// so that saving the form leaves them as they are.
+function namedLimitsField(named: readonly NamedRateLimit[]) {
+  return html`<div class="field">
+    <p><strong>Rate limits</strong></p>
+    <p class="hint">This key is held to several named limits, all at once; change them through the API or the CLI.</p>
+    <ul>${named.map((l) => html`<li><code>${l.name}</code>: ${String(l.limit)} per ${describeWindow(l.windowMs)}</li>`)}</ul>
+  </div>`;
+}
+
+function describeWindow(windowMs: number): string {
+  const unit = [...RATE_LIMIT_WINDOWS].reverse().find(([, ms]) => windowMs % ms === 0);
+  if (!unit) return `${windowMs} ms`;
+  const count = windowMs / unit[1];
+  return count === 1 ? unit[0] : `${count} ${unit[0]}s`;
+}
+
+function rateLimitField(values: KeyFormValues, error: string | undefined, named?: readonly NamedRateLimit[]) {
+  if (named) return namedLimitsField(named);
   return html`<div class="field${error ? ' has-error' : ''}">
     <label for="rateLimit">Rate limit</label>
     <p class="hint" id="rateLimit-hint">Requests this key may make per window. Leave empty for the service's default.</p>
@@ -63,13 +82,14 @@ function rateLimitField(values: KeyFormValues, error: string | undefined) {
 
 /**
  * The fields of the create form and of the key page's settings form. `creating` adds "Mode";
- * `currentAllowedIps` (the key's list, when not empty) adds the "Allow any address" checkbox.
+ * `currentAllowedIps` (the key's list, when not empty) adds the "Allow any address" checkbox;
+ * `namedLimits` (a key held to several named limits) lists them instead of the rate-limit field.
  */
 export function keyFields(
   dash: Dash,
   values: KeyFormValues,
   errors: FieldErrors,
-  options: { creating: boolean; currentAllowedIps?: readonly string[] },
+  options: { creating: boolean; currentAllowedIps?: readonly string[]; namedLimits?: readonly NamedRateLimit[] },
 ) {
   const guardClear = (options.currentAllowedIps?.length ?? 0) > 0;
   return html`
@@ -111,5 +131,5 @@ export function keyFields(
     ${errorText('expires', errors.expires)}
     <input id="expires" class="short" name="expires" type="text" pattern="[0-9]{4}-[0-9]{2}-[0-9]{2}" maxlength="10" size="12" placeholder="YYYY-MM-DD" autocomplete="off" value="${values.expires}"${described('expires', errors.expires, true)}>
   </div>
-  ${dash.rateLimits ? rateLimitField(values, errors.rateLimit) : ''}`;
+  ${dash.rateLimits ? rateLimitField(values, errors.rateLimit, options.namedLimits) : ''}`;
 }

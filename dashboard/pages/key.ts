@@ -1,6 +1,12 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
-import { InvalidInputError, UnsupportedError, type UpdateKeyInput, type UsageReport } from 'keygate';
+import {
+  InvalidInputError,
+  type NamedRateLimit,
+  UnsupportedError,
+  type UpdateKeyInput,
+  type UsageReport,
+} from 'keygate';
 import { utcDay } from 'keygate/store-kit';
 import { auditContextOf } from '../audit-context.js';
 import type { Dash, DashEnv } from '../context.js';
@@ -109,7 +115,7 @@ async function keyPage(
     ${errorSummary(errors, FIELD_LABELS)}
     <form method="post" action="${dash.path(`/keys/${encodeURIComponent(key.id)}`)}" class="form" novalidate>
       ${csrfField(csrf)}
-      ${keyFields(dash, form?.values ?? valuesOfKey(key), errors, { creating: false, currentAllowedIps: key.allowedIps })}
+      ${keyFields(dash, form?.values ?? valuesOfKey(key), errors, { creating: false, currentAllowedIps: key.allowedIps, namedLimits: namedOf(key) })}
       <div class="actions"><button type="submit" class="button primary">Save changes</button></div>
     </form>
   </section>`
@@ -144,6 +150,10 @@ async function usageOf(dash: Dash, key: KeyView, days: readonly string[]): Promi
   }
 }
 
+// A key's named limits, which the form lists but does not edit.
+const namedOf = (key: KeyView) =>
+  Array.isArray(key.rateLimit) ? (key.rateLimit as readonly NamedRateLimit[]) : undefined;
+
 /** The changes a valid settings form asks for: only fields that differ from what the form showed. */
 function changesOf(
   dash: Dash,
@@ -158,7 +168,8 @@ function changesOf(
     allowedIps: input.allowedIps,
   };
   if (values.expires !== shown.expires) changes.expiresAt = input.expiresAt;
-  if (dash.rateLimits && (values.rateLimit !== shown.rateLimit || values.rateLimitWindow !== shown.rateLimitWindow)) {
+  const changed = values.rateLimit !== shown.rateLimit || values.rateLimitWindow !== shown.rateLimitWindow;
+  if (dash.rateLimits && !namedOf(key) && changed) {
     changes.rateLimit = input.rateLimit;
   }
   return changes;

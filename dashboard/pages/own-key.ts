@@ -1,10 +1,9 @@
 import type { Context } from 'hono';
-import type { ManagedKey } from 'keygate';
+import type { KeyRateLimit, ManagedKey } from 'keygate';
 import type { Dash, DashEnv } from '../context.js';
-import type { RateLimitSetting } from '../forms/key-form.js';
 
 /** A key as the pages show it: the manager's view, with its rate limit when keys carry one. */
-export type KeyView = ManagedKey & { rateLimit?: RateLimitSetting | null };
+export type KeyView = ManagedKey & { rateLimit?: KeyRateLimit | null };
 
 /**
  * The signed-in account's key named by the route's `:id`, or null (missing, or another account's:

@@ -1,5 +1,5 @@
 import { type CompiledAllowList, compileAllowList } from '../ip/allow-list.js';
-import type { ApiKeyRecord, PublicKey } from '../types.js';
+import type { ApiKeyRecord, KeyRateLimit, NamedRateLimit, PublicKey, RateLimit } from '../types.js';
 import type { DenialCode } from './denials.js';
 import { isSealed, matchesSnapshot, type RecordSnapshot, snapshotOf } from './record-snapshot.js';
 import type { AuthResult } from './result.js';
@@ -51,6 +51,12 @@ const list = <T>(value: readonly T[]): readonly T[] =>
   Array.isArray(value) && Object.isFrozen(value) ? value : Object.freeze([...value]);
 const object = <T extends object>(value: T): T =>
   typeof value === 'object' && Object.isFrozen(value) ? value : Object.freeze({ ...value });
+// A rate limit: one object, or a list of named ones, each entry frozen too (shared when already so).
+const limits = (value: KeyRateLimit): KeyRateLimit => {
+  if (!Array.isArray(value)) return object(value as RateLimit);
+  const entries = value as readonly NamedRateLimit[];
+  return Object.isFrozen(entries) && entries.every(Object.isFrozen) ? entries : Object.freeze(entries.map(object));
+};
 
 /**
  * The public view of a record: every field but the digest, frozen. Lists and objects the record
@@ -78,7 +84,7 @@ export function sealCopy<T extends Partial<ApiKeyRecord>>(copy: T, record: ApiKe
   fields.allowedIps = list(record.allowedIps);
   fields.metadata = object(record.metadata);
   // Records written before rate limits existed have no field: they read as "no limit of its own".
-  fields.rateLimit = record.rateLimit ? object(record.rateLimit) : null;
+  fields.rateLimit = record.rateLimit ? limits(record.rateLimit) : null;
   // Records written before suspension existed have neither field: they read as "not suspended".
   fields.suspendedAt ??= null;
   fields.suspendedReason ??= null;

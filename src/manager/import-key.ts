@@ -1,7 +1,7 @@
 import { InvalidInputError } from '#errors';
 import { keyHint, parseKey } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
-import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
+import type { KeyMetadata, KeyMode, KeyRateLimit } from '../types.js';
 import { validMode } from '../validate/fields.js';
 
 /**
@@ -35,7 +35,7 @@ export interface ImportKeyFields {
   /** @default {} */
   metadata?: KeyMetadata;
   /** The key's own rate limit, e.g. `{ limit: 100, windowMs: 60_000 }`. @default null (none of its own) */
-  rateLimit?: RateLimit | null;
+  rateLimit?: KeyRateLimit | null;
 }
 
 /**

@@ -21,8 +21,8 @@ import type {
   KeyMetadata,
   KeyMode,
   KeyPatch,
+  KeyRateLimit,
   PublicKey,
-  RateLimit,
   WritableKeyStore,
   WriteOptions,
 } from '../types.js';
@@ -90,8 +90,12 @@ export interface CreateKeyInput {
   expiresAt?: Date | string | null;
   /** @default {} */
   metadata?: KeyMetadata;
-  /** The key's own rate limit, e.g. `{ limit: 100, windowMs: 60_000 }`. Default `null`: none of its own. */
-  rateLimit?: RateLimit | null;
+  /**
+   * The key's own rate limit, e.g. `{ limit: 100, windowMs: 60_000 }`, or up to 10 named limits that
+   * all apply (`[{ name: 'burst', limit: 100, windowMs: 1_000 }, { name: 'monthly', ... }]`).
+   * Default `null`: none of its own.
+   */
+  rateLimit?: KeyRateLimit | null;
 }
 
 /** Fields {@link KeyManager.update} may change. A field left out or `undefined` is unchanged; `expiresAt: null` clears the expiry. */
@@ -101,8 +105,8 @@ export interface UpdateKeyInput {
   allowedIps?: readonly string[];
   expiresAt?: Date | string | null;
   metadata?: KeyMetadata;
-  /** `null` removes the key's own rate limit. */
-  rateLimit?: RateLimit | null;
+  /** `null` removes the key's own rate limit; a list replaces all of its named limits. */
+  rateLimit?: KeyRateLimit | null;
 }
 
 /**

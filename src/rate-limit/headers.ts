@@ -18,18 +18,36 @@ export interface RateLimitHeaderFields {
  * key's state: `q` the limit, `w` the window, `r` the units remaining, `t` the time to reset. Seconds
  * are whole and rounded up: `w` is at least 1 (a 500 ms window reads `w=1`), and `t` is 0 only when
  * the window has already ended, so a client that waits `t` seconds always finds a fresh window.
+ * A key held to several limits (`state.policies`) gets one list member per limit in each field, by
+ * name: `RateLimit-Policy: "burst";q=100;w=1, "monthly";q=1000000;w=2592000`.
  *
  * @example
  * rateLimitHeaders({ limit: 100, remaining: 99, resetMs: 59_500, windowMs: 60_000 });
  * // { 'ratelimit-policy': '"default";q=100;w=60', ratelimit: '"default";r=99;t=60' }
  */
 export function rateLimitHeaders(state: RateLimitState): RateLimitHeaderFields {
-  const w = Math.max(1, Math.ceil(state.windowMs / 1000));
-  const t = Math.max(0, Math.ceil(state.resetMs / 1000));
+  if (state.policies) return severalFields(state.policies);
   return {
-    'ratelimit-policy': `"default";q=${state.limit};w=${w}`,
-    ratelimit: `"default";r=${Math.max(0, state.remaining)};t=${t}`,
+    'ratelimit-policy': policyItem('default', state),
+    ratelimit: stateItem('default', state),
   };
+}
+
+const policyItem = (name: string, s: Omit<RateLimitState, 'name'>) =>
+  `"${name}";q=${s.limit};w=${Math.max(1, Math.ceil(s.windowMs / 1000))}`;
+const stateItem = (name: string, s: Omit<RateLimitState, 'name'>) =>
+  `"${name}";r=${Math.max(0, s.remaining)};t=${Math.max(0, Math.ceil(s.resetMs / 1000))}`;
+
+// Several limits: one list member each, in the order they were counted (names are checked when the
+// limits are written: letters, digits, `_`, `-`, `.`, nothing a quoted string must escape).
+function severalFields(policies: NonNullable<RateLimitState['policies']>): RateLimitHeaderFields {
+  let policy = '';
+  let now = '';
+  for (const p of policies) {
+    policy += `${policy ? ', ' : ''}${policyItem(p.name, p)}`;
+    now += `${now ? ', ' : ''}${stateItem(p.name, p)}`;
+  }
+  return { 'ratelimit-policy': policy, ratelimit: now };
 }
 
 /**

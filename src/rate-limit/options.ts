@@ -2,9 +2,9 @@ import { InvalidInputError } from '#errors';
 import type { AuthRequest } from '../auth/result.js';
 import { capabilityOf } from '../capabilities.js';
 import type { EventHook } from '../events.js';
-import type { RateLimit } from '../types.js';
+import type { KeyRateLimit, PublicKey } from '../types.js';
 import { quote } from '../validate/describe.js';
-import { checkRateLimit } from './policy.js';
+import { checkKeyRateLimit } from './named.js';
 import type { RateLimiter } from './types.js';
 
 /**
@@ -25,11 +25,29 @@ export interface RateLimitOptions<Request = AuthRequest> {
   /** Counts the units: `MemoryRateLimiter` (one process), `RedisRateLimiter`, `PostgresRateLimiter`, or your own. */
   limiter: RateLimiter;
   /**
-   * The limit of keys that have no `rateLimit` of their own. A key's own limit always wins.
+   * The limit of keys that have no `rateLimit` of their own: one `{ limit, windowMs }`, or up to 10
+   * named ones. A key's own limit always wins.
    *
    * @default undefined (keys without their own limit are not limited)
    */
-  default?: RateLimit | null;
+  default?: KeyRateLimit | null;
+  /**
+   * Limits shared by all keys of an account: every key of the account in the same mode counts
+   * against one budget (an account with ten keys gets its plan once, not ten times; `mk_test_` keys
+   * have a budget of their own, apart from `mk_live_` ones). One `{ limit, windowMs }` (reported as
+   * `"account"`), up to 10 named ones, or a function of the key (its `accountId`, `mode`,
+   * `metadata`) that returns them, or null for none: a plan lookup. The function is called for
+   * every request that passed the other checks, so it should answer from memory; what it returns
+   * is checked once per object returned, and a function that throws or returns anything else fails
+   * closed (503 `rate_limiter_unavailable`). They apply beside the key's own limits, the most
+   * restrictive deciding.
+   *
+   * @default undefined (no account limits)
+   * @example
+   * const plans = { free: { limit: 1_000, windowMs: 86_400_000 }, pro: null };
+   * const rateLimit = { limiter, account: (key: PublicKey) => plans[key.metadata.plan as 'free' | 'pro'] ?? plans.free };
+   */
+  account?: KeyRateLimit | ((key: PublicKey) => KeyRateLimit | null | undefined) | null;
   /**
    * Units one request consumes: a whole number >= 0, or a function of the request that returns one
    * (a batch route: the batch size). Called only for a request that passed every other check. A
@@ -62,7 +80,9 @@ export interface RateLimitOptions<Request = AuthRequest> {
  */
 export interface ResolvedRateLimit {
   readonly limiter: RateLimiter;
-  readonly default: RateLimit | null;
+  readonly default: KeyRateLimit | null;
+  /** Account limits: checked ones, or the function that looks them up; null: none. */
+  readonly account: KeyRateLimit | ((key: PublicKey) => KeyRateLimit | null | undefined) | null;
   readonly cost: number | ((request: AuthRequest) => number);
   readonly onLimiterError: 'fallback' | 'deny';
   readonly onEvent: EventHook | undefined;
@@ -72,7 +92,7 @@ export interface ResolvedRateLimit {
   answering?: { readonly sync: boolean; readonly limiter: RateLimiter };
 }
 
-const FIELDS = new Set(['limiter', 'default', 'cost', 'onLimiterError', 'onEvent']);
+const FIELDS = new Set(['limiter', 'default', 'account', 'cost', 'onLimiterError', 'onEvent']);
 
 function refuse(member: string, message: string): never {
   throw new InvalidInputError(`rateLimit.${member}`, `rateLimit.${member} ${message}`);
@@ -103,7 +123,11 @@ export function resolveRateLimit(value: unknown, timeoutMs: number): ResolvedRat
   for (const member of Object.keys(o)) if (!FIELDS.has(member)) refuse(member, 'is not a rateLimit option');
   const { limiter, cost = 1, onLimiterError = 'fallback', onEvent } = o;
   if (typeof limiter?.consume !== 'function') refuse('limiter', 'must have consume(keyId, limit, cost)');
-  const fallback = o.default == null ? null : checkRateLimit(o.default, 'rateLimit.default', true);
+  const fallback = o.default == null ? null : checkKeyRateLimit(o.default, 'rateLimit.default');
+  const account =
+    o.account == null || typeof o.account === 'function'
+      ? (o.account ?? null)
+      : checkKeyRateLimit(o.account, 'rateLimit.account');
   if (typeof cost !== 'function' && !(typeof cost === 'number' && Number.isSafeInteger(cost) && cost >= 0)) {
     refuse('cost', `must be a whole number >= 0 or a function of the request, got ${quote(cost)}`);
   }
@@ -113,7 +137,8 @@ export function resolveRateLimit(value: unknown, timeoutMs: number): ResolvedRat
   if (onEvent !== undefined && typeof onEvent !== 'function') refuse('onEvent', 'must be a function');
   return {
     limiter: limiter as RateLimiter,
-    default: fallback === null ? null : { limit: fallback.limit, windowMs: fallback.windowMs },
+    default: fallback,
+    account,
     cost: cost as ResolvedRateLimit['cost'],
     onLimiterError,
     onEvent,

@@ -1,28 +1,34 @@
 import { DENIALS } from '../auth/denials.js';
 import { requestCost } from '../auth/request-cost.js';
 import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
-import type { PublicKey, RateLimit } from '../types.js';
+import type { KeyRateLimit, PublicKey, RateLimit } from '../types.js';
+import { accountLimitOf } from './account.js';
 import { answering } from './fallbacks.js';
+import { countAll } from './many.js';
 import type { MemoryRateLimiter } from './memory.js';
 import type { ResolvedRateLimit } from './options.js';
+import { planOf } from './plan.js';
 import type { RateLimitDecision, RateLimitState } from './types.js';
 
 // Check row 9: a request that passed rows 1 to 8 consumes its cost from its key's limit. Synchronous
 // with a MemoryRateLimiter, so a cached key stays free of promises; a result without a limit (a
 // denial, a key with no limit of its own and no default) is returned as it came, allocating nothing.
 
-function unavailable(key: PublicKey): AuthFailure {
+/** 503 `rate_limiter_unavailable` for `key`. @internal */
+export function unavailable(key: PublicKey): AuthFailure {
   const d = DENIALS.rate_limiter_unavailable;
   return { ok: false, status: d.status, code: 'rate_limiter_unavailable', message: d.detail, key };
 }
 
 const isCount = (n: unknown): n is number => typeof n === 'number' && n >= 0 && n < Number.POSITIVE_INFINITY;
 
+/** Whether a limiter's answer can be written as header fields (a custom limiter's garbage cannot). @internal */
+export const isDecision = (d: RateLimitDecision): boolean =>
+  typeof d?.allowed === 'boolean' && isCount(d.limit) && isCount(d.remaining) && isCount(d.resetMs);
+
 // A decision that cannot be written as headers (a custom limiter's garbage) is a limiter fault: fail closed.
 function decided(key: PublicKey, policy: RateLimit, d: RateLimitDecision): AuthResult {
-  if (typeof d?.allowed !== 'boolean' || !isCount(d.limit) || !isCount(d.remaining) || !isCount(d.resetMs)) {
-    return unavailable(key);
-  }
+  if (!isDecision(d)) return unavailable(key);
   const rateLimit: RateLimitState = {
     limit: d.limit,
     remaining: d.remaining,
@@ -46,7 +52,15 @@ export function limitRate(
 ): AuthResult | Promise<AuthResult> {
   if (!result.ok) return result;
   const key = result.key;
-  const policy = key.rateLimit ?? rl.default;
+  const own = (key.rateLimit ?? rl.default) as KeyRateLimit | null;
+  if (rl.account !== null || Array.isArray(own)) {
+    const account = accountLimitOf(rl.account, key);
+    if (account === undefined) return unavailable(key);
+    if (own === null && account === null) return result;
+    const cost = requestCost(rl.cost, request);
+    return cost < 0 ? unavailable(key) : countAll(key, planOf(own, account), cost, rl.answering ?? answering(rl));
+  }
+  const policy = own as RateLimit | null;
   if (!policy) return result;
   const cost = requestCost(rl.cost, request);
   if (cost < 0) return unavailable(key);

@@ -60,4 +60,38 @@ export interface RateLimitState {
   readonly resetMs: number;
   /** Length of the key's window in milliseconds (its own `rateLimit.windowMs`, or the default's). */
   readonly windowMs: number;
+  /**
+   * With several limits (a key's named limits, an account's limits): the name of the one these
+   * fields describe, the most restrictive: the one that refused, else the one with the fewest units
+   * left. Absent for a key held to one unnamed limit.
+   */
+  readonly name?: string;
+  /**
+   * With several limits: each limit this request was counted against, in the order they were
+   * counted (shortest window first; a refusal stops the count, so later ones are not listed). Absent
+   * for a key held to one unnamed limit.
+   */
+  readonly policies?: readonly RateLimitPolicyState[];
+}
+
+/**
+ * Where one of several limits stands after a request: its name, whose it is (the key's own, or the
+ * account's shared by all its keys of the same mode), and its state.
+ *
+ * @example
+ * const burst: RateLimitPolicyState = { name: 'burst', scope: 'key', limit: 10, remaining: 9, resetMs: 800, windowMs: 1_000 };
+ */
+export interface RateLimitPolicyState {
+  /** The limit's name, as the header fields report it. */
+  readonly name: string;
+  /** `key`: the key's own (or the default) limit; `account`: a limit shared by every key of the account in the same mode. */
+  readonly scope: 'key' | 'account';
+  /** The window's limit, in units. */
+  readonly limit: number;
+  /** Units left in the current window (0 or more). */
+  readonly remaining: number;
+  /** Milliseconds until the current window ends (0 or more). */
+  readonly resetMs: number;
+  /** Length of the window in milliseconds. */
+  readonly windowMs: number;
 }

@@ -43,6 +43,13 @@ async function keepsRateLimit({ fx, keys, expect, create }: ContractContext): Pr
   expect(await fx.store.findById(key.id)).toMatchObject({ rateLimit: { limit: 5, windowMs: 1500 }, version: 2 });
   const next = await keys.rotate(key.id);
   expect(await fx.store.findById(next.key.id)).toMatchObject({ rateLimit: { limit: 5, windowMs: 1500 } });
+  const named = [
+    { name: 'burst', limit: 10, windowMs: 1_000 },
+    { name: 'monthly', limit: 1_000_000, windowMs: 2_592_000_000 },
+  ];
+  await keys.update(key.id, { rateLimit: named });
+  expect((await fx.store.findById(key.id))?.rateLimit).toEqual(named);
+  expect((await fx.store.findByHash(await hashKey(secret)))?.rateLimit).toEqual(named);
   await keys.update(key.id, { rateLimit: null });
   expect(await fx.store.findById(key.id)).toMatchObject({ rateLimit: null });
   expect((await create()).key.rateLimit).toBe(null);
@@ -87,7 +94,7 @@ export const RECORD_CASES: readonly ContractCase[] = [
   ['stores a new key at version 1 and finds it by digest and by id', storesAndFinds],
   ['refuses a second key with the same id or digest and keeps the first', refusesDuplicates],
   ['applies an update, bumps the version and persists it', updates],
-  ['keeps a key’s rate limit through create, update, rotate and removal', keepsRateLimit],
+  ['keeps a key’s rate limit, one or several named, through create, update, rotate and removal', keepsRateLimit],
   ['rotates: both keys work during the overlap and are linked both ways', rotates],
   ['revokes permanently: the key never authenticates again and no write changes it', revokesForGood],
   ['lists the keys of one account, and none of another', listsByAccount],

@@ -1,8 +1,8 @@
 import type { InputIssue, InputIssueReason } from '#errors';
 import { normalizeAllowList } from '../ip/allow-list.js';
 import { looksLikeKey } from '../key/redact.js';
-import { checkRateLimit } from '../rate-limit/policy.js';
-import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
+import { checkKeyRateLimit } from '../rate-limit/named.js';
+import type { KeyMetadata, KeyMode, KeyRateLimit } from '../types.js';
 import { describeValue, quote } from './describe.js';
 import { attempt, issue, refusal, refuse } from './issues.js';
 import { textIssue } from './text.js';
@@ -199,25 +199,30 @@ export function validMetadata(value: unknown): KeyMetadata {
 }
 
 /**
- * A key's own rate limit: `null` or absent for none, else exactly `{ limit, windowMs }` with `limit` a
- * whole number >= 1 and `windowMs` a number of milliseconds > 0 (at most 366 days). Errors name
- * `rateLimit`, `rateLimit.limit`, `rateLimit.windowMs` or the unknown member.
+ * A key's own rate limit: `null` or absent for none; exactly `{ limit, windowMs }` with `limit` a
+ * whole number >= 1 and `windowMs` a number of milliseconds > 0 (at most 366 days); or a list of 1 to
+ * 10 such limits, each with a unique `name` (1-32 letters, digits, `_`, `-` or `.`). Errors name
+ * `rateLimit`, `rateLimit.limit`, `rateLimit[1].name`, ... or the unknown member.
  */
-export function validRateLimit(value: unknown): RateLimit | null {
+export function validRateLimit(value: unknown): KeyRateLimit | null {
   if (value === null || value === undefined) return null;
-  const checked = attempt(() => checkRateLimit(value, 'rateLimit', true));
+  const checked = attempt(() => checkKeyRateLimit(value, 'rateLimit'));
   if (!checked.ok) {
     const { field, message } = checked.issues[0] as InputIssue;
-    refuse(field, rateLimitReason(value as Record<string, unknown>, field), message);
+    refuse(field, rateLimitReason(value, field, message), message);
   }
-  return { limit: checked.value.limit, windowMs: checked.value.windowMs };
+  return checked.value;
 }
 
-// Why `checkRateLimit` refused `field` of `value` (it names the field; the request path's copy of it
-// stays small, so the reason is worked out here, where keys are written).
-function rateLimitReason(value: Record<string, unknown>, field: string): InputIssueReason {
-  const member = field.slice('rateLimit.'.length);
-  if (field === 'rateLimit') return 'wrong_type';
+// Why `checkKeyRateLimit` refused `field` of `value` (it names the field; the request path's copy of
+// it stays small, so the reason is worked out here, where keys are written).
+function rateLimitReason(value: unknown, field: string, message: string): InputIssueReason {
+  if (field === 'rateLimit') return Array.isArray(value) ? 'too_many' : 'wrong_type';
+  const match = /^rateLimit(?:\[(\d+)\])?(?:\.(\w+))?$/.exec(field);
+  const entry = match?.[1] === undefined ? value : (value as unknown[])[Number(match[1])];
+  const member = match?.[2];
+  if (member === undefined) return 'wrong_type';
+  if (member === 'name') return message.includes('repeats') ? 'not_allowed' : 'invalid';
   if (member !== 'limit' && member !== 'windowMs') return 'not_allowed';
-  return typeof value[member] === 'number' ? 'out_of_range' : 'wrong_type';
+  return typeof (entry as Record<string, unknown>)[member] === 'number' ? 'out_of_range' : 'wrong_type';
 }

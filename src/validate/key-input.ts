@@ -1,5 +1,5 @@
 import type { InputIssue } from '#errors';
-import type { KeyMetadata, KeyMode, RateLimit } from '../types.js';
+import type { KeyMetadata, KeyMode, KeyRateLimit } from '../types.js';
 import {
   validAccountId,
   validAllowList,
@@ -29,7 +29,7 @@ export interface ValidKeyInput {
   /** ISO 8601, or `null` for never. */
   expiresAt: string | null;
   metadata: KeyMetadata;
-  rateLimit: RateLimit | null;
+  rateLimit: KeyRateLimit | null;
 }
 
 /**

@@ -2,11 +2,11 @@
 // spellings, then rate limits. Each adapter test sends the rows through its own framework and must
 // observe the same status, headers and body bytes, all of which come from `createDenialResponder`
 // (denials) and `rateLimitHeaderFields` (the rate-limit fields on a 200).
-import type { DenialCode, RateLimitState } from 'keygate';
+import type { DenialCode, NamedRateLimit, RateLimitState } from 'keygate';
 import { createDenialResponder, rateLimitHeaderFields } from 'keygate/adapter-kit';
 import { expect, it } from 'vitest';
 import { DEFAULT_LIMIT } from './apps.js';
-import { type CaseFixture, LIMITED, type SecretName } from './fixtures.js';
+import { type CaseFixture, LIMITED, SEVERAL_LIMITS, type SecretName } from './fixtures.js';
 
 export type CasePath =
   | '/v1/check'
@@ -49,6 +49,13 @@ const full = (limit: { limit: number; windowMs: number }): RateLimitState => ({
   remaining: limit.limit,
   resetMs: limit.windowMs,
 });
+
+// Several limits, each full: the most restrictive (the fewest units left, then the longest reset) on top.
+const fullSeveral = (limits: readonly NamedRateLimit[], counted = limits.length): RateLimitState => {
+  const policies = limits.slice(0, counted).map((l) => ({ ...l, scope: 'key' as const, ...full(l) }));
+  const top = policies.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+  return { name: top.name, limit: top.limit, remaining: top.remaining, resetMs: top.resetMs, windowMs: top.windowMs, policies };
+};
 
 const typo = (key: string) => key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
 
@@ -182,6 +189,20 @@ export const CASES: readonly AdapterCase[] = [
     key: 'limited',
     expect: 200,
     rateLimit: full(LIMITED),
+  },
+  {
+    name: 'limit: several named limits on a 200, each in the fields',
+    path: '/v1/limited',
+    key: 'severalLimits',
+    expect: 200,
+    rateLimit: fullSeveral(SEVERAL_LIMITS),
+  },
+  {
+    name: 'limit: the first of several limits that refuses is 429, the later ones not counted',
+    path: '/v1/batch',
+    key: 'severalLimits',
+    expect: 'rate_limited',
+    rateLimit: fullSeveral(SEVERAL_LIMITS, 1),
   },
   {
     name: 'limit: the default for a key without one',

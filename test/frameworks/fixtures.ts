@@ -11,10 +11,17 @@ export type SecretName =
   | 'expired'
   | 'suspended'
   | 'unknown'
-  | 'limited';
+  | 'limited'
+  | 'severalLimits';
 
 /** The `limited` key's own rate limit: 10 units per 30 s. */
 export const LIMITED = { limit: 10, windowMs: 30_000 } as const;
+
+/** The `severalLimits` key's named limits: 5 units a second and 100 a day. */
+export const SEVERAL_LIMITS = [
+  { name: 'burst', limit: 5, windowMs: 1_000 },
+  { name: 'daily', limit: 100, windowMs: 86_400_000 },
+] as const;
 
 /** A seeded store, the raw keys, and the records (so a worker can rebuild the same store). */
 export interface CaseFixture {
@@ -45,6 +52,13 @@ export async function seedCaseStore(): Promise<CaseFixture> {
       mode: 'live',
       permissions: ['email:verify'],
       rateLimit: LIMITED,
+    }),
+    severalLimits: await keys.create({
+      accountId: 'acct_1',
+      name: 'several limits',
+      mode: 'live',
+      permissions: ['email:verify'],
+      rateLimit: SEVERAL_LIMITS,
     }),
     readOnly: await keys.create({ accountId: 'acct_1', name: 'read-only', mode: 'live', permissions: ['email:read'] }),
     revoked: await keys.create({ accountId: 'acct_1', name: 'revoked', mode: 'live', permissions: ['email:verify'] }),

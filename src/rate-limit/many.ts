@@ -1,0 +1,81 @@
+import { DENIALS } from '../auth/denials.js';
+import type { AuthResult } from '../auth/result.js';
+import type { PublicKey } from '../types.js';
+import type { MemoryRateLimiter } from './memory.js';
+import { type Plan, type PlannedLimit, subjectOf } from './plan.js';
+import { isDecision, unavailable } from './step.js';
+import type { RateLimitDecision, RateLimiter, RateLimitPolicyState, RateLimitState } from './types.js';
+
+// Row 9 for a request held to several limits: each is counted in the plan's order (shortest window
+// first) until one refuses; the request is allowed only when every one allowed it, and the most
+// restrictive one decides what the result reports (the one that refused, else the one with the
+// fewest units left).
+
+function stateOf(p: PlannedLimit, d: RateLimitDecision): RateLimitPolicyState {
+  return {
+    name: p.name,
+    scope: p.scope,
+    limit: d.limit,
+    remaining: d.remaining,
+    resetMs: d.resetMs,
+    windowMs: p.windowMs,
+  };
+}
+
+function decide(key: PublicKey, policies: readonly RateLimitPolicyState[], refused: boolean): AuthResult {
+  let top = policies[policies.length - 1] as RateLimitPolicyState;
+  if (!refused) {
+    for (const p of policies) {
+      if (p.remaining < top.remaining || (p.remaining === top.remaining && p.resetMs > top.resetMs)) top = p;
+    }
+  }
+  const { name, limit, remaining, resetMs, windowMs } = top;
+  const rateLimit: RateLimitState = { limit, remaining, resetMs, windowMs, name, policies };
+  if (!refused) return { ok: true, status: 200, key, rateLimit };
+  const r = DENIALS.rate_limited;
+  return { ok: false, status: r.status, code: 'rate_limited', message: r.detail, key, rateLimit };
+}
+
+function countSync(key: PublicKey, plan: Plan, cost: number, limiter: MemoryRateLimiter): AuthResult {
+  const policies: RateLimitPolicyState[] = [];
+  for (const p of plan) {
+    const d = limiter.consumeSync(subjectOf(key, p), p.policy, cost);
+    if (!isDecision(d)) return unavailable(key);
+    policies.push(stateOf(p, d));
+    if (!d.allowed) return decide(key, policies, true);
+  }
+  return decide(key, policies, false);
+}
+
+async function countAsync(key: PublicKey, plan: Plan, cost: number, limiter: RateLimiter): Promise<AuthResult> {
+  const policies: RateLimitPolicyState[] = [];
+  for (const p of plan) {
+    const d = await limiter.consume(subjectOf(key, p), p.policy, cost);
+    if (!isDecision(d)) return unavailable(key);
+    policies.push(stateOf(p, d));
+    if (!d.allowed) return decide(key, policies, true);
+  }
+  return decide(key, policies, false);
+}
+
+/**
+ * Counts `cost` against every limit of `plan` for `key` through the answering limiter: the allow or
+ * the 429 `rate_limited`, carrying `rateLimit` with each counted limit in `policies`, or 503
+ * `rate_limiter_unavailable` when the limiter failed. Synchronous with a `MemoryRateLimiter`. Never rejects.
+ *
+ * @example
+ * countAll(key, planOf(key.rateLimit, null), 1, answering(rl));
+ */
+export function countAll(
+  key: PublicKey,
+  plan: Plan,
+  cost: number,
+  answering: { readonly sync: boolean; readonly limiter: RateLimiter },
+): AuthResult | Promise<AuthResult> {
+  try {
+    if (answering.sync) return countSync(key, plan, cost, answering.limiter as MemoryRateLimiter);
+    return countAsync(key, plan, cost, answering.limiter).catch(() => unavailable(key));
+  } catch {
+    return unavailable(key);
+  }
+}

@@ -35,6 +35,8 @@ import { KEY_STORE_MIGRATIONS } from '../../backends/sqlite/migrations.js';
 import { MYSQL_URL } from '../stores/support/mysql.js';
 import { PG_URL } from '../stores/support/services.js';
 
+/** The credit ledger's MySQL procedures (after the prefix), in the order migrate() creates them. */
+const CREDIT_PROCEDURE_NAMES = ['credit_sweep_v1', 'credit_hold_v1', 'credit_settle_v1', 'credit_release_v1'];
 /** The credit ledger's PostgreSQL functions, in the order migrate() creates them. */
 const CREDIT_FUNCTION_NAMES = [
   'keygate_credit_sweep',
@@ -321,10 +323,14 @@ describe('keygateMysqlTables and keygateMysqlMigrationSql', () => {
       'DROP TRIGGER IF',
       'CREATE TRIGGER kg_audit_no_delete',
       'INSERT IGNORE INTO',
+      ...CREDIT_PROCEDURE_NAMES.flatMap((name) => ['DROP PROCEDURE IF', `CREATE PROCEDURE kg_${name}(IN`]),
       'INSERT INTO kg_migrations',
     ]);
     expect(parts.at(-1)).toBe('INSERT INTO kg_migrations (version, applied_at) VALUES (1, UTC_TIMESTAMP(3));');
-    expect(keygateMysqlMigrationSql({ after: 1 })).toBe('-- keygate: nothing to add after version 1\n');
+    const newest = keygateMysqlMigrationSql({ after: 1 });
+    expect(newest).toMatch(/^-- keygate: nothing to add after version 1 but the credit ledger's procedures\n/);
+    expect(newest).not.toContain('INSERT');
+    expect(newest.split('--> statement-breakpoint')).toHaveLength(2 * CREDIT_PROCEDURE_NAMES.length);
     expect(thrown(() => keygateMysqlMigrationSql({ after: keyStoreMigrations('k_').length + 1 }))).toEqual(
       refusedField('after'),
     );

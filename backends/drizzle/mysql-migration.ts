@@ -1,4 +1,5 @@
 import { InvalidInputError } from 'keygate';
+import { creditProcedures } from '../mysql/credit-procedures.js';
 import { keyStoreMigrations } from '../mysql/migrations.js';
 import { validTablePrefix } from '../mysql/sql-client.js';
 
@@ -34,7 +35,9 @@ export interface KeygateMysqlMigrationSqlOptions {
  * The SQL of the custom drizzle-kit migration that completes keygate's MySQL/MariaDB tables after
  * drizzle-kit created them from {@link keygateMysqlTables}: the triggers Drizzle cannot describe (a
  * revoked key cannot be changed; the audit log refuses UPDATE and DELETE), the change counter's one
- * row, then the versions in `<prefix>migrations`, so that a later `MysqlKeyStore.migrate()` finds the
+ * row, the credit ledger's stored procedures (its `hold`, `settle` and `release` call them; every
+ * migration made holds them, dropped if there and made again, also one made with `after` at the
+ * newest version, for tables made before they existed), then the versions in `<prefix>migrations`, so that a later `MysqlKeyStore.migrate()` finds the
  * schema current and changes nothing. Statements are separated by drizzle-kit's
  * `--> statement-breakpoint`. Put it in a file made by `drizzle-kit generate --custom`, after the
  * migration that created the tables. Throws `InvalidInputError` for a bad `tablePrefix` or an `after`
@@ -52,10 +55,18 @@ export function keygateMysqlMigrationSql(options: KeygateMysqlMigrationSqlOption
   }
   const migrations = keyStoreMigrations(prefix);
   const versions = migrations.slice(after, DESCRIBED_VERSION).map((_, i) => after + i + 1);
-  if (versions.length === 0) return `-- keygate: nothing to add after version ${after}\n`;
   const statements = versions.flatMap((v) => (migrations[v - 1] ?? []).filter((s) => UNDESCRIBABLE.test(s)));
-  const rows = versions.map((v) => `(${v}, UTC_TIMESTAMP(3))`).join(', ');
-  statements.push(`INSERT INTO ${prefix}migrations (version, applied_at) VALUES ${rows}`);
-  const header = `-- keygate versions ${versions.join(', ')}: what Drizzle tables cannot describe\n`;
+  // The credit ledger's procedures belong to no version: dropped if there and made again, in every migration made.
+  for (const [name, statement] of creditProcedures(prefix)) {
+    statements.push(`DROP PROCEDURE IF EXISTS ${name}`, statement);
+  }
+  if (versions.length > 0) {
+    const rows = versions.map((v) => `(${v}, UTC_TIMESTAMP(3))`).join(', ');
+    statements.push(`INSERT INTO ${prefix}migrations (version, applied_at) VALUES ${rows}`);
+  }
+  const header =
+    versions.length > 0
+      ? `-- keygate versions ${versions.join(', ')}: what Drizzle tables cannot describe\n`
+      : `-- keygate: nothing to add after version ${after} but the credit ledger's procedures\n`;
   return `${header}${statements.map((s) => `${s};`).join('\n--> statement-breakpoint\n')}\n`;
 }

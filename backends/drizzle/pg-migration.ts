@@ -1,4 +1,5 @@
 import { InvalidInputError } from 'keygate';
+import { CREDIT_FUNCTIONS } from '../postgres/credit-functions.js';
 import { MIGRATIONS } from '../postgres/migrations.js';
 import { validSchema } from '../postgres/sql-client.js';
 
@@ -32,9 +33,11 @@ export interface KeygatePgMigrationSqlOptions {
 /**
  * The SQL of the custom drizzle-kit migration that completes keygate's tables after drizzle-kit
  * created them from {@link keygatePgTables}: the functions and triggers Drizzle cannot describe (a
- * revoked key cannot be changed; the audit log refuses UPDATE, DELETE and TRUNCATE), then the
- * versions in `keygate_migrations`, so that a later `PostgresKeyStore.migrate()` finds the schema
- * current and changes nothing. Statements are separated by drizzle-kit's `--> statement-breakpoint`.
+ * revoked key cannot be changed; the audit log refuses UPDATE, DELETE and TRUNCATE), the credit
+ * ledger's functions (its `hold`, `settle` and `release` call them; `CREATE OR REPLACE`, so every
+ * migration made holds them, also one made with `after` at the newest version, for a database made
+ * before they existed), then the versions in `keygate_migrations`, so that a later
+ * `PostgresKeyStore.migrate()` finds the schema current and changes nothing. Statements are separated by drizzle-kit's `--> statement-breakpoint`.
  * Put it in a file made by `drizzle-kit generate --custom`, after the migration that created the tables.
  * Throws `InvalidInputError` for a bad `schema` or an `after` that is not a version from 0 to the newest.
  *
@@ -49,12 +52,19 @@ export function keygatePgMigrationSql(options: KeygatePgMigrationSqlOptions = {}
     throw new InvalidInputError('after', `after must be a keygate version from 0 to ${DESCRIBED_VERSION}`);
   }
   const versions = MIGRATIONS.slice(after, DESCRIBED_VERSION).map((_, i) => after + i + 1);
-  if (versions.length === 0) return `-- keygate: nothing to add after version ${after}\n`;
   const statements = versions.flatMap((v) =>
     (MIGRATIONS[v - 1] ?? []).filter((s) => UNDESCRIBABLE.test(s)).map((s) => s.replaceAll('T.', `${schema}.`)),
   );
-  const rows = versions.map((v) => `(${v})`).join(', ');
-  statements.push(`INSERT INTO ${schema}.keygate_migrations (version) VALUES ${rows}`);
-  const header = `-- keygate versions ${versions.join(', ')}: what Drizzle tables cannot describe\n`;
+  // The credit ledger's functions belong to no version: CREATE OR REPLACE, in every migration made.
+  statements.push(...CREDIT_FUNCTIONS.map((s) => s.replaceAll('S.', `${schema}.`)));
+  if (versions.length > 0) {
+    statements.push(
+      `INSERT INTO ${schema}.keygate_migrations (version) VALUES ${versions.map((v) => `(${v})`).join(', ')}`,
+    );
+  }
+  const header =
+    versions.length > 0
+      ? `-- keygate versions ${versions.join(', ')}: what Drizzle tables cannot describe\n`
+      : `-- keygate: nothing to add after version ${after} but the credit ledger's functions\n`;
   return `${header}${statements.map((s) => `${s};`).join('\n--> statement-breakpoint\n')}\n`;
 }

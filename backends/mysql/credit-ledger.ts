@@ -28,6 +28,7 @@ import {
   withLedgerDeadline,
 } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
+import { CREDIT_PROCEDURES_VERSION, creditProcedures } from './credit-procedures.js';
 import { withMigrationLock } from './migrate.js';
 import { creditTables } from './migrations.js';
 import { isoTime, type Query, type SqlClient, sqlClient, validTablePrefix } from './sql-client.js';
@@ -65,11 +66,6 @@ interface EntryRow {
   created_at: string;
 }
 
-interface HoldRow {
-  account_id: string;
-  amount: Int;
-}
-
 const OPEN = "state = 'open' AND expires_at > UTC_TIMESTAMP(3)";
 const EXPIRED = "state = 'open' AND expires_at <= UTC_TIMESTAMP(3)";
 
@@ -77,12 +73,14 @@ const EXPIRED = "state = 'open' AND expires_at <= UTC_TIMESTAMP(3)";
  * A credit ledger in MySQL 8 or MariaDB, exact across every process that shares the database. Every
  * call that changes an account runs in one transaction that first locks the account's balance row
  * (`SELECT ... FOR UPDATE`), so calls on one account run one at a time whichever process sends them;
- * a hold then takes its credits with one conditional `UPDATE ... WHERE available >= amount`, so no
- * interleaving overdraws an account or loses a credit (a transaction the server picks as a deadlock
- * victim is rolled back whole and run again). Expired holds lapse inside the next call on their
- * account (no background job), and `balance()` counts them as returned from the moment they expire,
- * by the database's clock. Closed holds stay in `<prefix>credit_holds` with how they ended. A call
- * that timed out may still complete in the database: a hold taken that way lapses after its `ttlMs`.
+ * a hold then takes its credits only when the balance covers them, so no interleaving overdraws an
+ * account or loses a credit (a transaction the server picks as a deadlock victim is rolled back whole
+ * and run again). `hold`, `settle` and `release` are one `CALL` each (one round trip): a stored
+ * procedure that `migrate()` creates runs the whole transaction. Expired holds lapse inside the next
+ * call on their account (no background job), and `balance()` counts them as returned from the moment
+ * they expire, by the database's clock. Closed holds stay in `<prefix>credit_holds` with how they
+ * ended. A call that timed out may still complete in the database: a hold taken that way lapses after
+ * its `ttlMs`.
  *
  * @example
  * const ledger = new MysqlCreditLedger({ client: pool });
@@ -101,6 +99,7 @@ export class MysqlCreditLedger implements CreditLedger, Capable {
   private readonly balances: string;
   private readonly holds: string;
   private readonly entriesTable: string;
+  private readonly procedures: { hold: string; settle: string; release: string };
 
   constructor(options: MysqlCreditLedgerOptions) {
     this.sql = sqlClient(options?.client);
@@ -110,10 +109,18 @@ export class MysqlCreditLedger implements CreditLedger, Capable {
     this.balances = `${this.tablePrefix}credit_balances`;
     this.holds = `${this.tablePrefix}credit_holds`;
     this.entriesTable = `${this.tablePrefix}credit_entries`;
+    const v = `_v${CREDIT_PROCEDURES_VERSION}`;
+    this.procedures = {
+      hold: `${this.tablePrefix}credit_hold${v}`,
+      settle: `${this.tablePrefix}credit_settle${v}`,
+      release: `${this.tablePrefix}credit_release${v}`,
+    };
   }
 
   /**
-   * Creates the ledger's tables and indexes if missing. Idempotent; concurrent callers are serialised by a named lock.
+   * Creates the ledger's tables, indexes and stored procedures if missing (`hold`, `settle` and
+   * `release` call the procedures: tables made by an earlier version gain them here; creating them
+   * needs the `CREATE ROUTINE` privilege). Idempotent; concurrent callers are serialised by a named lock.
    *
    * @example
    * await ledger.migrate(); // at start-up, before the first call
@@ -121,6 +128,15 @@ export class MysqlCreditLedger implements CreditLedger, Capable {
   async migrate(): Promise<void> {
     await withMigrationLock(this.sql, this.tablePrefix, 'credits', async (q) => {
       for (const statement of creditTables(this.tablePrefix)) await q(statement);
+      const { rows } = await q<{ name: string }>(
+        `SELECT ROUTINE_NAME AS name FROM information_schema.ROUTINES
+          WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME LIKE ?`,
+        [`${this.tablePrefix.replaceAll('_', '\\_')}credit\\_%`],
+      );
+      const present = new Set(rows.map((r) => r.name));
+      for (const [name, statement] of creditProcedures(this.tablePrefix)) {
+        if (!present.has(name)) await q(statement);
+      }
     });
   }
 
@@ -191,25 +207,19 @@ export class MysqlCreditLedger implements CreditLedger, Capable {
    */
   async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
     const { accountId: account, amount: credits, keyId, ttlMs } = validHoldArgs(accountId, amount, options);
-    return this.call(() =>
-      this.sql.transaction(async (q): Promise<HoldResult> => {
-        const before = await this.lockAndSweep(q, account);
-        if (before === undefined) return { ok: false, balance: 0 };
-        if (before < credits) return { ok: false, balance: before };
-        const { affectedRows } = await q(
-          `UPDATE ${this.balances} SET available = available - ? WHERE account_id = ? AND available >= ?`,
-          [credits, account, credits],
-        );
-        if (affectedRows !== 1) return { ok: false, balance: before };
-        const holdId = newHoldId();
-        await q(
-          `INSERT INTO ${this.holds} (id, account_id, amount, key_id, state, created_at, expires_at)
-            VALUES (?, ?, ?, ?, 'open', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND)`,
-          [holdId, account, credits, keyId ?? null, Math.round(ttlMs * 1000)],
-        );
-        return { ok: true, holdId, balance: before - credits };
-      }),
-    );
+    return this.call(async (): Promise<HoldResult> => {
+      const holdId = newHoldId();
+      const { rows } = await this.sql.call<{ ok: Int; available: Int }>(`CALL ${this.procedures.hold}(?, ?, ?, ?, ?)`, [
+        account,
+        credits,
+        holdId,
+        keyId ?? null,
+        Math.round(ttlMs * 1000),
+      ]);
+      const row = answered(rows[0], 'hold');
+      const balance = Number(row.available);
+      return Number(row.ok) === 1 ? { ok: true, holdId, balance } : { ok: false, balance };
+    });
   }
 
   /**
@@ -223,32 +233,15 @@ export class MysqlCreditLedger implements CreditLedger, Capable {
    */
   async settle(holdId: string, amount?: number): Promise<SettleResult> {
     const { holdId: id, amount: charge } = validSettleArgs(holdId, amount);
-    return this.call(async () => {
-      const found = await this.findHold(id);
-      if (!found) return { charged: 0, balance: 0 };
-      return this.sql.transaction(async (q): Promise<SettleResult> => {
-        const before = (await this.lockAndSweep(q, found.account_id)) ?? 0;
-        const held = Number(found.amount);
-        const charged = charge ?? held;
-        const open = await this.lockOpenHold(q, id);
-        if (!open) return { charged: 0, balance: before };
-        // More than the hold is refused while it is open; a closed hold's settle changes nothing.
-        if (charged > held) throw amountOverHold(charged, held);
-        const after = before + held - charged;
-        await q(`UPDATE ${this.holds} SET state = 'settled', charged = ?, closed_at = UTC_TIMESTAMP(3) WHERE id = ?`, [
-          charged,
-          id,
-        ]);
-        await q(`UPDATE ${this.balances} SET available = ? WHERE account_id = ?`, [after, found.account_id]);
-        if (charged > 0) {
-          await q(
-            `INSERT INTO ${this.entriesTable} (account_id, kind, amount, balance, key_id, hold_id, created_at)
-              VALUES (?, 'charge', ?, ?, ?, ?, UTC_TIMESTAMP(3))`,
-            [found.account_id, -charged, after, open.key_id, id],
-          );
-        }
-        return { charged, balance: after };
-      });
+    return this.call(async (): Promise<SettleResult> => {
+      const { rows } = await this.sql.call<{ state: string; charged: Int; available: Int; held: Int }>(
+        `CALL ${this.procedures.settle}(?, ?)`,
+        [id, charge ?? null],
+      );
+      const row = answered(rows[0], 'settle');
+      // More than the open hold: the procedure changed nothing of it.
+      if (row.state === 'over') throw amountOverHold(charge ?? Number(row.held), Number(row.held));
+      return { charged: Number(row.charged), balance: Number(row.available) };
     });
   }
 
@@ -261,17 +254,9 @@ export class MysqlCreditLedger implements CreditLedger, Capable {
    */
   async release(holdId: string): Promise<CreditBalance> {
     const id = validHoldId(holdId);
-    return this.call(async () => {
-      const found = await this.findHold(id);
-      if (!found) return { balance: 0 };
-      return this.sql.transaction(async (q): Promise<CreditBalance> => {
-        const before = (await this.lockAndSweep(q, found.account_id)) ?? 0;
-        if (!(await this.lockOpenHold(q, id))) return { balance: before };
-        const after = before + Number(found.amount);
-        await q(`UPDATE ${this.holds} SET state = 'released', closed_at = UTC_TIMESTAMP(3) WHERE id = ?`, [id]);
-        await q(`UPDATE ${this.balances} SET available = ? WHERE account_id = ?`, [after, found.account_id]);
-        return { balance: after };
-      });
+    return this.call(async (): Promise<CreditBalance> => {
+      const { rows } = await this.sql.call<{ available: Int }>(`CALL ${this.procedures.release}(?)`, [id]);
+      return { balance: Number(answered(rows[0], 'release').available) };
     });
   }
 
@@ -349,21 +334,6 @@ export class MysqlCreditLedger implements CreditLedger, Capable {
     return available + returned;
   }
 
-  /** The hold's account and amount, open or closed; read before the transaction (neither ever changes). */
-  private async findHold(id: string): Promise<HoldRow | undefined> {
-    const { rows } = await this.sql.query<HoldRow>(`SELECT account_id, amount FROM ${this.holds} WHERE id = ?`, [id]);
-    return rows[0];
-  }
-
-  /** Locks the hold when it is open and unexpired (its account already locked): its key id, or undefined. */
-  private async lockOpenHold(q: Query, id: string): Promise<{ key_id: string | null } | undefined> {
-    const { rows } = await q<{ key_id: string | null }>(
-      `SELECT key_id FROM ${this.holds} WHERE id = ? AND ${OPEN} FOR UPDATE`,
-      [id],
-    );
-    return rows[0];
-  }
-
   /**
    * Runs `work` under the deadline. The SQL client reports a database failure as the key store's
    * error; the ledger reports it as its own, with the database's error as `cause`.
@@ -379,6 +349,12 @@ export class MysqlCreditLedger implements CreditLedger, Capable {
       }),
     );
   }
+}
+
+/** The one row a procedure answers; none is a broken database. */
+function answered<R>(row: R | undefined, call: string): R {
+  if (!row) throw new CreditLedgerUnavailableError(`MysqlCreditLedger: the ${call} procedure returned no row`);
+  return row;
 }
 
 function newHoldId(): string {

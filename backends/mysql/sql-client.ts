@@ -20,6 +20,12 @@ export type Query = <R = Record<string, unknown>>(sql: string, params?: readonly
 export interface SqlClient {
   query: Query;
   /**
+   * Runs one `CALL` of a stored procedure that runs its own transaction (and rolls it back on any
+   * error): the rows of its first result set. A call the server chose as a deadlock victim runs again,
+   * up to 8 times, as a `transaction` does.
+   */
+  call: Query;
+  /**
    * Runs `fn` in one transaction on one pooled connection: COMMIT when it resolves, ROLLBACK when it
    * throws. A transaction the server chose as a deadlock victim (which it rolled back whole) runs again,
    * up to 8 times, so `fn` must do nothing but talk to the database through the `Query` it gets.
@@ -67,6 +73,7 @@ export function sqlClient(client: unknown): SqlClient {
   }
   return {
     query: (text, params) => guarded(() => run(pool, text, params)),
+    call: (text, params) => guarded(() => retried(() => firstResultSet(run(pool, text, params)))),
     transaction: (fn) => guarded(() => retried(() => transaction(pool, fn))),
     session: (fn) => guarded(() => session(pool, fn)),
   };
@@ -102,6 +109,13 @@ async function run<R>(on: Runner, sql: string, params?: readonly unknown[]): Pro
   if (Array.isArray(result)) return { rows: result as R[], affectedRows: 0, insertId: 0 };
   const header = (result ?? {}) as { affectedRows?: number; insertId?: number };
   return { rows: [], affectedRows: Number(header.affectedRows ?? 0), insertId: Number(header.insertId ?? 0) };
+}
+
+// A CALL answers its result sets, then a header: the first set's rows are the procedure's answer.
+async function firstResultSet<R>(answer: Promise<Result<R>>): Promise<Result<R>> {
+  const result = await answer;
+  const first = (result.rows as unknown[])[0];
+  return { ...result, rows: Array.isArray(first) ? (first as R[]) : [] };
 }
 
 /** Runs `work`, turning whatever the client throws into a keygate error (see `storeError`). */

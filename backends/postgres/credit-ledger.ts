@@ -28,6 +28,7 @@ import {
   withLedgerDeadline,
 } from 'keygate/store-kit';
 import type { Pool } from 'pg';
+import { CREDIT_FUNCTIONS } from './credit-functions.js';
 import { type EntryRow, entryOf } from './credit-rows.js';
 import { CREDIT_TABLES, type CreditStatements, creditStatements } from './credit-sql.js';
 import { type PGliteLike, type Query, type SqlClient, sqlClient, validSchema } from './sql-client.js';
@@ -76,19 +77,32 @@ interface Figures {
   ok: boolean;
 }
 
-interface HoldRow {
-  account_id: string;
-  amount: string | number;
+interface Held {
+  r_ok: boolean;
+  r_available: string | number;
+}
+
+interface Settled {
+  r_state: 'settled' | 'closed' | 'unknown' | 'over';
+  r_charged: string | number;
+  r_available: string | number;
+  r_held: string | number;
+}
+
+interface Released {
+  r_state: 'released' | 'closed' | 'unknown';
+  r_available: string | number;
 }
 
 /**
  * A credit ledger in PostgreSQL (through a `pg` Pool) or PGlite, exact across every process that
  * shares the database. Every call that changes an account runs in one transaction that first locks the
  * account's balance row (`SELECT ... FOR UPDATE`), so calls on one account run one at a time whichever
- * process sends them; a hold then takes its credits with one conditional
- * `UPDATE ... SET available = available - $amount WHERE available >= $amount`, so no interleaving
- * overdraws an account or loses a credit. Expired holds lapse inside the next call on their account
- * (no background job), and `balance()` counts them as returned from the moment they expire, by the
+ * process sends them; a hold then takes its credits only when the balance covers them, so no
+ * interleaving overdraws an account or loses a credit. `hold`, `settle` and `release` are one
+ * statement each (one round trip): a PL/pgSQL function that `migrate()` creates runs the whole call
+ * in the statement's transaction. Expired holds lapse inside the next call on their account (no
+ * background job), and `balance()` counts them as returned from the moment they expire, by the
  * database's clock. Closed holds stay in `keygate_credit_holds` with how they ended (`settled`,
  * `released`, `lapsed`). A call that timed out may still complete in the database: a hold taken that
  * way lapses after its `ttlMs`.
@@ -121,8 +135,9 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
   }
 
   /**
-   * Creates the schema (unless `public`) and the ledger's tables and indexes if missing. Idempotent;
-   * concurrent callers are serialised by an advisory lock.
+   * Creates the schema (unless `public`) and the ledger's tables and indexes if missing, and creates
+   * or replaces its functions (`hold`, `settle` and `release` call them: a schema made by an earlier
+   * version gains them here). Idempotent; concurrent callers are serialised by an advisory lock.
    *
    * @example
    * await ledger.migrate(); // at start-up, before the first call
@@ -131,7 +146,9 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
     await this.sql.transaction(async (q) => {
       await q('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, this.schema]);
       if (this.schema !== 'public') await q(`CREATE SCHEMA IF NOT EXISTS "${this.schema}"`);
-      for (const statement of CREDIT_TABLES) await q(statement.replaceAll('S.', `"${this.schema}".`));
+      for (const statement of [...CREDIT_TABLES, ...CREDIT_FUNCTIONS]) {
+        await q(statement.replaceAll('S.', `"${this.schema}".`));
+      }
     });
   }
 
@@ -186,15 +203,20 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    */
   async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
     const { accountId: account, amount: credits, keyId, ttlMs } = validHoldArgs(accountId, amount, options);
-    return this.call(() =>
-      this.sql.transaction(async (q): Promise<HoldResult> => {
-        const before = await this.lockAndSweep(q, account);
-        if (before === undefined) return { ok: false, balance: 0 };
-        const holdId = newHoldId();
-        const { rows } = await q<Available>(this.statements.hold, [account, credits, holdId, keyId ?? null, ttlMs]);
-        return rows[0] ? { ok: true, holdId, balance: Number(rows[0].available) } : { ok: false, balance: before };
-      }),
-    );
+    return this.call(async (): Promise<HoldResult> => {
+      const holdId = newHoldId();
+      const { rows } = await this.sql.query<Held>(this.statements.hold, [
+        account,
+        credits,
+        holdId,
+        keyId ?? null,
+        ttlMs,
+      ]);
+      const row = rows[0];
+      if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the hold function returned no row');
+      const balance = Number(row.r_available);
+      return row.r_ok === true ? { ok: true, holdId, balance } : { ok: false, balance };
+    });
   }
 
   /**
@@ -208,23 +230,14 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    */
   async settle(holdId: string, amount?: number): Promise<SettleResult> {
     const { holdId: id, amount: charge } = validSettleArgs(holdId, amount);
-    return this.call(() =>
-      this.sql.transaction(async (q): Promise<SettleResult> => {
-        const found = await this.findHold(q, id);
-        if (!found) return { charged: 0, balance: 0 };
-        const before = (await this.lockAndSweep(q, found.account_id)) ?? 0;
-        const held = Number(found.amount);
-        const charged = charge ?? held;
-        if (charged > held) {
-          // More than the hold is refused while it is open; a closed hold's settle changes nothing.
-          const open = await q(this.statements.openHold, [id]);
-          if (open.rows.length > 0) throw amountOverHold(charged, held);
-          return { charged: 0, balance: before };
-        }
-        const { rows } = await q<Available>(this.statements.settle, [id, charged]);
-        return rows[0] ? { charged, balance: Number(rows[0].available) } : { charged: 0, balance: before };
-      }),
-    );
+    return this.call(async (): Promise<SettleResult> => {
+      const { rows } = await this.sql.query<Settled>(this.statements.settle, [id, charge ?? null]);
+      const row = rows[0];
+      if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the settle function returned no row');
+      // More than the open hold: the function changed nothing of it.
+      if (row.r_state === 'over') throw amountOverHold(charge ?? Number(row.r_held), Number(row.r_held));
+      return { charged: Number(row.r_charged), balance: Number(row.r_available) };
+    });
   }
 
   /**
@@ -236,15 +249,10 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
    */
   async release(holdId: string): Promise<CreditBalance> {
     const id = validHoldId(holdId);
-    return this.call(() =>
-      this.sql.transaction(async (q): Promise<CreditBalance> => {
-        const found = await this.findHold(q, id);
-        if (!found) return { balance: 0 };
-        const before = (await this.lockAndSweep(q, found.account_id)) ?? 0;
-        const { rows } = await q<Available>(this.statements.release, [id]);
-        return { balance: rows[0] ? Number(rows[0].available) : before };
-      }),
-    );
+    return this.call(async (): Promise<CreditBalance> => {
+      const { rows } = await this.sql.query<Released>(this.statements.release, [id]);
+      return { balance: Number(rows[0]?.r_available ?? 0) };
+    });
   }
 
   /**
@@ -285,11 +293,6 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
     if (!rows[0]) return undefined;
     const swept = await q<Available>(this.statements.sweep, [account]);
     return Number((swept.rows[0] ?? rows[0]).available);
-  }
-
-  private async findHold(q: Query, id: string): Promise<HoldRow | undefined> {
-    const { rows } = await q<HoldRow>(this.statements.findHold, [id]);
-    return rows[0];
   }
 
   /**

@@ -98,52 +98,17 @@ export function creditStatements(s: string) {
       )
       SELECT available FROM credited`,
     /**
-     * $1 account (locked), $2 amount, $3 hold id, $4 key id or null, $5 ttl in ms. Takes the amount
-     * only if the balance covers it, and records the hold; no row when it does not.
+     * $1 account, $2 amount, $3 hold id, $4 key id or null, $5 ttl in ms: one statement, the whole
+     * hold (see `CREDIT_FUNCTIONS`). One row: whether it was taken (`r_ok`), the balance after.
      */
-    hold: `WITH taken AS (
-        UPDATE ${balances} SET available = available - $2::bigint
-        WHERE account_id = $1 AND available >= $2::bigint
-        RETURNING available
-      ), held AS (
-        INSERT INTO ${holds} (id, account_id, amount, key_id, state, created_at, expires_at)
-        SELECT $3, $1, $2::bigint, $4::text, 'open', statement_timestamp(),
-          statement_timestamp() + $5::bigint * interval '1 millisecond'
-        FROM taken
-      )
-      SELECT available FROM taken`,
-    /** $1 hold id. Whose hold it is and how much it held, open or closed. */
-    findHold: `SELECT account_id, amount FROM ${holds} WHERE id = $1`,
-    /** $1 hold id (its account locked). A row when the hold is open. */
-    openHold: `SELECT 1 FROM ${holds} WHERE id = $1 AND state = 'open' AND NOT ${expired}`,
+    hold: `SELECT r_ok, r_available FROM ${s}.keygate_credit_hold($1::text, $2::bigint, $3::text, $4::text, $5::bigint)`,
     /**
-     * $1 hold id (its account locked), $2 the amount charged. Closes the open hold, returns the rest of
-     * it to the balance and writes one `charge` entry (none for a charge of 0); no row when the hold is
-     * no longer open.
+     * $1 hold id, $2 amount or null (all): one statement, the whole settle. One row: `r_state`
+     * (`settled`, `closed`, `unknown` or `over`), `r_charged`, `r_available`, `r_held`.
      */
-    settle: `WITH settled AS (
-        UPDATE ${holds} SET state = 'settled', charged = $2::bigint, closed_at = statement_timestamp()
-        WHERE id = $1 AND state = 'open' AND NOT ${expired}
-        RETURNING account_id, amount, key_id
-      ), returned AS (
-        UPDATE ${balances} b SET available = b.available + s.amount - $2::bigint
-        FROM settled s WHERE b.account_id = s.account_id
-        RETURNING b.available
-      ), entry AS (
-        INSERT INTO ${entries} (account_id, kind, amount, balance, key_id, hold_id, created_at)
-        SELECT s.account_id, 'charge', -$2::bigint, r.available, s.key_id, $1, statement_timestamp()
-        FROM settled s, returned r WHERE $2::bigint > 0
-      )
-      SELECT available FROM returned`,
-    /** $1 hold id (its account locked). Closes the open hold and returns all of it; no row when it is no longer open. */
-    release: `WITH released AS (
-        UPDATE ${holds} SET state = 'released', closed_at = statement_timestamp()
-        WHERE id = $1 AND state = 'open' AND NOT ${expired}
-        RETURNING account_id, amount
-      )
-      UPDATE ${balances} b SET available = b.available + r.amount
-      FROM released r WHERE b.account_id = r.account_id
-      RETURNING b.available`,
+    settle: `SELECT r_state, r_charged, r_available, r_held FROM ${s}.keygate_credit_settle($1::text, $2::bigint)`,
+    /** $1 hold id: one statement, the whole release. One row: `r_state`, `r_available`. */
+    release: `SELECT r_state, r_available FROM ${s}.keygate_credit_release($1::text)`,
     /** $1 account. The available balance, counting open holds that have expired as returned (no lock, no write). */
     balance: `SELECT b.available + coalesce((
         SELECT sum(h.amount) FROM ${holds} h

@@ -89,6 +89,45 @@ describe.skipIf(!available)('MysqlCreditLedger over MariaDB', () => {
     ]);
   });
 
+  it('sends one CALL per hold, settle and release (no transaction statements of its own)', async () => {
+    const p = db.pool();
+    const sent: string[] = [];
+    const query = p.query.bind(p) as (...a: unknown[]) => unknown;
+    p.query = ((...a: unknown[]) => {
+      sent.push(String((a[0] as { sql?: string })?.sql ?? a[0]));
+      return query(...a);
+    }) as never;
+    p.getConnection = (() => Promise.reject(new Error('a hold, settle or release checked a connection out'))) as never;
+    const ledger = ledgerOn(p);
+    const account = freshAccount('one_call');
+    await ledgerOn(shared).topUp(account, 10);
+    const held = await ledger.hold(account, 4, { keyId: 'key_1' });
+    const second = await ledger.hold(account, 3);
+    expect(await ledger.settle(held.ok ? held.holdId : '', 2)).toEqual({ charged: 2, balance: 5 });
+    expect(await ledger.release(second.ok ? second.holdId : '')).toEqual({ balance: 8 });
+    expect(sent.map((s) => s.split('(')[0])).toEqual([
+      'CALL keygate_credit_hold_v1',
+      'CALL keygate_credit_hold_v1',
+      'CALL keygate_credit_settle_v1',
+      'CALL keygate_credit_release_v1',
+    ]);
+    expect((await ledgerOn(shared).entries(account, { limit: 1 }))[0]).toMatchObject({ amount: -2, keyId: 'key_1' });
+  });
+
+  it('upgrades tables made before its procedures: migrate() adds them and open holds settle', async () => {
+    const p = db.pool();
+    const ledger = new MysqlCreditLedger({ client: p, tablePrefix: 'u_', timeoutMs: 10_000 });
+    await ledger.migrate();
+    await ledger.topUp('acct_1', 10);
+    const held = await ledger.hold('acct_1', 4, { keyId: 'key_1' });
+    for (const name of ['sweep', 'hold', 'settle', 'release']) await p.query(`DROP PROCEDURE u_credit_${name}_v1`);
+    expect(await rejection(ledger.hold('acct_1', 1))).toMatchObject({ code: 'credit_ledger_unavailable' });
+    await Promise.all([ledger.migrate(), ledger.migrate()]);
+    await ledger.migrate();
+    expect(await ledger.settle(held.ok ? held.holdId : '')).toEqual({ charged: 4, balance: 6 });
+    expect(await ledger.reconcile('acct_1')).toMatchObject({ ok: true, balance: 6, held: 0 });
+  });
+
   it('refuses to settle more than an open hold, but a settle of more than a closed hold changes nothing', async () => {
     const ledger = ledgerOn(shared);
     const account = freshAccount('over_closed');

@@ -182,6 +182,49 @@ describe.skipIf(!available)('PostgresCreditLedger over pg', () => {
     }
   });
 
+  it('sends one statement per hold, settle and release (no BEGIN or COMMIT of its own)', async () => {
+    const p = pool();
+    // Every statement any of the pool's connections sends, BEGIN and COMMIT included.
+    const sent: string[] = [];
+    p.on('connect', (conn) => {
+      const query = conn.query.bind(conn) as (...a: unknown[]) => unknown;
+      conn.query = ((...a: unknown[]) => {
+        sent.push(String(typeof a[0] === 'string' ? a[0] : (a[0] as { text?: string })?.text));
+        return query(...a);
+      }) as never;
+    });
+    const ledger = new PostgresCreditLedger({ client: p, schema: SCHEMA });
+    const account = freshAccount('one_statement');
+    await ledgerOn(shared).topUp(account, 10);
+    const held = await ledger.hold(account, 4, { keyId: 'key_1' });
+    const second = await ledger.hold(account, 3);
+    expect(await ledger.settle(held.ok ? held.holdId : '', 2)).toEqual({ charged: 2, balance: 5 });
+    expect(await ledger.release(second.ok ? second.holdId : '')).toEqual({ balance: 8 });
+    expect(sent).toHaveLength(4);
+  });
+
+  it('upgrades a schema made before its functions: migrate() adds them and open holds settle', async () => {
+    const schema = `${SCHEMA}_u`;
+    const p = pool();
+    try {
+      const ledger = new PostgresCreditLedger({ client: p, schema, timeoutMs: 10_000 });
+      await ledger.migrate();
+      await ledger.topUp('acct_1', 10);
+      const held = await ledger.hold('acct_1', 4, { keyId: 'key_1' });
+      for (const fn of ['hold(text, bigint, text, text, bigint)', 'settle(text, bigint)', 'release(text)']) {
+        await p.query(`DROP FUNCTION "${schema}".keygate_credit_${fn}`);
+      }
+      await p.query(`DROP FUNCTION "${schema}".keygate_credit_sweep(text, timestamptz)`);
+      expect(await rejection(ledger.hold('acct_1', 1))).toMatchObject({ code: 'credit_ledger_unavailable' });
+      await ledger.migrate();
+      await ledger.migrate();
+      expect(await ledger.settle(held.ok ? held.holdId : '')).toEqual({ charged: 4, balance: 6 });
+      expect(await ledger.reconcile('acct_1')).toMatchObject({ ok: true, balance: 6, held: 0 });
+    } finally {
+      await p.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    }
+  });
+
   it('lapses an expired hold inside the next call on its account, with no background job', async () => {
     const ledger = ledgerOn(shared);
     const account = freshAccount('sweep');

@@ -96,7 +96,7 @@ describe('drizzle-kit over PGlite, keygate in public', () => {
     expect(made.columns).toHaveLength(95);
     expect(made.indexes).toHaveLength(25);
     expect(made.triggers).toHaveLength(3);
-    expect(made.functions).toHaveLength(2);
+    expect(made.functions).toHaveLength(6);
     expect(made.sequences).toHaveLength(1);
   });
 

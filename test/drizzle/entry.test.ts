@@ -35,6 +35,16 @@ import { KEY_STORE_MIGRATIONS } from '../../backends/sqlite/migrations.js';
 import { MYSQL_URL } from '../stores/support/mysql.js';
 import { PG_URL } from '../stores/support/services.js';
 
+/** The credit ledger's MySQL procedures (after the prefix), in the order migrate() creates them. */
+const CREDIT_PROCEDURE_NAMES = ['credit_sweep_v1', 'credit_hold_v1', 'credit_settle_v1', 'credit_release_v1'];
+/** The credit ledger's PostgreSQL functions, in the order migrate() creates them. */
+const CREDIT_FUNCTION_NAMES = [
+  'keygate_credit_sweep',
+  'keygate_credit_hold',
+  'keygate_credit_settle',
+  'keygate_credit_release',
+];
+
 function thrown(work: () => unknown): unknown {
   try {
     work();
@@ -104,6 +114,7 @@ describe('keygatePgMigrationSql', () => {
       parts.map((s) =>
         s
           .replace(/^--.*\n/, '')
+          .replace(/^CREATE OR REPLACE /, 'CREATE ')
           .split(/[\s(]/, 3)
           .join(' '),
       ),
@@ -113,6 +124,7 @@ describe('keygatePgMigrationSql', () => {
       'CREATE FUNCTION "billing".keygate_audit_is_append_only',
       'CREATE TRIGGER keygate_audit_no_update_or_delete',
       'CREATE TRIGGER keygate_audit_no_truncate',
+      ...CREDIT_FUNCTION_NAMES.map((name) => `CREATE FUNCTION "billing".${name}`),
       'INSERT INTO "billing".keygate_migrations',
     ]);
     expect(parts.at(-1)).toBe(
@@ -122,10 +134,22 @@ describe('keygatePgMigrationSql', () => {
 
   it('covers only the versions after `after`, for a database already at that version', () => {
     const parts = statements(keygatePgMigrationSql({ after: 4 }));
-    expect(parts).toHaveLength(4);
+    expect(parts).toHaveLength(4 + CREDIT_FUNCTION_NAMES.length);
     expect(parts.join('\n')).not.toContain('keygate_keys_revoked_is_final');
     expect(parts.at(-1)).toBe('INSERT INTO "public".keygate_migrations (version) VALUES (5), (6), (7);');
-    expect(keygatePgMigrationSql({ after: 7 })).toBe('-- keygate: nothing to add after version 7\n');
+  });
+
+  it("holds the credit ledger's functions after the newest version too, and no version", () => {
+    const parts = statements(keygatePgMigrationSql({ after: 7 }));
+    expect(parts[0]).toMatch(/^-- keygate: nothing to add after version 7 but the credit ledger's functions\n/);
+    expect(
+      parts.map((s) =>
+        s
+          .replace(/^--.*\n/, '')
+          .split(/[\s(]/, 5)
+          .join(' '),
+      ),
+    ).toEqual(CREDIT_FUNCTION_NAMES.map((name) => `CREATE OR REPLACE FUNCTION "public".${name}`));
   });
 
   it('describes every migration keygate has: a new one fails here until the Drizzle tables follow it', () => {
@@ -299,10 +323,14 @@ describe('keygateMysqlTables and keygateMysqlMigrationSql', () => {
       'DROP TRIGGER IF',
       'CREATE TRIGGER kg_audit_no_delete',
       'INSERT IGNORE INTO',
+      ...CREDIT_PROCEDURE_NAMES.flatMap((name) => ['DROP PROCEDURE IF', `CREATE PROCEDURE kg_${name}(IN`]),
       'INSERT INTO kg_migrations',
     ]);
     expect(parts.at(-1)).toBe('INSERT INTO kg_migrations (version, applied_at) VALUES (1, UTC_TIMESTAMP(3));');
-    expect(keygateMysqlMigrationSql({ after: 1 })).toBe('-- keygate: nothing to add after version 1\n');
+    const newest = keygateMysqlMigrationSql({ after: 1 });
+    expect(newest).toMatch(/^-- keygate: nothing to add after version 1 but the credit ledger's procedures\n/);
+    expect(newest).not.toContain('keygate_migrations');
+    expect(newest.split('--> statement-breakpoint')).toHaveLength(2 * CREDIT_PROCEDURE_NAMES.length);
     expect(thrown(() => keygateMysqlMigrationSql({ after: keyStoreMigrations('k_').length + 1 }))).toEqual(
       refusedField('after'),
     );

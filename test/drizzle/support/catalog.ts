@@ -56,7 +56,8 @@ export async function catalogOf(query: Query, schema: string): Promise<Record<st
     constraints: constraints.map((c) => ({ ...c, definition: named(c.definition) })),
     indexes: indexes.map((i) => ({ ...i, indexdef: named(i.indexdef) })),
     triggers: triggers.map((t) => ({ ...t, definition: named(t.definition) })),
-    functions,
+    // The credit ledger's functions name their tables with the schema.
+    functions: functions.map((f) => ({ ...f, prosrc: named(f.prosrc) })),
     sequences,
     versions,
   };

@@ -55,9 +55,9 @@ let ids = 0;
 const fresh = (label: string) => `${label}_${process.pid}_${++ids}`;
 const sum = (rs: Ran[], f: (r: Ran) => number) => rs.reduce((n, r) => n + f(r), 0);
 
-/** Opens a leased limiter and ledger in each Worker, then sends each the same call at once. */
-async function workers(args: HammerArgs) {
-  const fetchers = await Promise.all(WORKERS.map((name) => mf.getWorker(name)));
+/** Opens a leased limiter and ledger in each of `count` Workers, then sends each the same call at once. */
+async function workers(args: HammerArgs, count = WORKERS.length) {
+  const fetchers = await Promise.all(WORKERS.slice(0, count).map((name) => mf.getWorker(name)));
   const call = async (path: string, body: unknown) =>
     Promise.all(
       fetchers.map(async (w) => {
@@ -71,6 +71,8 @@ async function workers(args: HammerArgs) {
   return {
     run: async (n: number) => (await call('/run', { n })) as unknown as Ran[],
     close: () => call('/close', {}),
+    /** Drops the Worker's limiter and ledger without close(), as an evicted isolate does. */
+    forget: () => call('/open', args),
   };
 }
 
@@ -105,6 +107,23 @@ describe('leased budgets across three Workers on one Durable Object namespace', 
     while ((await mine.consume(id, policy, 1)).allowed) after++;
     expect(after).toBe(held);
     await mine.close();
+  }, 30_000);
+
+  it('limits: a Worker that drops its slice without close() (an evicted isolate) leaves it counted until its window ends, then the key has its whole limit', async () => {
+    const id = fresh('key_dropped');
+    const policy = { limit: 100, windowMs: 3_000 };
+    const w = await workers({ mode: 'limit', id, ...policy, maxSlice: 50, divisor: 1, concurrency: 1 }, 1);
+    const [ran] = await w.run(1);
+    expect(ran?.held).toBe(49);
+    await w.forget();
+    const before = await shared.limiter.consume(id, policy, 0);
+    expect(before.remaining).toBe(50);
+    let now = before;
+    for (const deadline = Date.now() + 15_000; now.remaining !== 100 && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      now = await shared.limiter.consume(id, policy, 0);
+    }
+    expect(now.remaining).toBe(100);
   }, 30_000);
 
   it('credits: three Workers x 150 billed requests on 300 credits never overdraw; entries charge each key what it spent; reconcile is ok', async () => {

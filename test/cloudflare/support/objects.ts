@@ -55,7 +55,7 @@ export async function namespaceOf(mf: Miniflare, binding: string): Promise<Durab
 }
 
 /** Whether the proxy's fetch failed writing to a connection workerd had closed (EPIPE). */
-function neverSent(err: unknown): boolean {
+export function neverSent(err: unknown): boolean {
   return (err as { cause?: { code?: unknown } })?.cause?.code === 'EPIPE';
 }
 

@@ -3,6 +3,7 @@
 // Miniflare). Its isolate keeps them between requests, as a process keeps them between requests:
 //   POST /open  { ...HammerArgs }: makes them (once per test);
 //   POST /run   { n }: n requests, `concurrency` at a time; answers what `hammer` reports;
+//   POST /one: one request, in its own incoming request (many at once share the isolate's slices);
 //   POST /close: close() of the one in use.
 import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
 import {
@@ -44,6 +45,11 @@ export default {
       if (path === '/run') {
         const { n } = (await request.json()) as { n: number };
         return Response.json(await hammer(open.args, n, open.limiter, open.ledger));
+      }
+      if (path === '/one') {
+        // One request as an app serves it: its own incoming request, sharing the isolate's slice.
+        const ran = await hammer({ ...open.args, concurrency: 1 }, 1, open.limiter, open.ledger);
+        return Response.json(ran);
       }
       if (path === '/close') {
         await (open.args.mode === 'limit' ? open.limiter.close() : open.ledger.close());

@@ -131,6 +131,27 @@ describe('LeasedCreditLedger', () => {
     expect(served).toBe(100);
   });
 
+  it('tries smaller slices while other processes take, and refuses only once the shared balance is below the cost', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_shrink', 100);
+    // Another process's holds land just before each of this instance's first two holds reach the ledger.
+    const before = [95, 2];
+    const ledger: CreditLedger = {
+      ...counted(inner).ledger,
+      hold: async (a, n, o) => {
+        const other = before.shift();
+        if (other !== undefined) await inner.hold(a, other);
+        return inner.hold(a, n, o);
+      },
+    };
+    const l = leased(ledger, { maxSlice: 10, divisor: 1 });
+    // 10 (refused: 5 left), 5 (refused: 3 left), then 3: served, with the last 3 credits as its slice.
+    const held = await l.hold('acct_shrink', 1, { keyId: 'key_1' });
+    expect(held.ok).toBe(true);
+    expect([l.free('acct_shrink'), await inner.balance('acct_shrink')]).toEqual([2, 0]);
+    if (held.ok) await l.settle(held.holdId);
+  });
+
   it('never overdraws: three instances hammering one account charge at most its balance, and reconcile stays ok', async () => {
     const inner = new MemoryCreditLedger();
     await inner.topUp('acct_race', 1000);

@@ -3,7 +3,13 @@ import {
   CAPABILITIES,
   type Capabilities,
   type Capable,
+  grantOf,
+  type LeasableRateLimiter,
+  type RateLimitLease,
+  type TakeRequest,
   validConsumeArgs,
+  validGiveBackArgs,
+  validTakeArgs,
   validTimeoutMs,
   withLimiterDeadline,
 } from 'keygate/store-kit';
@@ -36,6 +42,11 @@ interface WindowRow {
   window_end: number;
 }
 
+interface OpenRow {
+  used: number;
+  window_end: number;
+}
+
 /**
  * A rate limiter in a SQLite file, exact across every process on the machine that opens it: one row
  * per key (`keygate_rate_limits`), read and changed by one upsert per request inside a
@@ -49,8 +60,8 @@ interface WindowRow {
  * await limiter.migrate();
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class SqliteRateLimiter implements RateLimiter, Capable {
-  /** Its `deadline`: each `consume` settles within `timeoutMs` (the lock wait). */
+export class SqliteRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
+  /** Its `deadline` (each call settles within `timeoutMs`, the lock wait) and `leases` (`take`, `giveBack`). */
   declare readonly [CAPABILITIES]: Capabilities;
   /** Milliseconds a `consume` may wait for the write lock. */
   readonly timeoutMs: number;
@@ -59,7 +70,7 @@ export class SqliteRateLimiter implements RateLimiter, Capable {
   constructor(options: SqliteRateLimiterOptions) {
     this.driver = sqliteDriver(options?.database);
     this.timeoutMs = Math.ceil(validTimeoutMs(options.timeoutMs, 250));
-    this[CAPABILITIES] = { deadline: this };
+    this[CAPABILITIES] = { deadline: this, leases: this };
   }
 
   /**
@@ -97,6 +108,59 @@ export class SqliteRateLimiter implements RateLimiter, Capable {
         resetMs: Math.max(0, Number(row.window_end) - now),
       };
     });
+  }
+
+  /**
+   * Grants a slice of `keyId`'s open window in one write transaction (the `leases` capability; see
+   * `TakeRequest`): opens the window if none is open, reads it and counts the grant under the file's
+   * write lock, so takes and consumes from every process are counted one at a time. The window's
+   * identity is its end (epoch ms, the machine's clock).
+   *
+   * @example
+   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
+   */
+  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
+    const args = validTakeArgs(keyId, limit, ask);
+    return withLimiterDeadline('SqliteRateLimiter', this.timeoutMs, async () =>
+      this.driver.transaction(() => {
+        const now = Date.now();
+        const row = this.driver.get<OpenRow>(RATE_LIMIT_SQL.open, [args.keyId, now + args.windowMs, now, now]);
+        if (!row) throw new Error('the rate-limit take statement returned no row');
+        const used = Number(row.used);
+        const granted = grantOf(Math.max(0, args.limit - used), {
+          need: args.cost,
+          want: args.want,
+          divisor: args.divisor,
+        });
+        if (granted > 0) this.driver.run(RATE_LIMIT_SQL.grant, [granted, args.keyId]);
+        const windowEnd = Number(row.window_end);
+        return {
+          granted,
+          limit: args.limit,
+          remaining: Math.max(0, args.limit - used - granted),
+          resetMs: Math.max(0, windowEnd - now),
+          window: windowEnd,
+        };
+      }, this.timeoutMs),
+    );
+  }
+
+  /**
+   * Uncounts `units` of `keyId`'s window `window` (the `leases` capability), never below 0; nothing
+   * once that window has ended.
+   *
+   * @example
+   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
+   */
+  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
+    const args = validGiveBackArgs(keyId, limit, window, units);
+    if (args.cost === 0) return;
+    await withLimiterDeadline('SqliteRateLimiter', this.timeoutMs, async () =>
+      this.driver.transaction(
+        () => this.driver.run(RATE_LIMIT_SQL.giveBack, [args.cost, args.keyId, Date.now(), window, args.windowMs]),
+        this.timeoutMs,
+      ),
+    );
   }
 
   /**

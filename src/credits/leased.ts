@@ -211,7 +211,11 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       const now = this.clock();
       if (slice && (slice.retired || now >= slice.usableUntil || slice.free < args.amount)) {
         this.retire(slice);
-        if (slice.open === 0) await this.settleSlice(slice);
+        if (slice.open === 0) {
+          await this.settleSlice(slice);
+          // Another request may have taken the next slice meanwhile: use it rather than take a second.
+          continue;
+        }
         slice = undefined;
       }
       if (slice) {
@@ -337,8 +341,10 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       const seen = this.known.get(accountId);
       let size = this.sizeFor(seen, amount);
       let held = await this.inner.hold(accountId, size, options);
-      if (!held.ok && size > amount && held.balance >= amount) {
-        size = this.sizeFor(held.balance, amount);
+      // Smaller slices while the balance covers the cost: each try is smaller than the last, so this
+      // refuses only once the shared balance itself fell below the cost (the early-refusal bound).
+      while (!held.ok && size > amount && held.balance >= amount) {
+        size = Math.min(size - 1, this.sizeFor(held.balance, amount));
         held = await this.inner.hold(accountId, size, options);
       }
       this.known.set(accountId, held.balance);

@@ -48,8 +48,9 @@ export interface RateLimitLease {
 /**
  * The backend primitive under `LeasedRateLimiter`, declared as a limiter's `leases` capability: take
  * a slice of a key's window in one round trip, and give back what was not spent. Both are atomic
- * per key across every process, like `consume`. `MemoryRateLimiter`, `RedisRateLimiter`,
- * `PostgresRateLimiter` and `MysqlRateLimiter` declare it; `describeRateLimiterContract` proves it.
+ * per key across every process, like `consume`. `LeasableMemoryRateLimiter`, `RedisRateLimiter`
+ * (one server or a Cluster), `PostgresRateLimiter`, `MysqlRateLimiter`, `SqliteRateLimiter` and
+ * `DurableObjectRateLimiter` declare it; `describeRateLimiterContract` proves it.
  *
  * @example
  * const leases = capabilityOf(limiter, 'leases');

@@ -100,6 +100,58 @@ describe('LeasedCreditLedger', () => {
     expect(await inner.balance('acct_part')).toBe(97);
   });
 
+  it('keeps one slice per account and key when a request arrives while the spent slice settles: no credit is stranded', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_race', 100);
+    // The shared ledger's settle takes a round trip (a timer turn), as every shared backend's does.
+    const ledger: CreditLedger = {
+      ...counted(inner).ledger,
+      settle: async (h, n) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return inner.settle(h, n);
+      },
+    };
+    const l = leased(ledger, { maxSlice: 10, divisor: 1 });
+    let served = 0;
+    const one = async () => {
+      const held = await l.hold('acct_race', 1, { keyId: 'key_1' });
+      if (!held.ok) return;
+      await l.settle(held.holdId);
+      served++;
+    };
+    // Requests arrive one after another, each while the one before it may still be settling a slice.
+    await Promise.all(
+      Array.from({ length: 150 }, async (_, i) => {
+        await new Promise((resolve) => setTimeout(resolve, i));
+        await one();
+      }),
+    );
+    // Every credit was spent, or sits free in the instance's one slice, or is back in the shared balance.
+    expect(served + l.free('acct_race') + (await inner.balance('acct_race'))).toBe(100);
+    expect(served).toBe(100);
+  });
+
+  it('tries smaller slices while other processes take, and refuses only once the shared balance is below the cost', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_shrink', 100);
+    // Another process's holds land just before each of this instance's first two holds reach the ledger.
+    const before = [95, 2];
+    const ledger: CreditLedger = {
+      ...counted(inner).ledger,
+      hold: async (a, n, o) => {
+        const other = before.shift();
+        if (other !== undefined) await inner.hold(a, other);
+        return inner.hold(a, n, o);
+      },
+    };
+    const l = leased(ledger, { maxSlice: 10, divisor: 1 });
+    // 10 (refused: 5 left), 5 (refused: 3 left), then 3: served, with the last 3 credits as its slice.
+    const held = await l.hold('acct_shrink', 1, { keyId: 'key_1' });
+    expect(held.ok).toBe(true);
+    expect([l.free('acct_shrink'), await inner.balance('acct_shrink')]).toEqual([2, 0]);
+    if (held.ok) await l.settle(held.holdId);
+  });
+
   it('never overdraws: three instances hammering one account charge at most its balance, and reconcile stays ok', async () => {
     const inner = new MemoryCreditLedger();
     await inner.topUp('acct_race', 1000);

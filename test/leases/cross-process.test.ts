@@ -1,6 +1,9 @@
-// Leased budgets across processes, on every shared backend: three processes (bundled children, see
+// Leased budgets across processes, on every shared backend but Durable Objects (test/cloudflare/
+// leases-workers.test.ts): three processes (bundled children, see
 // test/stores/support/child-process.ts) hammer one key or one account through LeasedRateLimiter and
 // LeasedCreditLedger; this process checks the shared backend and takes part as a fourth instance.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
 import pg from 'pg';
@@ -9,18 +12,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleChild, type Child, type ChildBundle, startChild } from '../stores/support/child-process.js';
 import { mysqlAvailable, openTestDatabase, type TestDatabase } from '../stores/support/mysql.js';
 import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
+import { clusterAvailable, startRedisCluster } from '../support/redis-cluster.js';
 import { type BackendKind, type Opened, openBackend } from './support/backends.js';
 
 const postgres = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const redis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
 const mariadb = await mysqlAvailable();
+const cluster = await clusterAvailable();
 
 const cleanups: (() => Promise<unknown>)[] = [];
 let bundle: ChildBundle | undefined;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  if (postgres || redis || mariadb) bundle = await bundleChild(join(import.meta.dirname, 'support/lease-child.ts'));
+  bundle = await bundleChild(join(import.meta.dirname, 'support/lease-child.ts'));
 });
 afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
@@ -58,8 +63,30 @@ async function mysqlPlace(): Promise<Place> {
   return { url: db.url, ns: 'keygate_' };
 }
 
+// One file in a folder of its own: every process opens it with its own connection.
+async function sqlitePlace(): Promise<Place> {
+  const folder = await mkdtemp(join(tmpdir(), `keygate-lease-${RUN_ID}-`));
+  cleanups.push(() => rm(folder, { recursive: true, force: true }));
+  return { url: join(folder, 'keygate.db'), ns: '' };
+}
+
+// Three masters started for this file; each process opens its own node-redis cluster client. No hash
+// tag in the prefix: keys and accounts land on whichever master their slot says.
+async function clusterPlace(): Promise<Place> {
+  const started = await startRedisCluster();
+  cleanups.push(() => started.stop());
+  return { url: started.urls.join(','), ns: `keygate:test:${RUN_ID}:lease:` };
+}
+
 const backends = [
   { name: 'Redis', kind: 'redis' as BackendKind, available: redis, place: redisPlace },
+  {
+    name: 'Redis Cluster (three masters)',
+    kind: 'redis-cluster' as BackendKind,
+    available: cluster,
+    place: clusterPlace,
+  },
+  { name: 'SQLite (one file)', kind: 'sqlite' as BackendKind, available: true, place: sqlitePlace },
   { name: 'PostgreSQL', kind: 'postgres' as BackendKind, available: postgres, place: postgresPlace },
   { name: 'MariaDB', kind: 'mysql' as BackendKind, available: mariadb, place: mysqlPlace },
 ].filter((b) => b.available);

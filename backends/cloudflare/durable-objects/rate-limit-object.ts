@@ -1,5 +1,6 @@
 import type { RateLimit } from 'keygate';
 import { RATE_LIMIT_TABLES, SqliteRateLimiter } from 'keygate/sqlite';
+import type { TakeRequest } from 'keygate/store-kit';
 import { answerCall } from './protocol.js';
 import { durableObjectSqlDriver } from './storage-driver.js';
 import type { DurableObjectStateLike } from './workers-types.js';
@@ -37,7 +38,9 @@ export class KeygateRateLimitObject {
   }
 
   /**
-   * Answers the client's calls (`POST /consume` with `{ args: [keyId, limit, cost] }`).
+   * Answers the client's calls: `POST /consume` with `{ args: [keyId, limit, cost] }`, and the
+   * leases capability's `POST /take` (`[keyId, limit, ask]`) and `POST /giveBack`
+   * (`[keyId, limit, window, units]`).
    *
    * @example
    * await stub.fetch('https://keygate.do/consume', { method: 'POST', body: JSON.stringify({ args: ['key_1', { limit: 10, windowMs: 1000 }, 1] }) });
@@ -46,14 +49,27 @@ export class KeygateRateLimitObject {
     return answerCall(request, {
       consume: async (keyId: string, limit: RateLimit, cost: number) => {
         const decision = await this.open().consume(keyId, limit, cost);
-        const windowEndMs = Date.now() + decision.resetMs;
-        if (windowEndMs > this.alarmAtMs) {
-          this.alarmAtMs = windowEndMs;
-          await this.ctx.storage.setAlarm(windowEndMs);
-        }
+        await this.emptyAfter(Date.now() + decision.resetMs);
         return decision;
       },
+      // The leases capability of `DurableObjectRateLimiter`: the SQLite limiter's, one call at a time.
+      take: async (keyId: string, limit: RateLimit, ask: TakeRequest) => {
+        const lease = await this.open().take(keyId, limit, ask);
+        await this.emptyAfter(lease.window);
+        return lease;
+      },
+      giveBack: async (keyId: string, limit: RateLimit, window: number, units: number) => {
+        await this.open().giveBack(keyId, limit, window, units);
+        return null;
+      },
     });
+  }
+
+  /** Sets the alarm that empties the object for `windowEndMs` unless it is set later already. */
+  private async emptyAfter(windowEndMs: number): Promise<void> {
+    if (windowEndMs <= this.alarmAtMs) return;
+    this.alarmAtMs = windowEndMs;
+    await this.ctx.storage.setAlarm(windowEndMs);
   }
 
   /**

@@ -3,7 +3,12 @@ import {
   CAPABILITIES,
   type Capabilities,
   type Capable,
+  type LeasableRateLimiter,
+  type RateLimitLease,
+  type TakeRequest,
   validConsumeArgs,
+  validGiveBackArgs,
+  validTakeArgs,
   validTimeoutMs,
   withLimiterDeadline,
 } from 'keygate/store-kit';
@@ -35,14 +40,16 @@ export interface DurableObjectRateLimiterOptions {
  * no two requests of a key, from any colo or isolate, are counted at once. One round trip to the
  * key's object per `consume`. Arguments are checked here (`InvalidInputError`, nothing sent); an
  * object that fails, throws or does not answer within `timeoutMs` makes `consume` reject with
- * `RateLimiterUnavailableError`: fail closed.
+ * `RateLimiterUnavailableError`: fail closed. It declares the `leases` capability, so a
+ * `LeasedRateLimiter` in each isolate can take slices of a key's window from the key's object (one
+ * round trip per slice) and spend them locally.
  *
  * @example
  * const limiter = new DurableObjectRateLimiter({ namespace: env.KEYGATE_LIMITS });
  * const result = await authenticate(request, store, { rateLimit: { limiter, default: { limit: 100, windowMs: 60_000 } } });
  */
-export class DurableObjectRateLimiter implements RateLimiter, Capable {
-  /** Its `deadline`: each `consume` settles within `timeoutMs`. */
+export class DurableObjectRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
+  /** Its `deadline` (each call settles within `timeoutMs`) and `leases` (`take`, `giveBack`). */
   declare readonly [CAPABILITIES]: Capabilities;
   /** Milliseconds a `consume` waits for its object. */
   readonly timeoutMs: number;
@@ -51,7 +58,7 @@ export class DurableObjectRateLimiter implements RateLimiter, Capable {
   constructor(options: DurableObjectRateLimiterOptions) {
     this.namespace = validNamespace(options?.namespace);
     this.timeoutMs = validTimeoutMs(options.timeoutMs, 1_000);
-    this[CAPABILITIES] = { deadline: this };
+    this[CAPABILITIES] = { deadline: this, leases: this };
   }
 
   /**
@@ -66,6 +73,44 @@ export class DurableObjectRateLimiter implements RateLimiter, Capable {
       callObject<RateLimitDecision>(this.namespace, this.namespace.idFromName(args.keyId), 'consume', [
         args.keyId,
         { limit: args.limit, windowMs: args.windowMs },
+        args.cost,
+      ]),
+    );
+  }
+
+  /**
+   * Grants a slice of `keyId`'s open window in the key's object (the `leases` capability; see
+   * `TakeRequest`). The window's identity is its end by the object's clock.
+   *
+   * @example
+   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
+   */
+  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
+    const args = validTakeArgs(keyId, limit, ask);
+    return withLimiterDeadline('DurableObjectRateLimiter', this.timeoutMs, () =>
+      callObject<RateLimitLease>(this.namespace, this.namespace.idFromName(args.keyId), 'take', [
+        args.keyId,
+        { limit: args.limit, windowMs: args.windowMs },
+        { need: args.cost, want: args.want, divisor: args.divisor },
+      ]),
+    );
+  }
+
+  /**
+   * Uncounts `units` of `keyId`'s window `window` in the key's object (the `leases` capability);
+   * nothing once that window has ended.
+   *
+   * @example
+   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
+   */
+  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
+    const args = validGiveBackArgs(keyId, limit, window, units);
+    if (args.cost === 0) return;
+    await withLimiterDeadline('DurableObjectRateLimiter', this.timeoutMs, () =>
+      callObject<null>(this.namespace, this.namespace.idFromName(args.keyId), 'giveBack', [
+        args.keyId,
+        { limit: args.limit, windowMs: args.windowMs },
+        window,
         args.cost,
       ]),
     );

@@ -30,7 +30,9 @@ export async function startObjects({ useSQLite = true } = {}): Promise<Miniflare
  * A binding of `mf` as Node reaches it: Miniflare's proxy of the Workers namespace, with at most
  * `MAX_IN_FLIGHT` fetches on their way at once. The proxy carries each call over a loopback HTTP
  * connection, and past a few hundred at once some fail with EPIPE before reaching workerd; a
- * Worker's own stub has no such hop. The objects still receive the calls interleaved.
+ * Worker's own stub has no such hop. A kept-alive connection that workerd closed while it sat idle
+ * fails the same way when the next call writes to it, so a call that fails with EPIPE (it never
+ * reached the object) is sent once more. The objects still receive the calls interleaved.
  */
 export async function namespaceOf(mf: Miniflare, binding: string): Promise<DurableObjectNamespaceLike> {
   const namespace = (await mf.getDurableObjectNamespace(binding)) as unknown as DurableObjectNamespaceLike;
@@ -39,9 +41,22 @@ export async function namespaceOf(mf: Miniflare, binding: string): Promise<Durab
     idFromString: (hexId) => namespace.idFromString(hexId),
     get: (id) => {
       const stub = namespace.get(id);
-      return { fetch: (url, init) => inFlight(() => stub.fetch(url, init)) };
+      return {
+        fetch: (url, init) =>
+          inFlight(() =>
+            stub.fetch(url, init).catch((err: unknown) => {
+              if (!neverSent(err)) throw err;
+              return stub.fetch(url, init);
+            }),
+          ),
+      };
     },
   };
+}
+
+/** Whether the proxy's fetch failed writing to a connection workerd had closed (EPIPE). */
+export function neverSent(err: unknown): boolean {
+  return (err as { cause?: { code?: unknown } })?.cause?.code === 'EPIPE';
 }
 
 const MAX_IN_FLIGHT = 32;

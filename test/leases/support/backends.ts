@@ -1,13 +1,16 @@
 // The shared limiter and ledger of one backend, as a test or a child process opens them.
+
+import Database from 'better-sqlite3';
 import type { CreditLedger, RateLimiter } from 'keygate';
 import { MysqlCreditLedger, MysqlRateLimiter } from 'keygate/mysql';
 import { PostgresCreditLedger, PostgresRateLimiter } from 'keygate/postgres';
-import { RedisCreditLedger, RedisRateLimiter } from 'keygate/redis';
+import { fromNodeRedisCluster, RedisCreditLedger, RedisRateLimiter } from 'keygate/redis';
+import { SqliteCreditLedger, SqliteRateLimiter } from 'keygate/sqlite';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
-import { createClient } from 'redis';
+import { createClient, createCluster } from 'redis';
 
-export type BackendKind = 'redis' | 'postgres' | 'mysql';
+export type BackendKind = 'redis' | 'redis-cluster' | 'postgres' | 'mysql' | 'sqlite';
 
 export interface Opened {
   limiter: RateLimiter;
@@ -17,16 +20,39 @@ export interface Opened {
   end(): Promise<void>;
 }
 
-/** Opens `kind` at `url` in the namespace `ns` (a Redis prefix, a PostgreSQL schema, a MySQL database's table prefix). */
+/**
+ * Opens `kind` at `url` in the namespace `ns` (a Redis prefix, a PostgreSQL schema, a MySQL
+ * database's table prefix; SQLite has a file of its own, Redis Cluster its masters' URLs joined by
+ * commas, and both use `ns` as Redis does).
+ */
 export async function openBackend(kind: BackendKind, url: string, ns: string): Promise<Opened> {
   const timeoutMs = 10_000;
-  if (kind === 'redis') {
-    const client = await createClient({ url }).connect();
+  if (kind === 'redis' || kind === 'redis-cluster') {
+    const raw =
+      kind === 'redis'
+        ? await createClient({ url }).connect()
+        : await createCluster({ rootNodes: url.split(',').map((u) => ({ url: u })) }).connect();
+    const client = kind === 'redis' ? (raw as ReturnType<typeof createClient>) : fromNodeRedisCluster(raw as never);
     return {
       limiter: new RedisRateLimiter({ client, prefix: `${ns}rl:`, timeoutMs }),
       ledger: new RedisCreditLedger({ client, prefix: `${ns}cr:`, timeoutMs }),
       migrate: async () => {},
-      end: async () => client.destroy(),
+      end: async () => raw.destroy(),
+    };
+  }
+  if (kind === 'sqlite') {
+    // One connection per process, as an app opens the file; the write lock orders the processes.
+    const database = new Database(url);
+    const limiter = new SqliteRateLimiter({ database, timeoutMs });
+    const ledger = new SqliteCreditLedger({ database, timeoutMs });
+    return {
+      limiter,
+      ledger,
+      migrate: async () => {
+        await limiter.migrate();
+        await ledger.migrate();
+      },
+      end: async () => database.close(),
     };
   }
   if (kind === 'postgres') {

@@ -4,22 +4,12 @@
 import { createInterface } from 'node:readline';
 import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
 import { type BackendKind, openBackend } from './backends.js';
+import { type HammerArgs, hammer } from './hammer.js';
 
-interface Args {
+interface Args extends HammerArgs {
   kind: BackendKind;
   url: string;
   ns: string;
-  mode: 'limit' | 'credit';
-  /** The key (limits) or the account (credits). */
-  id: string;
-  limit: number;
-  windowMs: number;
-  maxSlice: number;
-  divisor: number;
-  sliceTtlMs?: number;
-  concurrency: number;
-  /** Credits: the keys the requests alternate between. */
-  keys?: string[];
 }
 
 const args = JSON.parse(process.argv[2] ?? '{}') as Args;
@@ -33,48 +23,12 @@ const ledger = new LeasedCreditLedger({
   divisor: args.divisor,
   ...(args.sliceTtlMs === undefined ? {} : { sliceTtlMs: args.sliceTtlMs }),
 });
-const policy = { limit: args.limit, windowMs: args.windowMs };
-const keys = args.keys ?? ['key_a'];
-
-async function run(tag: string, n: number): Promise<void> {
-  let next = 0;
-  let allowed = 0;
-  let refused = 0;
-  const charged: Record<string, number> = {};
-  const loop = async (lane: number) => {
-    while (next < n) {
-      next++;
-      if (args.mode === 'limit') {
-        if ((await limiter.consume(args.id, policy, 1)).allowed) allowed++;
-        else refused++;
-        continue;
-      }
-      const keyId = keys[lane % keys.length] as string;
-      const held = await ledger.hold(args.id, 1, { keyId });
-      if (!held.ok) {
-        refused++;
-        continue;
-      }
-      const settled = await ledger.settle(held.holdId);
-      allowed++;
-      charged[keyId] = (charged[keyId] ?? 0) + settled.charged;
-    }
-  };
-  await Promise.all(Array.from({ length: args.concurrency }, (_, lane) => loop(lane)));
-  say({
-    event: tag,
-    allowed,
-    refused,
-    charged,
-    held: args.mode === 'limit' ? limiter.held(args.id) : ledger.free(args.id),
-  });
-}
 
 createInterface({ input: process.stdin }).on('line', (line) => {
   const [command = '', tag = command, n = '0'] = line.trim().split(' ');
   const done =
     command === 'run'
-      ? run(tag, Number(n))
+      ? hammer(args, Number(n), limiter, ledger).then((ran) => say({ event: tag, ...ran }))
       : (args.mode === 'limit' ? limiter.close() : ledger.close()).then(() => say({ event: tag }));
   done.catch((err: unknown) => say({ event: 'error', message: String(err) }));
 });

@@ -16,6 +16,7 @@ import {
   RateLimiterUnavailableError,
 } from 'keygate';
 import { rateLimitHeaderFields, resolveAuthOptions } from 'keygate/adapter-kit';
+import { LeasableMemoryRateLimiter, LeasedRateLimiter } from 'keygate/store-kit';
 import { RedisRateLimiter } from 'keygate/redis';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -223,6 +224,29 @@ describe('limits shared by an account', () => {
       rateLimit: { limiter, account: () => ({ limit: 0, windowMs: 1 }) },
     });
     expect(bad).toMatchObject({ status: 503, code: 'rate_limiter_unavailable' });
+  });
+});
+
+describe('several limits through leased budgets', () => {
+  it('holds an account limit and a key burst exactly across three leasing instances', async () => {
+    const { cached, req } = await seed([{ name: 'burst', limit: 40, windowMs: 60_000 }]);
+    const shared = new LeasableMemoryRateLimiter();
+    const instances = [1, 2, 3].map(() => new LeasedRateLimiter({ limiter: shared, maxSlice: 8 }));
+    const account = { limit: 30, windowMs: 60_000 };
+    const all = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        authenticate(req(i % 2), cached, { rateLimit: { limiter: instances[i % 3] as RateLimiter, account } }),
+      ),
+    );
+    // Keys 0 and 1 share the account's 30; each key's own burst (40) never decides.
+    const allowed = all.filter((r) => r.ok).length;
+    expect(allowed).toBeLessThanOrEqual(30);
+    // The early-refusal bound: 3 instances, slices of at most 8 beyond the need, on each of the
+    // request's limits: fewer than 1 + 2 × 7 units unspent when a request is refused.
+    expect(allowed).toBeGreaterThanOrEqual(30 - 2 * 7);
+    await Promise.all(instances.map((l) => l.close()));
+    const after = await shared.consume('account:live:acct_1:account', account, 0);
+    expect(after.remaining).toBe(30 - allowed);
   });
 });
 

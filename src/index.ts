@@ -99,7 +99,7 @@ export type {
 } from './outbox/types.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
 export { MemoryRateLimiter } from './rate-limit/memory.js';
-export type { RateLimitDecision, RateLimiter, RateLimitState } from './rate-limit/types.js';
+export type { RateLimitDecision, RateLimiter, RateLimitPolicyState, RateLimitState } from './rate-limit/types.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
 export { MemoryKeyStore } from './store/memory.js';

@@ -10,7 +10,7 @@ import type {
   DurableObjectRateLimiter,
 } from '../../backends/cloudflare/durable-objects/index.js';
 import { bundleWorker } from '../frameworks/workerd.js';
-import type { HammerArgs, Ran } from '../leases/support/hammer.js';
+import { type HammerArgs, type Ran, spendUntilRefused } from '../leases/support/hammer.js';
 import { ledgerOn, limiterOn, neverSent } from './support/objects.js';
 
 const WORKERS = ['leased_a', 'leased_b', 'leased_c'];
@@ -63,9 +63,16 @@ let ids = 0;
 const fresh = (label: string) => `${label}_${process.pid}_${++ids}`;
 const sum = (rs: Ran[], f: (r: Ran) => number) => rs.reduce((n, r) => n + f(r), 0);
 
+/** What a Worker handle offers the test: its `fetch`, answered by the Worker's handler. */
+interface Fetcher {
+  fetch(url: string, init: { method: string; body: string }): Promise<{ status: number; json(): Promise<unknown> }>;
+}
+
 /** Opens a leased limiter and ledger in each of `count` Workers, then sends each the same call at once. */
 async function workers(args: HammerArgs, count = WORKERS.length) {
-  const fetchers = await Promise.all(WORKERS.slice(0, count).map((name) => mf.getWorker(name)));
+  const fetchers = (await Promise.all(
+    WORKERS.slice(0, count).map((name) => mf.getWorker(name)),
+  )) as unknown as Fetcher[];
   const call = async (path: string, body: unknown, to: typeof fetchers = fetchers) =>
     Promise.all(
       to.map(async (w) => {
@@ -84,7 +91,8 @@ async function workers(args: HammerArgs, count = WORKERS.length) {
   return {
     run: async (n: number) => (await call('/run', { n })) as unknown as Ran[],
     /** `n` incoming requests to each Worker at once, each serving one request (sent by the fan-out Worker). */
-    one: async (n: number) => ((await call('/', { n }, [await mf.getWorker('fanout')])) as unknown as Ran[][])[0] ?? [],
+    one: async (n: number) =>
+      ((await call('/', { n }, [(await mf.getWorker('fanout')) as unknown as Fetcher])) as unknown as Ran[][])[0] ?? [],
     close: () => call('/close', {}),
     /** Drops the Worker's limiter and ledger without close(), as an evicted isolate does. */
     forget: () => call('/open', args),
@@ -206,15 +214,7 @@ describe('leased budgets across three Workers on one Durable Object namespace', 
     expect(sum(ran, (r) => r.allowed)).toBe(60);
     const free = sum(ran, (r) => r.held);
     const mine = new LeasedCreditLedger({ ledger: shared.ledger, maxSlice, divisor: 1 });
-    const spend = async () => {
-      let n = 0;
-      for (;;) {
-        const held = await mine.hold(id, 1, { keyId: 'key_a' });
-        if (!held.ok) return n;
-        await mine.settle(held.holdId);
-        n++;
-      }
-    };
+    const spend = () => spendUntilRefused(mine, id, 'key_a');
     const served = await spend();
     expect(60 + served + free).toBe(300);
     expect(free).toBeLessThanOrEqual(3 * (maxSlice - 1));

@@ -54,7 +54,14 @@ const full = (limit: { limit: number; windowMs: number }): RateLimitState => ({
 const fullSeveral = (limits: readonly NamedRateLimit[], counted = limits.length): RateLimitState => {
   const policies = limits.slice(0, counted).map((l) => ({ ...l, scope: 'key' as const, ...full(l) }));
   const top = policies.reduce((a, b) => (b.remaining < a.remaining ? b : a));
-  return { name: top.name, limit: top.limit, remaining: top.remaining, resetMs: top.resetMs, windowMs: top.windowMs, policies };
+  return {
+    name: top.name,
+    limit: top.limit,
+    remaining: top.remaining,
+    resetMs: top.resetMs,
+    windowMs: top.windowMs,
+    policies,
+  };
 };
 
 const typo = (key: string) => key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');

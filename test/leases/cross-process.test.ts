@@ -14,6 +14,7 @@ import { mysqlAvailable, openTestDatabase, type TestDatabase } from '../stores/s
 import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { clusterAvailable, startRedisCluster } from '../support/redis-cluster.js';
 import { type BackendKind, type Opened, openBackend } from './support/backends.js';
+import { spendUntilRefused } from './support/hammer.js';
 
 const postgres = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const redis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
@@ -218,15 +219,7 @@ describe.skipIf(backends.length === 0).each(backends)('leased budgets across thr
     expect(sum(ran, (r) => r.allowed)).toBe(60);
     const free = sum(ran, (r) => r.held);
     const mine = new LeasedCreditLedger({ ledger: shared.ledger, maxSlice, divisor: 1 });
-    const spend = async () => {
-      let n = 0;
-      for (;;) {
-        const held = await mine.hold(id, 1, { keyId: 'key_a' });
-        if (!held.ok) return n;
-        await mine.settle(held.holdId);
-        n++;
-      }
-    };
+    const spend = () => spendUntilRefused(mine, id, 'key_a');
     const served = await spend();
     expect(60 + served + free).toBe(300);
     expect(free).toBeLessThanOrEqual(3 * (maxSlice - 1));

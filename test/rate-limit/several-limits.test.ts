@@ -16,8 +16,8 @@ import {
   RateLimiterUnavailableError,
 } from 'keygate';
 import { rateLimitHeaderFields, resolveAuthOptions } from 'keygate/adapter-kit';
-import { LeasableMemoryRateLimiter, LeasedRateLimiter } from 'keygate/store-kit';
 import { RedisRateLimiter } from 'keygate/redis';
+import { LeasableMemoryRateLimiter, LeasedRateLimiter } from 'keygate/store-kit';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';

@@ -52,7 +52,9 @@ export async function openBackend(kind: BackendKind, url: string, ns: string): P
         await limiter.migrate();
         await ledger.migrate();
       },
-      end: async () => database.close(),
+      end: async () => {
+        database.close();
+      },
     };
   }
   if (kind === 'postgres') {

@@ -61,3 +61,17 @@ export async function hammer(
   await Promise.all(Array.from({ length: args.concurrency }, (_, lane) => loop(lane)));
   return { allowed, refused, charged, held: args.mode === 'limit' ? limiter.held(args.id) : ledger.free(args.id) };
 }
+
+/**
+ * Holds and settles one credit at a time on `accountId` (as `keyId`) until a hold is refused: how many
+ * were served. The fourth instance of the early-refusal cases.
+ */
+export async function spendUntilRefused(ledger: LeasedCreditLedger, accountId: string, keyId: string): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const held = await ledger.hold(accountId, 1, { keyId });
+    if (!held.ok) return n;
+    await ledger.settle(held.holdId);
+    n++;
+  }
+}

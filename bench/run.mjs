@@ -1,6 +1,6 @@
 // `npm run bench`: micro-benchmarks, floods, HTTP A/B and CPU profiles, written to bench/RESULTS.md
 // with the raw measurements beside it (bench/RESULTS.json).
-//   node bench/run.mjs            the full run (about 18 minutes on 2 cores): micro-benchmarks, floods,
+//   node bench/run.mjs            the full run (about 17 minutes on 2 cores): micro-benchmarks, floods,
 //                                 the HTTP A/B (GET for every variant, POST too for the framework
 //                                 path), CPU profiles, store round trips with and without leases
 //                                 (bench/leases.mjs) and heap per cached key (bench/memory.mjs)

@@ -1,5 +1,7 @@
 // Instructions per request of a benchmark server's main thread, counted by valgrind (callgrind): a
-// figure that a loaded machine does not move, unlike requests per second. The server (bench/server.mjs)
+// figure a loaded machine moves far less than requests per second (a no-op server repeats within 1%, a
+// keygate server within about 5%: timers fire per millisecond of wall time, which valgrind stretches,
+// so it resolves thousands of instructions per request, not hundreds). The server (bench/server.mjs)
 // runs under callgrind with instrumentation off until it listens; then `--warm` requests tier up its
 // code, the counters are zeroed, `--requests` requests are sent (autocannon, 4 connections, the same
 // valid key as every variant) and the counts dumped. Compare a keygate variant with its framework's

@@ -82,7 +82,9 @@ async function redisLedger(counter) {
     if (keys.length > 0) await client.del(keys);
     await client.quit();
   });
-  return new RedisCreditLedger({ client: counted, prefix });
+  // A deadline as long as the authentication timeout (so no second timer guards it): a loaded machine
+  // must slow the run, not fail it with 503s.
+  return new RedisCreditLedger({ client: counted, prefix, timeoutMs: 2_000 });
 }
 
 async function postgresLedger(counter) {
@@ -106,7 +108,7 @@ async function postgresLedger(counter) {
   pool.connect = (callback) =>
     callback ? connect((err, conn, release) => callback(err, counted(conn), release)) : connect().then(counted);
   const schema = `keygate_bench_http_${process.pid}`;
-  const ledger = new PostgresCreditLedger({ client: pool, schema });
+  const ledger = new PostgresCreditLedger({ client: pool, schema, timeoutMs: 2_000 });
   await ledger.migrate();
   cleanups.push(async () => {
     await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});

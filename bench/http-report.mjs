@@ -41,17 +41,34 @@ const n = (x, digits = 0) =>
     ? x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
     : '–';
 
-/** The Markdown report of a `--only http` run. */
-export function renderHttp({ machine, options, http, profiles = {} }) {
+/**
+ * Target rows `{ target, measured, ok, verdict, why }` of `npm run bench`: keygate / no-op for GET and
+ * POST on each framework; a miss points at the CPU profiles taken of it (`profiles`, named `variant ROUTE`).
+ */
+export function frameworkTargets(http, profiles = {}) {
+  return httpRatios(http).map((r) => {
+    const profiled = [`${r.framework}-noop`, `${r.framework}-keygate`]
+      .map((v) => profiles[`${v} ${r.route.toUpperCase()}`])
+      .filter(Boolean);
+    const keygate = profiles[`${r.framework}-keygate ${r.route.toUpperCase()}`];
+    const own = keygate?.owners.find((o) => o.name === 'keygate');
+    return {
+      target: `HTTP ${r.framework} ${ROUTES[r.route]}: keygate / ${r.framework}'s own no-op middleware ≥ ${HTTP_TARGET}`,
+      measured: `${n(r.ratio, 2)} ×`,
+      ok: r.met,
+      verdict: r.met ? 'met' : `missed (${n(((HTTP_TARGET - r.ratio) / HTTP_TARGET) * 100, 0)}% under)`,
+      why:
+        `keygate / bare ${n(r.versusBare, 2)}` +
+        (r.met || profiled.length < 2
+          ? ''
+          : `; profiled (section "The framework path"): keygate's own code ${n(own?.perRequest, 2)} µs of ${n(keygate.busyPerRequest, 1)} µs busy per request (${n(own?.percent, 1)}%)`),
+    };
+  });
+}
+
+/** The tables and profile lines of the framework path (GET and POST), shared by both reports. */
+export function frameworkLines(http, profiles = {}) {
   const lines = [
-    '# keygate on the framework path: GET and POST',
-    '',
-    `Written by \`node bench/run.mjs --only http${options.quick ? ' --quick' : ''}\` on ${machine.date}, in ${n(machine.seconds)} s.`,
-    `Host: ${machine.cpu}, ${machine.cores} cores; Node ${machine.node} (${machine.platform}); load average (1 min) ${machine.load[0]} at the start, ${machine.load[1]} at the end.`,
-    'Requests per second and CPU microseconds per request belong to this host and its load at the time: compare them only within this run. The ratios are what carries over.',
-    '',
-    `autocannon, ${options.connections} connections, the same valid key on every variant (1-entry allow list, permission \`email:verify\`). ${options.httpRounds} round(s) of ${options.httpSeconds} s per variant and route after a ${options.warmup} s warm-up; rounds alternate the variants and the routes (every other round in reverse). The POST carries \`{"email":"a@b.example"}\`, parsed by the framework after the key is checked, and answers with the address. Every server runs in a process of its own${machine.pinned ? ' pinned to CPU 0, autocannon pinned to CPU 1' : ''}.`,
-    '',
     '| framework | route | keygate / no-op (median of per-round ratios) | target | keygate / bare |',
     '| --- | --- | ---: | ---: | ---: |',
     ...httpRatios(http).map(
@@ -61,7 +78,7 @@ export function renderHttp({ machine, options, http, profiles = {} }) {
     '',
     '| variant | route | median req/s | min-max req/s | server CPU µs per request (median) |',
     '| --- | --- | ---: | ---: | ---: |',
-    ...Object.keys(http)
+    ...FRAMEWORKS.flatMap((f) => ['bare', 'noop', 'keygate'].map((v) => `${f}-${v}`))
       .flatMap((variant) =>
         Object.keys(ROUTES).map((route) => {
           const s = series(http, variant, route);
@@ -88,5 +105,25 @@ export function renderHttp({ machine, options, http, profiles = {} }) {
       '',
     );
   }
-  return lines.join('\n');
+  return lines;
+}
+
+/** The Markdown report of a `--only http` run. */
+export function renderHttp({ machine, options, http, profiles = {} }) {
+  return [
+    '# keygate on the framework path: GET and POST',
+    '',
+    `Written by \`node bench/run.mjs --only http${options.quick ? ' --quick' : ''}\` on ${machine.date}, in ${n(machine.seconds)} s.`,
+    `Host: ${machine.cpu}, ${machine.cores} cores; Node ${machine.node} (${machine.platform}); load average (1 min) ${machine.load[0]} at the start, ${machine.load[1]} at the end.`,
+    'Requests per second and CPU microseconds per request belong to this host and its load at the time: compare them only within this run. The ratios are what carries over.',
+    '',
+    frameworkMethod(options, machine),
+    '',
+    ...frameworkLines(http, profiles),
+  ].join('\n');
+}
+
+/** How the framework path is measured, in one paragraph. */
+export function frameworkMethod(options, machine) {
+  return `autocannon, ${options.connections} connections, the same valid key on every variant (1-entry allow list, permission \`email:verify\`). ${options.httpRounds} round(s) of ${options.httpSeconds} s per variant and route after a ${options.warmup} s warm-up; rounds alternate the variants and the routes (every other round in reverse). The POST carries \`{"email":"a@b.example"}\`, parsed by the framework after the key is checked, and answers with the address. Every server runs in a process of its own${machine.pinned ? ' pinned to CPU 0, autocannon pinned to CPU 1' : ''}.`;
 }

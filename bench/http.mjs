@@ -19,6 +19,11 @@ export const VARIANTS = [
   'fastify-keygate',
   'fastify-keygate-limits',
   'fastify-keygate-limits-notimeout',
+  'fastify-keygate-limits-leased',
+  'fastify-keygate-credits-redis',
+  'fastify-keygate-credits-redis-leased',
+  'fastify-keygate-credits-pg',
+  'fastify-keygate-credits-pg-leased',
   'hono-bare',
   'hono-noop',
   'hono-keygate',
@@ -49,12 +54,22 @@ export const COMPARISONS = [
   ['express-keygate', 'express-peer', 1.6],
 ];
 
-/** Variants that count their Redis commands, and the route (outside keygate) that reports the count. */
+/**
+ * Variants that count their store round trips (Redis commands; for the PostgreSQL ledger, statements),
+ * and the route (outside keygate) that reports the count.
+ */
 export const REDIS_COUNTERS = {
   'fastify-keygate-limits': '/bench/redis-commands',
   'fastify-keygate-limits-notimeout': '/bench/redis-commands',
   'fastify-keygate-limits-leased': '/bench/redis-commands',
+  'fastify-keygate-credits-redis': '/bench/redis-commands',
+  'fastify-keygate-credits-redis-leased': '/bench/redis-commands',
+  'fastify-keygate-credits-pg': '/bench/redis-commands',
+  'fastify-keygate-credits-pg-leased': '/bench/redis-commands',
 };
+
+/** The requests of the full run: GET for every variant, and POST too for the framework-path variants. */
+export const requestsOf = (variant) => (FRAMEWORK_VARIANTS.includes(variant) ? ['get', 'post'] : ['get']);
 
 let pinned = false;
 
@@ -138,9 +153,10 @@ async function verify(server, key, request) {
  * Runs `rounds` alternated rounds of `seconds` each per variant (after a warm-up of `warmup` seconds)
  * and returns `{ [variant]: { rps: number[], p50: number[], cpu: number[], redis: number[] } }`: one
  * entry per round (requests per second, median latency in ms, the server's CPU time per request in
- * µs, and for the variants of `REDIS_COUNTERS` the Redis commands it sent per request). `requests`
- * names the requests of `REQUESTS` each variant is loaded with in every round (default: GET only); the
- * GET figures are the entry itself, each other request's are under its name (`post: { rps, p50, cpu }`).
+ * µs, and for the variants of `REDIS_COUNTERS` the store round trips it sent per request). `requests`
+ * names the requests of `REQUESTS` each variant is loaded with in every round (default: GET only), or
+ * is a function of the variant that names them (see `requestsOf`); the GET figures are the entry
+ * itself, each other request's are under its name (`post: { rps, p50, cpu }`).
  */
 export async function runHttp({
   key,
@@ -153,17 +169,20 @@ export async function runHttp({
   requests = ['get'],
 }) {
   const servers = [];
+  const routes = typeof requests === 'function' ? requests : () => requests;
   try {
     for (const v of variants) servers.push(await startServer(v, key));
-    for (const s of servers) for (const name of requests) await verify(s, key, REQUESTS[name]);
-    for (const s of servers) for (const name of requests) await load(s, key, warmup, connections, REQUESTS[name]);
+    for (const s of servers) for (const name of routes(s.variant)) await verify(s, key, REQUESTS[name]);
+    for (const s of servers) {
+      for (const name of routes(s.variant)) await load(s, key, warmup, connections, REQUESTS[name]);
+    }
     const out = Object.fromEntries(variants.map((v) => [v, { rps: [], p50: [], cpu: [], redis: [] }]));
     for (const v of variants)
-      for (const name of requests.filter((n) => n !== 'get')) out[v][name] = { rps: [], p50: [], cpu: [] };
+      for (const name of routes(v).filter((n) => n !== 'get')) out[v][name] = { rps: [], p50: [], cpu: [] };
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? servers : [...servers].reverse();
       for (const s of order) {
-        for (const name of r % 2 === 0 ? requests : [...requests].reverse()) {
+        for (const name of r % 2 === 0 ? routes(s.variant) : [...routes(s.variant)].reverse()) {
           const into = name === 'get' ? out[s.variant] : out[s.variant][name];
           const commandsBefore = name === 'get' ? await redisCommands(s) : null;
           const cpuBefore = cpuMicros(s.child.pid);

@@ -7,20 +7,13 @@
 // close() is counted too. A store that does not answer is reported as skipped.
 //
 //   node bench/leases.mjs [--requests 2000] [--concurrency 1,16] [--json bench/LEASES.json]
+// `npm run bench` runs the same through `runLeases`.
 import { writeFile } from 'node:fs/promises';
+import { pathToFileURL } from 'node:url';
 
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MYSQL_URL = process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
-
-const argv = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : fallback;
-};
-const REQUESTS = Number(flag('requests', '2000'));
-const CONCURRENCY = flag('concurrency', '1,16').split(',').map(Number);
-const JSON_OUT = flag('json', undefined);
 
 const { LeasedCreditLedger, LeasedRateLimiter } = await import('keygate/store-kit');
 
@@ -140,7 +133,7 @@ async function inParallel(n, concurrency, one) {
 }
 
 let serial = 0;
-async function limits(store, leased, concurrency) {
+async function limits(store, leased, concurrency, requests) {
   const limiter = leased ? new LeasedRateLimiter({ limiter: store.limiter }) : store.limiter;
   const key = `key_bench_${++serial}`;
   const policy = { limit: 1e12, windowMs: 3_600_000 };
@@ -149,12 +142,12 @@ async function limits(store, leased, concurrency) {
   };
   await one();
   const start = store.counter.count;
-  await inParallel(REQUESTS, concurrency, one);
+  await inParallel(requests, concurrency, one);
   if (leased) await limiter.close();
-  return (store.counter.count - start) / REQUESTS;
+  return (store.counter.count - start) / requests;
 }
 
-async function credits(store, leased, concurrency) {
+async function credits(store, leased, concurrency, requests) {
   const ledger = leased ? new LeasedCreditLedger({ ledger: store.ledger }) : store.ledger;
   const account = `acct_bench_${++serial}`;
   await store.ledger.topUp(account, 1e12);
@@ -165,46 +158,67 @@ async function credits(store, leased, concurrency) {
   };
   await one();
   const start = store.counter.count;
-  await inParallel(REQUESTS, concurrency, one);
+  await inParallel(requests, concurrency, one);
   if (leased) await ledger.close();
-  const perRequest = (store.counter.count - start) / REQUESTS;
+  const perRequest = (store.counter.count - start) / requests;
   const r = await store.ledger.reconcile(account);
   if (!r.ok || r.held !== 0) throw new Error(`bench: the ledger does not reconcile: ${JSON.stringify(r)}`);
   return perRequest;
 }
 
-const out = { requests: REQUESTS, results: {} };
-for (const [name, open] of [
-  ['redis', openRedis],
-  ['postgres', openPostgres],
-  ['mysql', openMysql],
-]) {
-  let store;
-  try {
-    store = await open();
-  } catch (err) {
-    out.results[name] = { skipped: String(err?.message ?? err) };
-    console.log(`${name}: skipped (${out.results[name].skipped})`);
-    continue;
-  }
-  try {
-    const rows = {};
-    for (const concurrency of CONCURRENCY) {
-      rows[concurrency] = {
-        limits: await limits(store, false, concurrency),
-        leasedLimits: await limits(store, true, concurrency),
-        credits: await credits(store, false, concurrency),
-        leasedCredits: await credits(store, true, concurrency),
-      };
-      const r = rows[concurrency];
-      console.log(
-        `${name} x${concurrency}: limits ${r.limits.toFixed(3)} -> leased ${r.leasedLimits.toFixed(3)}; ` +
-          `credits ${r.credits.toFixed(3)} -> leased ${r.leasedCredits.toFixed(3)} round trips per request`,
-      );
+/**
+ * Store round trips per request, plain and leased, for limits and credits on Redis, PostgreSQL and
+ * MariaDB/MySQL: `{ requests, results: { redis|postgres|mysql: { [concurrency]: { limits,
+ * leasedLimits, credits, leasedCredits } } | { skipped } } }`.
+ */
+export async function runLeases({ requests = 2000, concurrency = [1, 16], log = (line) => console.log(line) } = {}) {
+  const out = { requests, results: {} };
+  for (const [name, open] of [
+    ['redis', openRedis],
+    ['postgres', openPostgres],
+    ['mysql', openMysql],
+  ]) {
+    let store;
+    try {
+      store = await open();
+    } catch (err) {
+      out.results[name] = { skipped: String(err?.message ?? err) };
+      log(`${name}: skipped (${out.results[name].skipped})`);
+      continue;
     }
-    out.results[name] = rows;
-  } finally {
-    await store.end();
+    try {
+      const rows = {};
+      for (const c of concurrency) {
+        rows[c] = {
+          limits: await limits(store, false, c, requests),
+          leasedLimits: await limits(store, true, c, requests),
+          credits: await credits(store, false, c, requests),
+          leasedCredits: await credits(store, true, c, requests),
+        };
+        const r = rows[c];
+        log(
+          `${name} x${c}: limits ${r.limits.toFixed(3)} -> leased ${r.leasedLimits.toFixed(3)}; ` +
+            `credits ${r.credits.toFixed(3)} -> leased ${r.leasedCredits.toFixed(3)} round trips per request`,
+        );
+      }
+      out.results[name] = rows;
+    } finally {
+      await store.end();
+    }
   }
+  return out;
 }
-if (JSON_OUT) await writeFile(JSON_OUT, `${JSON.stringify(out, null, 2)}\n`);
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const argv = process.argv.slice(2);
+  const flag = (name, fallback) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : fallback;
+  };
+  const out = await runLeases({
+    requests: Number(flag('requests', '2000')),
+    concurrency: flag('concurrency', '1,16').split(',').map(Number),
+  });
+  const json = flag('json', undefined);
+  if (json) await writeFile(json, `${JSON.stringify(out, null, 2)}\n`);
+}

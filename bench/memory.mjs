@@ -8,27 +8,17 @@
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { checkoutSources } from './internal.mjs';
 
-const { values } = parseArgs({
-  options: {
-    keys: { type: 'string', default: '100000' },
-    runs: { type: 'string', default: '3' },
-    base: { type: 'string' },
-    quick: { type: 'boolean', default: false },
-    out: { type: 'string' },
-  },
-});
-const keys = values.quick ? 1_000 : Number(values.keys);
-const runs = values.quick ? 1 : Number(values.runs);
-const SHAPES = ['keymanager', 'realistic'];
+/** The record shapes measured (bench/memory/shapes.mjs). */
+export const SHAPES = ['keymanager', 'realistic'];
 const CHILD = new URL('./memory/child.mjs', import.meta.url).pathname;
 const REPO = new URL('..', import.meta.url).pathname;
-const log = (line) => process.stderr.write(`[memory] ${line}\n`);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-function measure(root, shape) {
+function measure(root, shape, keys) {
   const out = execFileSync(process.execPath, ['--expose-gc', CHILD, root, shape, String(keys)], {
     maxBuffer: 1 << 24,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -36,29 +26,49 @@ function measure(root, shape) {
   return JSON.parse(out.toString().trim().split('\n').at(-1));
 }
 
-// Runs alternate the trees, so that both see the same machine.
-function measureAll(trees) {
+/**
+ * Heap bytes per cached key, each measurement in a fresh process: `runs` runs (alternating the trees,
+ * so that both see the same machine) of `keys` keys per tree and shape. Returns the result that
+ * `renderMemory` writes: `{ at, cpu, cores, keys, runs, measured }`, `measured` keyed by tree and
+ * shape with `{ tree, shape, total, runs, parts }` (bytes per key, medians).
+ */
+export function runMemory({
+  keys = 100_000,
+  runs = 3,
+  trees = { 'this checkout': REPO },
+  log = (line) => process.stderr.write(`[memory] ${line}\n`),
+} = {}) {
   const samples = {};
   for (let r = 0; r < runs; r++) {
     for (const [tree, root] of Object.entries(trees)) {
       for (const shape of SHAPES) {
         log(`run ${r + 1}/${runs}: ${tree}, ${shape}`);
         const id = `${tree}\u0000${shape}`;
-        samples[id] = [...(samples[id] ?? []), measure(root, shape)];
+        samples[id] = [...(samples[id] ?? []), measure(root, shape, keys)];
       }
     }
   }
-  return Object.fromEntries(
+  const measured = Object.fromEntries(
     Object.entries(samples).map(([id, xs]) => {
       const [tree, shape] = id.split('\u0000');
       const parts = Object.fromEntries(Object.keys(xs[0].parts).map((p) => [p, median(xs.map((x) => x.parts[p]))]));
       return [id, { tree, shape, total: median(xs.map((x) => x.total)), runs: xs.map((x) => x.total), parts }];
     }),
   );
+  return {
+    at: new Date().toISOString().slice(0, 16).replace('T', ' '),
+    cpu: os.cpus()[0]?.model ?? 'unknown CPU',
+    cores: os.cpus().length,
+    keys,
+    runs,
+    measured,
+  };
 }
 
 const b = (n) => `${(Math.round(n) || 0).toLocaleString('en-US')} B`;
-function render(result) {
+/** The Markdown report of a `runMemory` result (bench/MEMORY.md). */
+export function renderMemory(result) {
+  const { keys, runs } = result;
   const lines = [
     '# keygate: memory per cached key',
     '',
@@ -82,29 +92,36 @@ function render(result) {
   return lines.join('\n');
 }
 
-const trees = { 'this checkout': REPO };
-let checkout;
-if (values.base) {
-  checkout = checkoutSources(values.base);
-  trees[values.base] = checkout.dir;
-}
-try {
-  const measured = measureAll(trees);
-  const result = {
-    at: new Date().toISOString().slice(0, 16).replace('T', ' '),
-    cpu: os.cpus()[0]?.model ?? 'unknown CPU',
-    cores: os.cpus().length,
-    keys,
-    runs,
-    measured,
-  };
-  const md = render(result);
-  const out = values.out ?? (values.quick ? undefined : new URL('./MEMORY.md', import.meta.url).pathname);
-  if (out) {
-    writeFileSync(out, md);
-    writeFileSync(out.replace(/\.md$/, '.json'), `${JSON.stringify(result, null, 2)}\n`);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { values } = parseArgs({
+    options: {
+      keys: { type: 'string', default: '100000' },
+      runs: { type: 'string', default: '3' },
+      base: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      out: { type: 'string' },
+    },
+  });
+  const trees = { 'this checkout': REPO };
+  let checkout;
+  if (values.base) {
+    checkout = checkoutSources(values.base);
+    trees[values.base] = checkout.dir;
   }
-  console.log(md);
-} finally {
-  checkout?.remove();
+  try {
+    const result = runMemory({
+      keys: values.quick ? 1_000 : Number(values.keys),
+      runs: values.quick ? 1 : Number(values.runs),
+      trees,
+    });
+    const md = renderMemory(result);
+    const out = values.out ?? (values.quick ? undefined : new URL('./MEMORY.md', import.meta.url).pathname);
+    if (out) {
+      writeFileSync(out, md);
+      writeFileSync(out.replace(/\.md$/, '.json'), `${JSON.stringify(result, null, 2)}\n`);
+    }
+    console.log(md);
+  } finally {
+    checkout?.remove();
+  }
 }

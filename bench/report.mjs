@@ -1,8 +1,10 @@
 // Turns the benchmark's measurements into bench/RESULTS.md: tables first, then each target with its
 // verdict, computed from the same run.
 import { COMPARISONS } from './http.mjs';
+import { frameworkLines, frameworkMethod, frameworkTargets } from './http-report.mjs';
 import { CACHED, CREDITED } from './micro.mjs';
 import { SHA256_OWNER } from './profile.mjs';
+import { budgetSections, budgetTargets, LEASED_HTTP } from './report-budgets.mjs';
 import { growthPer100k } from './scale/report.mjs';
 
 // The scale run's stores: name, key in SCALE.json, cold-lookup p99 target in ms.
@@ -19,6 +21,7 @@ const REFERENCES = [
   ['fastify-keygate', 'fastify-noop'],
   ['fastify-keygate-limits', 'fastify-keygate'],
   ['fastify-keygate-limits-notimeout', 'fastify-keygate'],
+  ...LEASED_HTTP.map(([v]) => [v, 'fastify-keygate']),
   ['hono-noop', 'hono-bare'],
   ['hono-keygate', 'hono-noop'],
 ];
@@ -88,7 +91,7 @@ export function creditTargets({ micro, credits }) {
 }
 
 /** Target checks from the measurements: `{ target, measured, verdict, ok }` rows. */
-export function targets({ micro, http, flood, scale, credits }) {
+export function targets({ micro, http, flood, scale, credits, leases, memory, httpProfiles }) {
   const m = (name) => micro.find((r) => r.name === name)?.median ?? Number.NaN;
   const out = [];
   const atMost = (target, value, limit, unit, digits, why = '') => {
@@ -183,6 +186,9 @@ export function targets({ micro, http, flood, scale, credits }) {
       why: `${r.redis.length ? fixed(median(r.redis), 2) : 'n/a'} Redis commands per request (one EVALSHA: one round trip); server CPU per request: fastify-keygate ${cpu('fastify-keygate')}, with limits ${cpu(variant)}`,
     });
   }
+  // The framework path (GET and POST) where the run measured POST too; leased budgets and memory.
+  if (http && Object.values(http).some((r) => r.post)) out.push(...frameworkTargets(http, httpProfiles));
+  out.push(...budgetTargets({ http, leases, memory }));
   for (const [name, store, limit] of scale ? SCALE_STORES : []) {
     const s = scale.stores[store];
     atMost(
@@ -219,8 +225,9 @@ export function targets({ micro, http, flood, scale, credits }) {
 }
 
 /** The Markdown report. */
-export function render({ machine, options, micro, http, flood, profiles, seconds, credits }, scale) {
-  const checks = targets({ micro, http, flood, scale, credits });
+export function render(results, scale) {
+  const { machine, options, micro, http, flood, profiles, seconds } = results;
+  const checks = targets({ ...results, scale });
   const sections = [
     '# keygate benchmark results',
     `Written by \`npm run bench\` (\`node bench/run.mjs${options.quick ? ' --quick' : ''}\`) on ${machine.date}, in ${fixed(seconds, 0)} s. ${machine.cpu}, ${machine.cores} cores, ${machine.memory} GiB; Node ${machine.node} (${machine.platform}). Load generator and servers share the machine: each server runs in a process of its own${machine.pinned ? ' pinned to CPU 0, autocannon in the orchestrating process pinned to CPU 1' : ', autocannon in the orchestrating process'}. The hypervisor took back (steal time) ${fixed(machine.steal.micro, 1)}% of CPU time during the micro-benchmarks and ${fixed(machine.steal.http, 1)}% during the HTTP runs: figures from this machine drift by tens of percent from one minute to the next, which is why every comparison below is made within one run, alternating.`,
@@ -284,6 +291,7 @@ export function render({ machine, options, micro, http, flood, profiles, seconds
         : []),
       "A `-noop` variant is the bare server plus one asynchronous middleware that does nothing: what the framework itself charges for any middleware of that kind, keygate or not. The targets are judged on the median of per-round ratios (the two variants of a ratio run back to back in every round, so the machine's drift cancels).",
       "`fastify-keygate-limits` is `fastify-keygate` with per-key rate limits shared through Redis (`RedisRateLimiter` on the local server, the key under a default limit that never runs out): each request runs one Lua script (EVALSHA), one round trip; the Redis commands it sent are counted per round. Its client is node-redis with its defaults, which since version 6 give every command a 5 s timeout armed with `AbortSignal.timeout`. `fastify-keygate-limits-notimeout` is the same with that timer off (`createClient({ commandOptions: { timeout: 0 } })`): the limiter keeps its own deadline (`timeoutMs`, 250 ms by default), so the client's is not needed for it.",
+      "`fastify-keygate-limits-leased` is `fastify-keygate-limits` (node-redis defaults) through a `LeasedRateLimiter`: it takes slices of the key's window from Redis instead of one EVALSHA per request. `fastify-keygate-credits-redis` and `fastify-keygate-credits-pg` hold one credit of the key's funded account on a `RedisCreditLedger` or a `PostgresCreditLedger` (pg pool, default size) before the handler and settle it after (Fastify's `credits` option); their `-leased` variants put a `LeasedCreditLedger` in front. Their store round trips (Redis commands; PostgreSQL statements, BEGIN and COMMIT included) are counted in the server per round.",
       'The peer stack is what an Express user assembles today: `express-ipfilter` (allow list `127.0.0.1`) in front of `passport-headerapikey` whose verify callback looks the key up by its SHA-256 digest in a `Map`, then a permission check.',
     );
   }
@@ -336,6 +344,14 @@ export function render({ machine, options, micro, http, flood, profiles, seconds
     );
   }
   if (http && profiles) sections.push(...whereTheTimeGoes(http, profiles));
+  if (http && Object.values(http).some((r) => r.post)) {
+    sections.push(
+      '## The framework path: GET and POST',
+      `keygate against each framework's own no-op middleware, from the HTTP A/B above (the same rounds): ${frameworkMethod(options, machine)} Below the tables, a CPU profile of each keygate server that missed 0.95 on a route, beside its framework's no-op server on the same route.`,
+      frameworkLines(http, results.httpProfiles).join('\n').trim(),
+    );
+  }
+  sections.push(...budgetSections(results));
   if (scale) sections.push(...scaleSection(scale));
   return `${sections.join('\n\n')}\n`;
 }

@@ -1,6 +1,9 @@
 // `npm run bench`: micro-benchmarks, floods, HTTP A/B and CPU profiles, written to bench/RESULTS.md
 // with the raw measurements beside it (bench/RESULTS.json).
-//   node bench/run.mjs            the full run (about 9 minutes on 2 cores)
+//   node bench/run.mjs            the full run (about 17 minutes on 2 cores): micro-benchmarks, floods,
+//                                 the HTTP A/B (GET for every variant, POST too for the framework
+//                                 path), CPU profiles, store round trips with and without leases
+//                                 (bench/leases.mjs) and heap per cached key (bench/memory.mjs)
 //   node bench/run.mjs --quick    tiny durations, only to keep the benchmark working (CI)
 //   node bench/run.mjs --render   rewrite the report from the saved measurements, without measuring
 //   --out FILE                    where to write the report (default bench/RESULTS.md)
@@ -21,8 +24,10 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { generateKey } from 'keygate';
 import { runCreditTrips } from './credits.mjs';
-import { FRAMEWORK_VARIANTS, pinLoadGenerator, runHttp } from './http.mjs';
+import { FRAMEWORK_VARIANTS, pinLoadGenerator, requestsOf, runHttp } from './http.mjs';
 import { httpRatios, renderHttp } from './http-report.mjs';
+import { runLeases } from './leases.mjs';
+import { runMemory } from './memory.mjs';
 import { CACHED, CREDITED, runMicro } from './micro.mjs';
 import { PROFILED, runProfile } from './profile.mjs';
 import { creditTargets, render, renderCredits, targets } from './report.mjs';
@@ -57,6 +62,9 @@ const QUICK = {
   connections: 8,
   profileSeconds: 1,
   creditRequests: 20,
+  leaseRequests: 50,
+  memoryKeys: 1_000,
+  memoryRuns: 1,
 };
 const FULL = {
   microTime: 400,
@@ -64,11 +72,14 @@ const FULL = {
   malformed: 1_000_000,
   unknown: 1_000_000,
   httpRounds: 8,
-  httpSeconds: 4,
+  httpSeconds: 3,
   warmup: 2,
   connections: 32,
   profileSeconds: 4,
   creditRequests: 500,
+  leaseRequests: 2000,
+  memoryKeys: 100_000,
+  memoryRuns: 3,
 };
 
 // CPU time the hypervisor took back between two readings of /proc/stat, in percent (0 where none).
@@ -125,6 +136,7 @@ async function measure(options) {
     seconds: options.httpSeconds,
     warmup: options.warmup,
     connections: options.connections,
+    requests: requestsOf,
     log,
   });
   machine.steal.http = stealSince(t0);
@@ -139,7 +151,49 @@ async function measure(options) {
       connections: options.connections,
     });
   }
-  return { machine, options, micro, http, flood, profiles, credits, seconds: (performance.now() - started) / 1000 };
+  const httpProfiles = await profileMisses(http, key, options, profiles);
+  log('store round trips per request, with and without leases');
+  const leases = await runLeases({ requests: options.leaseRequests, concurrency: [1, 16], log });
+  log('heap per cached key');
+  const memory = runMemory({ keys: options.memoryKeys, runs: options.memoryRuns, log });
+  return {
+    machine,
+    options,
+    micro,
+    http,
+    flood,
+    profiles,
+    httpProfiles,
+    credits,
+    leases,
+    memory,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+// A CPU profile of each keygate server (and its framework's no-op beside it) that misses keygate / no-op
+// ≥ 0.95 on a route, named `variant ROUTE`; GET profiles already taken (`have`) are not taken again.
+async function profileMisses(http, key, options, have = {}) {
+  const profiles = {};
+  for (const miss of httpRatios(http).filter((r) => !r.met)) {
+    for (const variant of [`${miss.framework}-noop`, `${miss.framework}-keygate`]) {
+      const name = `${variant} ${miss.route.toUpperCase()}`;
+      if (profiles[name]) continue;
+      if (miss.route === 'get' && have[variant]) {
+        profiles[name] = have[variant];
+        continue;
+      }
+      log(`CPU profile of ${name}`);
+      profiles[name] = await runProfile({
+        key,
+        variant,
+        request: miss.route,
+        seconds: options.profileSeconds,
+        connections: options.connections,
+      });
+    }
+  }
+  return profiles;
 }
 
 // `--only credits`: the two micro tasks row 10's target compares, and the round trips, in a report of
@@ -205,21 +259,7 @@ if (values.only === 'http') {
   machine.steal = stealSince(t0);
   machine.load.push(os.loadavg()[0].toFixed(2));
   // Where the time goes, for each keygate server that misses the target (and its no-op beside it).
-  const profiles = {};
-  for (const miss of httpRatios(http).filter((r) => !r.met)) {
-    for (const variant of [`${miss.framework}-noop`, `${miss.framework}-keygate`]) {
-      const name = `${variant} ${miss.route.toUpperCase()}`;
-      if (profiles[name]) continue;
-      log(`CPU profile of ${name}`);
-      profiles[name] = await runProfile({
-        key,
-        variant,
-        request: miss.route,
-        seconds: options.profileSeconds,
-        connections: options.connections,
-      });
-    }
-  }
+  const profiles = await profileMisses(http, key, options);
   machine.seconds = (performance.now() - started) / 1000;
   const results = { machine, options: { ...options, quick: values.quick }, http, profiles };
   const file = values.out ?? new URL('./HTTP.md', import.meta.url).pathname;

@@ -19,7 +19,7 @@ import { BODY, CLIENT_IP, keyStoreWith, PERMISSION, POST_ROUTE, ROUTE } from './
 const payload = JSON.parse(BODY);
 const auth = async () => ({ store: await keyStoreWith(process.env.BENCH_KEY), permissions: [PERMISSION] });
 
-/** What the server undoes as it stops (SIGTERM). */
+/** What the server undoes as it stops (SIGTERM), in order. */
 const cleanups = [];
 
 // Per-key rate limits shared through Redis: one EVALSHA per request. The key takes the default, whose
@@ -59,6 +59,77 @@ async function fastifyWithLimits(clientOptions, leased = false) {
     rateLimit.limiter = limiter;
   }
   await app.register(fastifyAuth, { ...(await auth()), rateLimit });
+  app.get('/bench/redis-commands', { config: { apiKey: false } }, async () => ({ commands: counter.commands }));
+  return app;
+}
+
+// Prepaid credits on a shared ledger: the key's account is funded far beyond the run, each request
+// holds one credit before its handler and settles it after. The ledger's round trips (Redis commands,
+// PostgreSQL statements with BEGIN and COMMIT) are counted and read at a route keygate skips.
+async function redisLedger(counter) {
+  const { createClient } = await import('redis');
+  const { RedisCreditLedger } = await import('keygate/redis');
+  const client = await createClient({ url: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379' }).connect();
+  const counted = {
+    sendCommand: (args) => {
+      counter.commands++;
+      return client.sendCommand(args);
+    },
+  };
+  const prefix = `keygate:bench:credits:${process.pid}:`;
+  cleanups.push(async () => {
+    const keys = await client.keys(`${prefix}*`);
+    if (keys.length > 0) await client.del(keys);
+    await client.quit();
+  });
+  // A deadline as long as the authentication timeout (so no second timer guards it): a loaded machine
+  // must slow the run, not fail it with 503s.
+  return new RedisCreditLedger({ client: counted, prefix, timeoutMs: 2_000 });
+}
+
+async function postgresLedger(counter) {
+  const pg = (await import('pg')).default;
+  const { PostgresCreditLedger } = await import('keygate/postgres');
+  const pool = new pg.Pool({ connectionString: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test' });
+  // Every statement goes through a pooled connection's `query`: counted there, once per statement.
+  const wrapped = new WeakSet();
+  const counted = (conn) => {
+    if (conn && !wrapped.has(conn)) {
+      wrapped.add(conn);
+      const q = conn.query.bind(conn);
+      conn.query = (...a) => {
+        counter.commands++;
+        return q(...a);
+      };
+    }
+    return conn;
+  };
+  const connect = pool.connect.bind(pool);
+  pool.connect = (callback) =>
+    callback ? connect((err, conn, release) => callback(err, counted(conn), release)) : connect().then(counted);
+  const schema = `keygate_bench_http_${process.pid}`;
+  const ledger = new PostgresCreditLedger({ client: pool, schema, timeoutMs: 2_000 });
+  await ledger.migrate();
+  cleanups.push(async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => {});
+    await pool.end();
+  });
+  return ledger;
+}
+
+async function fastifyWithCredits(open, leased = false) {
+  const app = fastify();
+  const counter = { commands: 0 };
+  let ledger = await open(counter);
+  await ledger.topUp('acct_bench', 1e15);
+  if (leased) {
+    // Slices of the account's balance (LeasedCreditLedger): one hold and one settle per slice of requests.
+    const { LeasedCreditLedger } = await import('keygate/store-kit');
+    ledger = new LeasedCreditLedger({ ledger });
+    const leasedLedger = ledger;
+    cleanups.unshift(() => leasedLedger.close());
+  }
+  await app.register(fastifyAuth, { ...(await auth()), credits: { ledger } });
   app.get('/bench/redis-commands', { config: { apiKey: false } }, async () => ({ commands: counter.commands }));
   return app;
 }
@@ -110,8 +181,13 @@ const variants = {
   // node-redis 6 arms an AbortSignal.timeout per command for its own 5 s command timeout; the limiter
   // keeps its own deadline, so a client made for it can turn that timer off.
   'fastify-keygate-limits-notimeout': () => fastifyWithLimits({ commandOptions: { timeout: 0 } }),
-  // The same limits through leased budgets (LeasedRateLimiter over the Redis limiter).
-  'fastify-keygate-limits-leased': () => fastifyWithLimits({ commandOptions: { timeout: 0 } }, true),
+  // The same limits through leased budgets (LeasedRateLimiter over the Redis limiter), node-redis's defaults.
+  'fastify-keygate-limits-leased': () => fastifyWithLimits({}, true),
+  // Credits held and settled on each request, on Redis and on PostgreSQL, directly and through leased slices.
+  'fastify-keygate-credits-redis': () => fastifyWithCredits(redisLedger),
+  'fastify-keygate-credits-redis-leased': () => fastifyWithCredits(redisLedger, true),
+  'fastify-keygate-credits-pg': () => fastifyWithCredits(postgresLedger),
+  'fastify-keygate-credits-pg-leased': () => fastifyWithCredits(postgresLedger, true),
   'hono-bare': async () => new Hono(),
   'hono-noop': async () => {
     const app = new Hono();
@@ -163,7 +239,11 @@ async function start(name) {
 
 const port = await start(process.argv[2]);
 process.stdout.write(`${JSON.stringify({ port })}\n`);
+// In order: a leased wrapper settles its slices before the store it settles them in is dropped.
 process.on('SIGTERM', async () => {
-  await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
+  for (const cleanup of cleanups)
+    await Promise.resolve()
+      .then(cleanup)
+      .catch(() => {});
   process.exit(0);
 });

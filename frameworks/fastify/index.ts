@@ -6,7 +6,7 @@ import type {
   onRequestHookHandler,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { type AuthResult, type AuthSuccess, InvalidInputError } from 'keygate';
+import { type AuthenticateOptions, type AuthResult, type AuthSuccess, InvalidInputError } from 'keygate';
 import {
   type AdapterRequest,
   authenticateEager,
@@ -26,6 +26,11 @@ type Options = ReturnType<typeof resolveAdapterOptions>['auth'];
 
 // Marks a route config whose route got its own hooks from `onRoute`, for the fallback hook to skip.
 const ROUTED = Symbol('keygate.routed');
+// A billed request's hold and the options it was held with, until its reply is sent: fields of the
+// request (decorated, so every request has them from the start) rather than a WeakMap entry each.
+const HELD = Symbol('keygate.held');
+const HELD_WITH = Symbol('keygate.heldWith');
+type Billed = FastifyRequest & { [HELD]: AuthSuccess | null; [HELD_WITH]: AuthenticateOptions | null };
 
 // A route's hooks with `hook` first: keygate checks the key before the route's own onRequest hooks run.
 function first(hook: Hook, hooks: RouteHooks): onRequestHookHandler[] {
@@ -59,6 +64,10 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
 
   fastify.decorateRequest('apiKey', null);
   fastify.decorateRequest('apiKeyCredits', null);
+  if (all.credits) {
+    fastify.decorateRequest(HELD, null);
+    fastify.decorateRequest(HELD_WITH, null);
+  }
 
   // Callback style, so that a cached key lets the request through in the same tick (an async hook
   // costs Fastify a promise per request). A denial answers from the hook and never calls `done`.
@@ -85,20 +94,28 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   }
 
   // Credits, held once the body is parsed (preHandler) and settled by the reply's final status.
-  const open = new WeakMap<FastifyRequest, [AuthSuccess, typeof all]>();
+  function opened(
+    r: AuthResult,
+    routeAuth: typeof all,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ) {
+    if (!r.ok) return void deny(r, request, reply)?.catch(done);
+    if (r.credits) {
+      (request as Billed)[HELD] = r;
+      (request as Billed)[HELD_WITH] = routeAuth;
+    }
+    request.apiKeyCredits = r.credits ?? null;
+    done();
+  }
   function hold(routeAuth: typeof all, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     const key = request.apiKey;
     if (!key) return done();
     const asked: AdapterRequest<FastifyRequest> = { headers: request.headers, ip: request.ip, native: request };
     const held = holdCredits({ ok: true, status: 200, key }, asked, routeAuth);
-    const go = (r: AuthResult) => {
-      if (!r.ok) return void deny(r, request, reply)?.catch(done);
-      if (r.credits) open.set(request, [r, routeAuth]);
-      request.apiKeyCredits = r.credits ?? null;
-      done();
-    };
-    if ('then' in held) held.then(go, done);
-    else go(held);
+    if ('then' in held) held.then((r) => opened(r, routeAuth, request, reply, done), done);
+    else opened(held, routeAuth, request, reply, done);
   }
 
   // Every route added from now on, in this context and its children: its options are resolved (and
@@ -150,9 +167,14 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   if (!all.credits) return;
   // The reply's status decides, once it is final: a thrown handler reaches here as Fastify's 500.
   fastify.addHook('onSend', function apiKeyBilling(request, reply, payload, done) {
-    const held = open.get(request);
-    if (held) void finishCredits(held[0], reply.statusCode, held[1]);
-    open.delete(request);
+    const billed = request as Billed;
+    const held = billed[HELD];
+    if (held !== null) {
+      const heldWith = billed[HELD_WITH] as AuthenticateOptions;
+      billed[HELD] = null;
+      billed[HELD_WITH] = null;
+      void finishCredits(held, reply.statusCode, heldWith);
+    }
     done(null, payload);
   });
 }

@@ -20,16 +20,17 @@ export const BARE: { readonly [C in DenialCode]: AuthFailure } = Object.fromEntr
   ]),
 ) as never;
 
-// A result that carries the key: built once per compiled record and kept in `memo` (the cached path
-// allocates nothing); for a view a cache holds (no compiled form, to keep a key small), per request.
+// A result that carries the key: built once per compiled record and kept in `memo` (frozen, shared by
+// its requests); for a view a cache holds (no compiled form, to keep a key small), per request.
 function withKey(view: PublicKey, memo: CompiledKey | undefined, code: DenialCode | 'ok' = 'ok'): AuthResult {
   let result = memo?.results[code];
   if (result === undefined) {
     const d = DENIALS[code as DenialCode] as (typeof DENIALS)[DenialCode] | undefined; // none for 'ok'
-    result = Object.freeze(
-      d ? { ok: false, status: d.status, code, message: d.detail, key: view } : { ok: true, status: 200, key: view },
+    result = (
+      d ? { ok: false, status: d.status, code, message: d.detail, key: view } : { ok: true, status: 200, key: view }
     ) as AuthResult;
-    if (memo) memo.results[code] = result;
+    // Frozen when shared; one built for a single request is nobody else's (and freezing costs as much as building).
+    if (memo) memo.results[code] = Object.freeze(result);
   }
   return result;
 }

@@ -28,7 +28,8 @@ export interface CachedKeyStoreOptions {
    */
   ttlMs?: number;
   /**
-   * Most found keys held at once.
+   * Most found keys held at once; when full, the key cached longest ago makes room (with one TTL for
+   * all, also the one closest to expiring).
    *
    * @default 10_000
    */

@@ -21,7 +21,7 @@ async function bundle(options) {
     external: ['node:*'],
     target: 'es2022',
     logLevel: 'silent',
-    // Dependencies (lru-cache) from this checkout, also for a tree checked out elsewhere.
+    // Dependencies (lru-cache, for a tree from before the cache had its own map) from this checkout, also for a tree checked out elsewhere.
     nodePaths: [join(REPO, 'node_modules')],
     ...options,
   });

@@ -80,7 +80,7 @@ export function renderMemory(result) {
       (m) => `| ${m.tree} | ${m.shape} | ${b(m.total)} | ${m.runs.map((x) => Math.round(x)).join(', ')} |`,
     ),
     '',
-    'By part (medians; each part measured on its own, so the parts add up to the whole only roughly):',
+    'By part (medians; the first three, each measured on its own, add up to the whole roughly; the reference rows are not part of it):',
     '',
     '| sources | shape | part | bytes per key |',
     '| --- | --- | --- | ---: |',

@@ -2,7 +2,7 @@
 // `npm run size` (also run by `npm run build`): the min+gzip size of each entry point as a user's
 // bundler would ship it for the web (esbuild, minified, `#digest` = the Web Crypto module). An
 // adapter's line counts the adapter alone: `keygate` (shared by every entry), frameworks and
-// database clients stay external. The core line bundles its own dependency (lru-cache). Exits 1 if
+// database clients stay external. The core line bundles its own dependencies (none since the cache has its own map). Exits 1 if
 // the core grows past its budget.
 //   node scripts/size.mjs --markdown <file>   also writes the table as Markdown to <file> (the docs
 //                                              site includes it, so its numbers come from this run)

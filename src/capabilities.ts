@@ -2,7 +2,7 @@ import type { AuditLog } from './audit/types.js';
 import type { CreditBalance, HoldOptions, HoldResult, SettleResult } from './credits/types.js';
 import type { Outbox } from './outbox/types.js';
 import type { LeasableRateLimiter } from './rate-limit/lease-types.js';
-import type { KeyChangeEvent } from './types.js';
+import type { KeyChangeEvent, PublicKey } from './types.js';
 import type { UsageStore } from './usage/types.js';
 
 /**
@@ -100,6 +100,11 @@ export interface Capabilities {
    * `LeasedRateLimiter` builds on.
    */
   readonly leases?: LeasableRateLimiter;
+  /**
+   * This store holds the public views of the keys it caches (`CachedKeyStore`): `authenticate` judges
+   * a view as it is, where `peek` would rebuild a record.
+   */
+  readonly views?: ViewSource;
 }
 
 /**
@@ -113,6 +118,19 @@ export interface Capabilities {
  * const sync = capabilityOf(ledger, 'synchronous');
  * const held = sync ? sync.holdSync('acct_1', 1) : await ledger.hold('acct_1', 1);
  */
+/**
+ * What a store that caches public views answers `authenticate` with: the view held for `hash` (frozen,
+ * its lists and objects frozen), or `undefined` when `peek` has the answer (a miss, a remembered
+ * unknown digest, a record held as the store returned it).
+ *
+ * @example
+ * const view = capabilityOf(store, 'views')?.peekView(hash); // PublicKey | undefined
+ */
+export interface ViewSource {
+  /** The view held for `hash`; a cache hit for telemetry unless `hit` is false (the lookup that loaded it counted a miss). */
+  peekView(hash: string, hit?: boolean): PublicKey | undefined;
+}
+
 export interface SynchronousLedger {
   /** `hold`, answered at once. */
   holdSync(accountId: string, amount: number, options?: HoldOptions): HoldResult;

@@ -7,17 +7,8 @@ import type { AuthResult } from './result.js';
 /** What the request path needs of a record, computed once per record object (and version of it). */
 export interface CompiledKey {
   readonly view: PublicKey;
-  readonly revoked: boolean;
-  readonly suspended: boolean;
-  /** Epoch milliseconds, or Infinity when the key never expires. */
-  readonly expiresAtMs: number;
-  readonly allowList: CompiledAllowList;
-  /** The key's permissions: the view's own frozen list, no copy (a scan of a few strings costs less than a Set, and no memory). */
-  readonly permissions: readonly string[];
-  /** The allow, built on first use by `authenticate` and reused. */
-  allowed: AuthResult | undefined;
-  /** The denials that carry this key, by code, built on first use (most keys never need one). */
-  denied: { [code in DenialCode]?: AuthResult } | undefined;
+  /** The results that carry this key, by code (`ok` for the allow), built on first use and reused. */
+  readonly results: { [code in DenialCode | 'ok']?: AuthResult };
 }
 
 // The compiled form of a record, by record object. A frozen record (every built-in store freezes what
@@ -33,8 +24,13 @@ const sealedKeys = new WeakMap<ApiKeyRecord, CompiledKey>();
 // equal lists among the keys it holds) share its compiled form too.
 const allowLists = new WeakMap<readonly string[], CompiledAllowList>();
 
-// `entries` is a view's list: always frozen.
-function allowListOf(entries: readonly string[]): CompiledAllowList {
+/**
+ * The compiled form of a view's allow list (always frozen), shared by every view that holds that list.
+ *
+ * @example
+ * allowListOf(view.allowedIps).allows('203.0.113.9')
+ */
+export function allowListOf(entries: readonly string[]): CompiledAllowList {
   let list = allowLists.get(entries);
   if (list === undefined) {
     list = compileAllowList(entries);
@@ -91,19 +87,29 @@ export function sealCopy<T extends Partial<ApiKeyRecord>>(copy: T, record: ApiKe
   return Object.freeze(copy);
 }
 
+// Expiry instants of views that expire, by view: parsed once, not on every request.
+const expiries = new WeakMap<PublicKey, number>();
+
+/**
+ * When `view` expires, in epoch milliseconds: Infinity when it never does, NaN when `expiresAt` is not
+ * a date (a fault: the caller fails closed). Parsed once per view.
+ *
+ * @example
+ * expiresAtMsOf(view) // 1767225600000
+ */
+export function expiresAtMsOf(view: PublicKey): number {
+  if (!view.expiresAt) return Infinity;
+  let ms = expiries.get(view);
+  if (ms === undefined) {
+    ms = Date.parse(view.expiresAt);
+    expiries.set(view, ms);
+  }
+  return ms;
+}
+
 function build(record: ApiKeyRecord): CompiledKey {
   const view = toPublicKey(record);
-  return {
-    view,
-    // Any status but these two (a custom store's garbage) counts as revoked: fail closed.
-    revoked: record.status !== 'active' && record.status !== 'suspended',
-    suspended: record.status === 'suspended',
-    expiresAtMs: record.expiresAt ? Date.parse(record.expiresAt) : Number.POSITIVE_INFINITY,
-    allowList: allowListOf(view.allowedIps),
-    permissions: view.permissions,
-    allowed: undefined,
-    denied: undefined,
-  };
+  return { view, results: {} };
 }
 
 /**

@@ -1,8 +1,8 @@
-import { capabilityOf } from '../capabilities.js';
+import { CAPABILITIES, type Capable, capabilityOf } from '../capabilities.js';
 import { isWellFormedKey } from '../key/format.js';
 import { digestKey } from '../key/hash.js';
-import type { ApiKeyRecord, KeyStore } from '../types.js';
-import { type CompiledKey, compileKey } from './compiled-key.js';
+import type { ApiKeyRecord, KeyStore, PublicKey } from '../types.js';
+import { allowListOf, type CompiledKey, compileKey, expiresAtMsOf } from './compiled-key.js';
 import { DENIALS, type DenialCode } from './denials.js';
 import type { ResolvedOptions } from './options.js';
 import { readHeader } from './read-header.js';
@@ -20,18 +20,19 @@ export const BARE: { readonly [C in DenialCode]: AuthFailure } = Object.fromEntr
   ]),
 ) as never;
 
-// Results that carry a key are built once per compiled record and reused: the cached path allocates nothing.
-function allowed(key: CompiledKey): AuthResult {
-  key.allowed ??= Object.freeze({ ok: true, status: 200, key: key.view });
-  return key.allowed;
-}
-
-function denied(key: CompiledKey, code: DenialCode): AuthResult {
-  const d = DENIALS[code];
-  key.denied ??= {};
-  const built = key.denied;
-  built[code] ??= Object.freeze({ ok: false, status: d.status, code, message: d.detail, key: key.view });
-  return built[code];
+// A result that carries the key: built once per compiled record and kept in `memo` (frozen, shared by
+// its requests); for a view a cache holds (no compiled form, to keep a key small), per request.
+function withKey(view: PublicKey, memo: CompiledKey | undefined, code: DenialCode | 'ok' = 'ok'): AuthResult {
+  let result = memo?.results[code];
+  if (result === undefined) {
+    const d = DENIALS[code as DenialCode] as (typeof DENIALS)[DenialCode] | undefined; // none for 'ok'
+    result = (
+      d ? { ok: false, status: d.status, code, message: d.detail, key: view } : { ok: true, status: 200, key: view }
+    ) as AuthResult;
+    // Frozen when shared; one built for a single request is nobody else's (and freezing costs as much as building).
+    if (memo) memo.results[code] = Object.freeze(result);
+  }
+  return result;
 }
 
 function timeoutAfter(ms: number): { promise: Promise<never>; cancel(): void } {
@@ -60,40 +61,51 @@ async function load(store: KeyStore, hash: string, timeoutMs: number): Promise<A
   }
 }
 
-// The compiled record, or null when the store answered with something that is not the record asked
-// for or cannot be compiled: a store fault, so the caller fails closed.
-function compiledOrNull(hash: string, record: unknown): CompiledKey | null {
-  try {
-    if (typeof record !== 'object' || (record as ApiKeyRecord).hash !== hash) return null;
-    const key = compileKey(record as ApiKeyRecord);
-    // An expiry that is not a date would read as "never expires": garbage, so fail closed.
-    return Number.isNaN(key.expiresAtMs) ? null : key;
-  } catch {
-    return null;
-  }
-}
-
-// The checks after the lookup (rows 4 to 8, a suspension between 6 and 7), synchronous.
+// The checks after the lookup (rows 4 to 8, a suspension between 6 and 7), synchronous. A record that
+// is not the one asked for, or cannot be compiled, is a store fault: fail closed.
 function judge(request: AuthRequest, o: ResolvedOptions, hash: string, record: unknown): AuthResult {
   if (record == null) return BARE.invalid_api_key;
-  const key = compiledOrNull(hash, record);
-  if (key === null) return BARE.key_store_unavailable;
-  if (key.revoked) return denied(key, 'revoked_api_key');
-  if (key.expiresAtMs !== Number.POSITIVE_INFINITY && o.clock() >= key.expiresAtMs) {
-    return denied(key, 'expired_api_key');
+  let key: CompiledKey;
+  try {
+    if (typeof record !== 'object' || (record as ApiKeyRecord).hash !== hash) return BARE.key_store_unavailable;
+    key = compileKey(record as ApiKeyRecord);
+    // An expiry that is not a date would read as "never expires": garbage, so fail closed.
+    if (Number.isNaN(expiresAtMsOf(key.view))) return BARE.key_store_unavailable;
+  } catch {
+    return BARE.key_store_unavailable;
   }
-  if (key.suspended) return denied(key, 'key_suspended');
-  if (!key.allowList.allows(request.ip)) return denied(key, 'ip_not_allowed');
+  return verdict(request, o, key.view, key);
+}
+
+// Rows 5 to 8 on a key's view (its expiry and compiled allow list are kept by view and by list).
+// `memo`, a compiled record's, keeps the results it builds.
+function verdict(request: AuthRequest, o: ResolvedOptions, view: PublicKey, memo?: CompiledKey): AuthResult {
+  const status = view.status;
+  const expiresAtMs = expiresAtMsOf(view);
+  // Any status but these two (a custom store's garbage) counts as revoked: fail closed.
+  if (status !== 'active' && status !== 'suspended') return withKey(view, memo, 'revoked_api_key');
+  if (expiresAtMs !== Infinity && o.clock() >= expiresAtMs) {
+    return withKey(view, memo, 'expired_api_key');
+  }
+  if (status === 'suspended') return withKey(view, memo, 'key_suspended');
+  if (!allowListOf(view.allowedIps).allows(request.ip)) return withKey(view, memo, 'ip_not_allowed');
   const required = o.permissions;
   for (let i = 0; i < required.length; i++) {
-    if (!key.permissions.includes(required[i] as string)) return denied(key, 'insufficient_permissions');
+    if (!view.permissions.includes(required[i] as string)) return withKey(view, memo, 'insufficient_permissions');
   }
-  return allowed(key);
+  return withKey(view, memo);
 }
+
+// The view a store holds for `hash` (CachedKeyStore's `views` capability), counted as a cache hit unless `hit` is false.
+const viewIn = (store: KeyStore, hash: string, hit?: boolean): PublicKey | undefined =>
+  (store as Partial<Capable>)[CAPABILITIES]?.views?.peekView(hash, hit);
 
 function peeked(request: AuthRequest, store: KeyStore, o: ResolvedOptions, hash: string): AuthResult | string {
   let cached: ApiKeyRecord | null | undefined;
   try {
+    const view = viewIn(store, hash);
+    // A view is cached only with an expiry that is a date (see compact-record.ts).
+    if (view) return verdict(request, o, view);
     cached = store.peek?.(hash);
   } catch {
     return BARE.key_store_unavailable;
@@ -130,10 +142,14 @@ export function screen(
 
 /** Asks the store for `hash` (within the timeout) and judges its answer; a failure or timeout is 503. */
 export function lookUp(request: AuthRequest, store: KeyStore, o: ResolvedOptions, hash: string): Promise<AuthResult> {
-  return load(store, hash, o.timeoutMs).then(
-    (record) => judge(request, o, hash, record),
-    () => BARE.key_store_unavailable,
-  );
+  // A store that fails, or a record that cannot be judged (an allow list that does not compile), is 503.
+  return load(store, hash, o.timeoutMs)
+    .then((record) => {
+      // What a cache kept of the answer, judged as a cached key is: the record needs no compiling.
+      const view = record && viewIn(store, hash, false);
+      return view ? verdict(request, o, view) : judge(request, o, hash, record);
+    })
+    .catch(() => BARE.key_store_unavailable);
 }
 
 /** Every check in order, without throttling: the result itself when no I/O was needed, else a Promise. */

@@ -1,10 +1,18 @@
-import { LRUCache } from 'lru-cache';
 import { KeyStoreUnavailableError, UnsupportedError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
-import type { ApiKeyRecord, KeyChange, KeyPatch, KeyStore, WritableKeyStore, WriteOptions } from '../types.js';
+import type {
+  ApiKeyRecord,
+  KeyChange,
+  KeyPatch,
+  KeyStore,
+  PublicKey,
+  WritableKeyStore,
+  WriteOptions,
+} from '../types.js';
 import { validPositiveInteger } from '../validate/fields.js';
-import { compactRecord } from './compact-record.js';
+import { compactView, recordOf } from './compact-record.js';
+import { ExpiringMap } from './expiring-map.js';
 
 interface InFlight {
   promise: Promise<ApiKeyRecord | null>;
@@ -20,7 +28,8 @@ export interface CachedKeyStoreOptions {
    */
   ttlMs?: number;
   /**
-   * Most found keys held at once.
+   * Most found keys held at once; when full, the key cached longest ago makes room (with one TTL for
+   * all, also the one closest to expiring).
    *
    * @default 10_000
    */
@@ -56,6 +65,12 @@ export interface CachedKeyStoreOptions {
   telemetry?: TelemetryOptions;
 }
 
+// A record cached as the store returned it (one it may change in place, or not the one asked for),
+// told apart from a view by its wrapper, never by its fields (they are the store's).
+class Kept {
+  constructor(readonly record: ApiKeyRecord) {}
+}
+
 // Timeouts raised by `lookup`, told apart from the store's own failures for telemetry.
 const TIMEOUTS = new WeakSet<object>();
 const isOwnTimeout = (err: unknown): boolean => typeof err === 'object' && err !== null && TIMEOUTS.has(err);
@@ -69,7 +84,7 @@ const isOwnTimeout = (err: unknown): boolean => typeof err === 'object' && err !
  * (its channel reconnected, so changes may have been missed) empties the cache. A lookup slower than
  * `timeoutMs` fails with `KeyStoreUnavailableError` and is forgotten.
  *
- * Capabilities: `wrapper` (the wrapped store), `deadline` (`timeoutMs`), and the wrapped store's own
+ * Capabilities: `wrapper` (the wrapped store), `deadline` (`timeoutMs`), `views` (what `authenticate` reads), and the wrapped store's own
  * `changes`, `usage` and `audit`, when it declares them.
  *
  * @example
@@ -82,11 +97,13 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
   readonly ttlMs: number;
   /** How long one lookup in the wrapped store may take, in milliseconds. */
   readonly timeoutMs: number;
-  private readonly found: LRUCache<string, ApiKeyRecord>;
-  private readonly missing: LRUCache<string, true>;
+  // By digest: the key's public view (a sealed record, see compact-record.ts), or the record itself
+  // (one a custom store may change in place, or that is not the one asked for).
+  private readonly found: ExpiringMap<PublicKey | Kept>;
+  private readonly missing: ExpiringMap<true>;
   private readonly inflight = new Map<string, InFlight>();
   // Lowest version a cached record of that id may have: what the newest change announced.
-  private readonly floor: LRUCache<string, number>;
+  private readonly floor: ExpiringMap<number>;
   private readonly unsubscribe: (() => void) | undefined;
   private readonly telemetry: Telemetry | undefined;
   // The wrapped store's name for telemetry, read once.
@@ -105,10 +122,9 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     this.timeoutMs = validPositiveInteger('timeoutMs', options.timeoutMs ?? 2_000);
     this.telemetry = createTelemetry(options.telemetry);
     this.storeName = store.constructor?.name ?? 'store';
-    // lru-cache names its bound `ttl` (milliseconds).
-    this.found = new LRUCache({ max, ttl: this.ttlMs, allowStale: false, updateAgeOnGet: false });
-    this.missing = new LRUCache({ max: negativeMax, ttl: negativeTtlMs, allowStale: false, updateAgeOnGet: false });
-    this.floor = new LRUCache({ max, ttl: this.ttlMs });
+    this.found = new ExpiringMap(max, this.ttlMs);
+    this.missing = new ExpiringMap(negativeMax, negativeTtlMs);
+    this.floor = new ExpiringMap(max, this.ttlMs);
     const changes = capabilityOf(store, 'changes');
     const usage = capabilityOf(store, 'usage');
     const audit = capabilityOf(store, 'audit');
@@ -116,6 +132,7 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     this[CAPABILITIES] = {
       wrapper: { wrapped: store },
       deadline: this,
+      views: { peekView: (hash, hit) => this.peekView(hash, hit) },
       ...(changes && { changes }),
       ...(usage && { usage }),
       ...(audit && { audit }),
@@ -128,14 +145,22 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
 
   /** The cached answer, without I/O: a record, `null` for a remembered unknown digest, `undefined` when not cached. */
   peek(hash: string): ApiKeyRecord | null | undefined {
-    const record = this.found.get(hash);
-    if (record !== undefined) {
+    const held = this.found.get(hash);
+    if (held !== undefined) {
       this.telemetry?.cache('hit');
-      return record;
+      return held instanceof Kept ? held.record : recordOf(held, hash);
     }
     if (!this.missing.get(hash)) return undefined; // a miss: counted when the store is asked
     this.telemetry?.cache('negative_hit');
     return null;
+  }
+
+  // For `authenticate` (the `views` capability): the cached view of `hash`, or `undefined` when `peek` has the answer.
+  private peekView(hash: string, hit = true): PublicKey | undefined {
+    const held = this.found.get(hash);
+    if (held === undefined || held instanceof Kept) return undefined;
+    if (hit) this.telemetry?.cache('hit');
+    return held;
   }
 
   findByHash(hash: string): Promise<ApiKeyRecord | null> {
@@ -160,9 +185,8 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
       if (this.inflight.get(hash) !== entry) return answer;
       if (answer === null) this.missing.set(hash, true);
       else if (answer.version >= (this.floor.get(answer.id) ?? 0)) {
-        const record = compactRecord(this.shared, hash, answer);
-        this.found.set(hash, record);
-        return record;
+        const view = compactView(this.shared, hash, answer);
+        this.found.set(hash, view ?? new Kept(answer));
       }
       return answer;
     } finally {

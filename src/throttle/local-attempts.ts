@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import type { AttemptWindow } from './types.js';
 
 /** Retry-After for a bucket whose attempts are all in flight: they settle within a lookup's time. */
@@ -17,19 +16,28 @@ interface Entry {
  * Every method is synchronous: a reservation is taken before anything else can run.
  */
 export class LocalAttempts {
-  private readonly entries: LRUCache<string, Entry>;
+  // In order of last use, least recent first: a read moves an entry to the end.
+  private readonly entries = new Map<string, Entry>();
 
   constructor(
     private readonly max: number,
     private readonly windowMs: number,
-    maxClients: number,
-  ) {
-    this.entries = new LRUCache({ max: maxClients });
+    private readonly maxClients: number,
+  ) {}
+
+  private used(bucket: string): Entry | undefined {
+    const e = this.entries.get(bucket);
+    if (e !== undefined) {
+      this.entries.delete(bucket);
+      this.entries.set(bucket, e);
+    }
+    return e;
   }
 
   private entry(bucket: string, now: number): Entry {
-    let e = this.entries.get(bucket);
+    let e = this.used(bucket);
     if (e === undefined) {
+      if (this.entries.size >= this.maxClients) this.entries.delete(this.entries.keys().next().value as string);
       e = { failures: 0, resetAt: 0, inFlight: 0 };
       this.entries.set(bucket, e);
     } else if (e.failures > 0 && e.resetAt <= now) {
@@ -40,7 +48,7 @@ export class LocalAttempts {
 
   /** Milliseconds until the bucket's window closes when its failures reached `max`, or 0. */
   waitMs(bucket: string, now: number): number {
-    const e = this.entries.get(bucket);
+    const e = this.used(bucket);
     if (e === undefined || e.failures < this.max || e.resetAt <= now) return 0;
     return e.resetAt - now;
   }

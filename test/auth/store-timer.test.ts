@@ -8,7 +8,7 @@ import { hangingStore } from '../support/fixtures.js';
 
 const request = () => ({ headers: { 'x-api-key': generateKey({ mode: 'live' }) }, ip: '203.0.113.7' });
 
-// Timers armed by `run`, by delay: lru-cache keeps short ones of its own, so only the lookups' count.
+// Timers armed by `run`, by delay: the cache keeps short ones of its own (its clock reading), so only the lookups' count.
 function timersArmedBy(run: () => unknown): { result: unknown; delays: number[] } {
   const delays: number[] = [];
   const original = globalThis.setTimeout;

@@ -4,6 +4,7 @@ import {
   type AuthenticateOptions,
   type AuthRequest,
   type AuthResult,
+  type AuthSuccess,
   authenticate,
   authenticateEager,
   CachedKeyStore,
@@ -114,7 +115,9 @@ describe('rateLimit option: row 9 of the check order', async () => {
     const limiter = new Scripted();
     const limited = authenticateEager(s.req('plain'), s.cached, { rateLimit: { limiter } });
     const unlimited = authenticateEager(s.req('plain'), s.cached);
-    expect(limited).toBe(unlimited);
+    // A cached key's result is built per request: equal, carrying the same key object.
+    expect(limited).toEqual(unlimited);
+    expect((limited as AuthSuccess).key).toBe((unlimited as AuthSuccess).key);
     expect(limiter.calls).toEqual([]);
   });
 

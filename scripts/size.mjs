@@ -49,8 +49,10 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * plan of a request's limits in counting order, the count across them, the account option and its
  * lookup, the multi-policy header fields) add about 1.1 kB to `authenticate` and to the root, which
  * the option decides at run time, so they cannot be shaken out: budgets 33.25 kB and 12.90 kB since.
+ * The cache's own bounded map replaced lru-cache (the lean cached key): the root fell to 28.0 kB, its
+ * budget to 28.25 kB.
  */
-const BUDGET = { keygate: 33_250, 'keygate (authenticate only)': 12_900 };
+const BUDGET = { keygate: 28_250, 'keygate (authenticate only)': 12_900 };
 
 async function measure(contents, external) {
   const result = await build({

@@ -12,7 +12,9 @@ const perMinute = { limit: 100, windowMs: 60_000 };
 const BAD: [string, unknown, string][] = [
   ['a number', 100, 'rateLimit'],
   ['a string', '100/1m', 'rateLimit'],
-  ['an array', [100, 60_000], 'rateLimit'],
+  ['a list of numbers', [100, 60_000], 'rateLimit[0]'],
+  ['an empty list', [], 'rateLimit'],
+  ['a list entry without a name', [{ limit: 100, windowMs: 60_000 }], 'rateLimit[0].name'],
   ['false', false, 'rateLimit'],
   ['a limit of 0', { limit: 0, windowMs: 60_000 }, 'rateLimit.limit'],
   ['a negative limit', { limit: -1, windowMs: 60_000 }, 'rateLimit.limit'],

@@ -1,9 +1,10 @@
 import { InvalidInputError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
+import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import { randomBase62 } from '../key/base62.js';
 import { quote } from '../validate/describe.js';
 import { amountOverHold } from './amount.js';
 import { validHoldArgs, validSettleArgs } from './arguments.js';
+import { withLedgerDeadline } from './deadline.js';
 import type {
   CreditBalance,
   CreditEntry,
@@ -48,6 +49,15 @@ export interface CreditLeaseOptions {
    * @default 120_000
    */
   sliceTtlMs?: number;
+  /**
+   * The longest a request's hold waits for the shared ledger, in milliseconds: a slice's hold or
+   * settle, and another request's it waits for. A hold its slice covers answers at once, with no
+   * timer; one that waits longer fails like the shared ledger would (`CreditLedgerUnavailableError`).
+   * Declared as this ledger's `deadline`, so `authenticate` adds no timer of its own.
+   *
+   * @default twice the shared ledger's own deadline, and at least 2000 (2000 for keygate's)
+   */
+  timeoutMs?: number;
   /**
    * Current time in epoch milliseconds.
    *
@@ -124,6 +134,8 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   readonly maxSlice: number;
   readonly divisor: number;
   readonly sliceTtlMs: number;
+  /** The longest a hold waits for the shared ledger, in milliseconds (its `deadline`). */
+  readonly timeoutMs: number;
   /** Credits spent by requests whose slice lapsed before it could be settled (never charged). */
   uncharged = 0;
   private readonly inner: CreditLedger;
@@ -152,7 +164,14 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     this.divisor = whole('divisor', options.divisor, 8, 1);
     this.sliceTtlMs = whole('sliceTtlMs', options.sliceTtlMs, 120_000, 1_000);
     this.clock = options.clock ?? Date.now;
-    this[CAPABILITIES] = { wrapper: { wrapped: ledger } };
+    const own = capabilityOf(ledger, 'deadline')?.timeoutMs;
+    this.timeoutMs = whole(
+      'timeoutMs',
+      options.timeoutMs,
+      typeof own === 'number' && own > 0 ? Math.max(2 * own, 2000) : 2000,
+      1,
+    );
+    this[CAPABILITIES] = { wrapper: { wrapped: ledger }, deadline: { timeoutMs: this.timeoutMs } };
   }
 
   /** The shared ledger the slices are held from. */
@@ -196,12 +215,33 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    * @example
    * const held = await ledger.hold('acct_1', 1, { keyId: 'key_1' });
    */
-  async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
-    const args = validHoldArgs(accountId, amount, options);
+  hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
+    let args: ReturnType<typeof validHoldArgs>;
+    try {
+      args = validHoldArgs(accountId, amount, options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (options?.ttlMs !== undefined && args.ttlMs > this.sliceTtlMs / 4)
       return this.inner.hold(accountId, amount, options);
     this.start();
     const at = `${args.accountId}\n${args.keyId ?? ''}`;
+    const ttlMs = options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs;
+    // A hold its slice covers answers at once; only one that goes to the shared ledger (or waits for
+    // another request's slice) runs under the deadline, so the common case arms no timer.
+    const slice = this.slices.get(at);
+    const now = this.clock();
+    if (slice && !slice.taking && !slice.retired && now < slice.usableUntil && slice.free >= args.amount) {
+      return Promise.resolve(this.holdFrom(slice, args.amount, now, ttlMs));
+    }
+    return withLedgerDeadline('LeasedCreditLedger', this.timeoutMs, () => this.holdSlowly(at, args, options));
+  }
+
+  private async holdSlowly(
+    at: string,
+    args: ReturnType<typeof validHoldArgs>,
+    options: HoldOptions | undefined,
+  ): Promise<HoldResult> {
     for (;;) {
       let slice = this.slices.get(at);
       if (slice?.taking) {

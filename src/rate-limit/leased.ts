@@ -2,6 +2,7 @@ import { InvalidInputError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import type { RateLimit } from '../types.js';
 import { quote } from '../validate/describe.js';
+import { withLimiterDeadline } from './deadline.js';
 import type { LeasableRateLimiter, RateLimitLease } from './lease-types.js';
 import { validConsumeArgs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
@@ -37,6 +38,15 @@ export interface LeasedRateLimiterOptions {
    * @default 10_000
    */
   max?: number;
+  /**
+   * The longest a request waits for the shared limiter, in milliseconds: its own take, and another
+   * request's take it waits for. A request its slice covers answers at once, with no timer; one that
+   * waits longer fails like the shared limiter would (`RateLimiterUnavailableError`). Declared as
+   * this limiter's `deadline`, so `authenticate` adds no timer of its own.
+   *
+   * @default twice the shared limiter's own deadline and at least 500 (500 for keygate's), else 1000
+   */
+  timeoutMs?: number;
   /**
    * Current time in epoch milliseconds (only compared with itself: slices end when their window does).
    *
@@ -97,6 +107,8 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   readonly maxSlice: number;
   readonly divisor: number;
   readonly max: number;
+  /** The longest a request waits for the shared limiter, in milliseconds (its `deadline`). */
+  readonly timeoutMs: number;
   private readonly inner: RateLimiter;
   private readonly leases: LeasableRateLimiter;
   private readonly clock: () => number;
@@ -115,7 +127,13 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     this.divisor = whole('divisor', options.divisor, 8);
     this.max = whole('max', options.max, 10_000);
     this.clock = options.clock ?? Date.now;
-    this[CAPABILITIES] = { wrapper: { wrapped: options.limiter } };
+    const own = capabilityOf(options.limiter, 'deadline')?.timeoutMs;
+    this.timeoutMs = whole(
+      'timeoutMs',
+      options.timeoutMs,
+      typeof own === 'number' && own > 0 ? Math.max(2 * own, 500) : 1000,
+    );
+    this[CAPABILITIES] = { wrapper: { wrapped: options.limiter }, deadline: { timeoutMs: this.timeoutMs } };
   }
 
   /** Unspent units this process holds for `keyId` in its open window (0 without a slice). */
@@ -131,8 +149,25 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
    * @example
    * await limiter.consume('key_1', { limit: 1000, windowMs: 60_000 }, 1); // { allowed: true, limit: 1000, remaining: 999, resetMs: 60000 }
    */
-  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
-    const args = validConsumeArgs(keyId, limit, cost);
+  consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
+    let args: ReturnType<typeof validConsumeArgs>;
+    try {
+      args = validConsumeArgs(keyId, limit, cost);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // A request its slice covers answers at once; only one that goes to the store (or waits for
+    // another request's take) runs under the deadline, so the common case arms no timer.
+    const slice = this.current(args.keyId, args.limit, args.windowMs);
+    const now = this.clock();
+    if (slice && !slice.taking && slice.units >= args.cost && (args.cost > 0 || slice.endsAt > now)) {
+      slice.units -= args.cost;
+      return Promise.resolve(this.decision(slice, true, now));
+    }
+    return withLimiterDeadline('LeasedRateLimiter', this.timeoutMs, () => this.consumeSlowly(args, limit));
+  }
+
+  private async consumeSlowly(args: ReturnType<typeof validConsumeArgs>, limit: RateLimit): Promise<RateLimitDecision> {
     for (;;) {
       const slice = this.current(args.keyId, args.limit, args.windowMs);
       if (slice?.taking) {

@@ -4,6 +4,8 @@
 // sends. Measured after one warm-up request (which loads the Lua scripts), over `requests` requests.
 // A store that does not answer is reported as skipped, with the reason.
 
+import { countStatements } from './count-statements.mjs';
+
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ACCOUNT = 'acct_bench';
@@ -33,21 +35,7 @@ async function postgres(requests) {
   // Every statement goes through a pooled connection's `query` (pg's own `pool.query` checks one out
   // with a callback; the ledger's transactions with a promise): count there, once per statement.
   const counter = { count: 0 };
-  const wrapped = new WeakSet();
-  const counted = (conn) => {
-    if (conn && !wrapped.has(conn)) {
-      wrapped.add(conn);
-      const q = conn.query.bind(conn);
-      conn.query = (...a) => {
-        counter.count++;
-        return q(...a);
-      };
-    }
-    return conn;
-  };
-  const connect = pool.connect.bind(pool);
-  pool.connect = (callback) =>
-    callback ? connect((err, conn, release) => callback(err, counted(conn), release)) : connect().then(counted);
+  countStatements(pool, counter, 'count');
   const schema = `keygate_bench_credits_${process.pid}`;
   try {
     const ledger = new PostgresCreditLedger({ client: pool, schema, timeoutMs: 10_000 });

@@ -10,6 +10,7 @@
 // `npm run bench` runs the same through `runLeases`.
 import { writeFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
+import { countStatements } from './count-statements.mjs';
 
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -46,21 +47,7 @@ async function openPostgres() {
   const { PostgresCreditLedger, PostgresRateLimiter } = await import('keygate/postgres');
   const pool = new pg.Pool({ connectionString: PG_URL, max: 8 });
   const counter = { count: 0 };
-  const wrapped = new WeakSet();
-  const counted = (conn) => {
-    if (conn && !wrapped.has(conn)) {
-      wrapped.add(conn);
-      const q = conn.query.bind(conn);
-      conn.query = (...a) => {
-        counter.count++;
-        return q(...a);
-      };
-    }
-    return conn;
-  };
-  const connect = pool.connect.bind(pool);
-  pool.connect = (callback) =>
-    callback ? connect((err, conn, release) => callback(err, counted(conn), release)) : connect().then(counted);
+  countStatements(pool, counter, 'count');
   const schema = `keygate_bench_leases_${process.pid}`;
   const limiter = new PostgresRateLimiter({ client: pool, schema, timeoutMs: 10_000 });
   const ledger = new PostgresCreditLedger({ client: pool, schema, timeoutMs: 10_000 });

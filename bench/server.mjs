@@ -14,6 +14,7 @@ import { apiKeyAuth as fastifyAuth } from 'keygate/fastify';
 import { apiKeyAuth as honoAuth } from 'keygate/hono';
 import passport from 'passport';
 import { HeaderAPIKeyStrategy } from 'passport-headerapikey';
+import { countStatements } from './count-statements.mjs';
 import { BODY, CLIENT_IP, keyStoreWith, PERMISSION, POST_ROUTE, ROUTE } from './fixture.mjs';
 
 const payload = JSON.parse(BODY);
@@ -92,21 +93,7 @@ async function postgresLedger(counter) {
   const { PostgresCreditLedger } = await import('keygate/postgres');
   const pool = new pg.Pool({ connectionString: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test' });
   // Every statement goes through a pooled connection's `query`: counted there, once per statement.
-  const wrapped = new WeakSet();
-  const counted = (conn) => {
-    if (conn && !wrapped.has(conn)) {
-      wrapped.add(conn);
-      const q = conn.query.bind(conn);
-      conn.query = (...a) => {
-        counter.commands++;
-        return q(...a);
-      };
-    }
-    return conn;
-  };
-  const connect = pool.connect.bind(pool);
-  pool.connect = (callback) =>
-    callback ? connect((err, conn, release) => callback(err, counted(conn), release)) : connect().then(counted);
+  countStatements(pool, counter, 'commands');
   const schema = `keygate_bench_http_${process.pid}`;
   const ledger = new PostgresCreditLedger({ client: pool, schema, timeoutMs: 2_000 });
   await ledger.migrate();

@@ -108,17 +108,6 @@ export interface Capabilities {
 }
 
 /**
- * A credit ledger that answers at once (`MemoryCreditLedger`): `authenticate` and the adapters hold,
- * settle and release through these, so billing in memory adds no promise to a cached request. They get
- * only arguments checked before (a stored key's account and id, the validated cost and `holdTtlMs`, a
- * hold id the ledger made), so they may skip the argument checks of the public methods. Each throws
- * where its asynchronous twin rejects.
- *
- * @example
- * const sync = capabilityOf(ledger, 'synchronous');
- * const held = sync ? sync.holdSync('acct_1', 1) : await ledger.hold('acct_1', 1);
- */
-/**
  * What a store that caches public views answers `authenticate` with: the view held for `hash` (frozen,
  * its lists and objects frozen), or `undefined` when `peek` has the answer (a miss, a remembered
  * unknown digest, a record held as the store returned it).
@@ -131,6 +120,18 @@ export interface ViewSource {
   peekView(hash: string, hit?: boolean): PublicKey | undefined;
 }
 
+
+/**
+ * A credit ledger that answers at once (`MemoryCreditLedger`): `authenticate` and the adapters hold,
+ * settle and release through these, so billing in memory adds no promise to a cached request. They get
+ * only arguments checked before (a stored key's account and id, the validated cost and `holdTtlMs`, a
+ * hold id the ledger made), so they may skip the argument checks of the public methods. Each throws
+ * where its asynchronous twin rejects.
+ *
+ * @example
+ * const sync = capabilityOf(ledger, 'synchronous');
+ * const held = sync ? sync.holdSync('acct_1', 1) : await ledger.hold('acct_1', 1);
+ */
 export interface SynchronousLedger {
   /** `hold`, answered at once. */
   holdSync(accountId: string, amount: number, options?: HoldOptions): HoldResult;

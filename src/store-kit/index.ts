@@ -30,6 +30,7 @@ export type {
   Deadline,
   Degradable,
   SynchronousLedger,
+  ViewSource,
   Wrapper,
 } from '../capabilities.js';
 export { CAPABILITIES, capabilityOf } from '../capabilities.js';

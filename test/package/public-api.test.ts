@@ -266,6 +266,7 @@ const STORE_KIT_TYPES = [
   'UsageCount',
   'UsageOutcome',
   'UsageStore',
+  'ViewSource',
   'WebhookDelivery',
   'WebhookEndpoint',
   'WebhookEndpointChanges',

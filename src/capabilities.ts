@@ -120,7 +120,6 @@ export interface ViewSource {
   peekView(hash: string, hit?: boolean): PublicKey | undefined;
 }
 
-
 /**
  * A credit ledger that answers at once (`MemoryCreditLedger`): `authenticate` and the adapters hold,
  * settle and release through these, so billing in memory adds no promise to a cached request. They get

@@ -70,6 +70,9 @@ interface Slice {
   taking?: Promise<void>;
 }
 
+// Whether a slice answers a request of `cost` now: enough units, and a read (cost 0) only while its window lasts.
+const covers = (slice: Slice, cost: number, now: number) => slice.units >= cost && (cost > 0 || slice.endsAt > now);
+
 function whole(field: string, value: unknown, fallback: number): number {
   const v = value ?? fallback;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
@@ -160,7 +163,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     // another request's take) runs under the deadline, so the common case arms no timer.
     const slice = this.current(args.keyId, args.limit, args.windowMs);
     const now = this.clock();
-    if (slice && !slice.taking && slice.units >= args.cost && (args.cost > 0 || slice.endsAt > now)) {
+    if (slice && !slice.taking && covers(slice, args.cost, now)) {
       slice.units -= args.cost;
       return Promise.resolve(this.decision(slice, true, now));
     }
@@ -175,7 +178,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
         continue;
       }
       const now = this.clock();
-      if (slice && slice.units >= args.cost && (args.cost > 0 || slice.endsAt > now)) {
+      if (slice && covers(slice, args.cost, now)) {
         slice.units -= args.cost;
         return this.decision(slice, true, now);
       }

@@ -36,13 +36,24 @@ function decide(key: PublicKey, policies: readonly RateLimitPolicyState[], refus
   return { ok: false, status: r.status, code: 'rate_limited', message: r.detail, key, rateLimit };
 }
 
+// Adds one limit's decision to `policies`: the result once the request is decided (a refusal, a
+// limiter's garbage), else undefined to go on to the next limit.
+function counted(
+  key: PublicKey,
+  policies: RateLimitPolicyState[],
+  p: PlannedLimit,
+  d: RateLimitDecision,
+): AuthResult | undefined {
+  if (!isDecision(d)) return unavailable(key);
+  policies.push(stateOf(p, d));
+  return d.allowed ? undefined : decide(key, policies, true);
+}
+
 function countSync(key: PublicKey, plan: Plan, cost: number, limiter: MemoryRateLimiter): AuthResult {
   const policies: RateLimitPolicyState[] = [];
   for (const p of plan) {
-    const d = limiter.consumeSync(subjectOf(key, p), p.policy, cost);
-    if (!isDecision(d)) return unavailable(key);
-    policies.push(stateOf(p, d));
-    if (!d.allowed) return decide(key, policies, true);
+    const decided = counted(key, policies, p, limiter.consumeSync(subjectOf(key, p), p.policy, cost));
+    if (decided) return decided;
   }
   return decide(key, policies, false);
 }
@@ -50,10 +61,8 @@ function countSync(key: PublicKey, plan: Plan, cost: number, limiter: MemoryRate
 async function countAsync(key: PublicKey, plan: Plan, cost: number, limiter: RateLimiter): Promise<AuthResult> {
   const policies: RateLimitPolicyState[] = [];
   for (const p of plan) {
-    const d = await limiter.consume(subjectOf(key, p), p.policy, cost);
-    if (!isDecision(d)) return unavailable(key);
-    policies.push(stateOf(p, d));
-    if (!d.allowed) return decide(key, policies, true);
+    const decided = counted(key, policies, p, await limiter.consume(subjectOf(key, p), p.policy, cost));
+    if (decided) return decided;
   }
   return decide(key, policies, false);
 }

@@ -208,6 +208,26 @@ describe('limits shared by an account', () => {
     expect(results.slice(2).every((r) => r.ok && r.rateLimit === undefined)).toBe(true);
   });
 
+  it('checks what the plan lookup returns once per object, not once per request', async () => {
+    const { cached, req } = await seed(null);
+    let reads = 0;
+    const plan = {
+      get limit() {
+        reads++;
+        return 2;
+      },
+      windowMs: 60_000,
+    };
+    const rateLimit = { limiter: new MemoryRateLimiter(), account: () => plan };
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await authenticate(req(0), cached, { rateLimit }));
+    expect(codes(results)).toEqual([200, 200, 'rate_limited', 'rate_limited']);
+    const afterFirstCheck = reads;
+    expect(afterFirstCheck).toBeGreaterThan(0);
+    await authenticate(req(1), cached, { rateLimit });
+    expect(reads).toBe(afterFirstCheck);
+  });
+
   it('fails closed when the plan lookup throws or answers something that is not a limit', async () => {
     const { cached, req } = await seed(null);
     const limiter = new MemoryRateLimiter();

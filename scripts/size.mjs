@@ -51,8 +51,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * the option decides at run time, so they cannot be shaken out: budgets 33.25 kB and 12.90 kB since.
  * The cache's own bounded map replaced lru-cache (the lean cached key): the root fell to 28.0 kB, its
  * budget to 28.25 kB.
+ * Limits and credits answered at once from a leased slice (the `immediateLimits` and
+ * `immediateCredits` capabilities, asked before the promise path, and the hold's result built field
+ * by field) took `authenticate` to 12.98 kB and the root to 28.22 kB: budgets 13.10 and 28.50 kB since.
  */
-const BUDGET = { keygate: 28_250, 'keygate (authenticate only)': 12_900 };
+const BUDGET = { keygate: 28_500, 'keygate (authenticate only)': 13_100 };
 
 async function measure(contents, external) {
   const result = await build({

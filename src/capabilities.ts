@@ -2,7 +2,8 @@ import type { AuditLog } from './audit/types.js';
 import type { CreditBalance, HoldOptions, HoldResult, SettleResult } from './credits/types.js';
 import type { Outbox } from './outbox/types.js';
 import type { LeasableRateLimiter } from './rate-limit/lease-types.js';
-import type { KeyChangeEvent, PublicKey } from './types.js';
+import type { RateLimitDecision } from './rate-limit/types.js';
+import type { KeyChangeEvent, PublicKey, RateLimit } from './types.js';
 import type { UsageStore } from './usage/types.js';
 
 /**
@@ -95,6 +96,10 @@ export interface Capabilities {
   readonly outbox?: Outbox;
   /** This credit ledger answers at once. */
   readonly synchronous?: SynchronousLedger;
+  /** This rate limiter answers most requests at once (from a slice) and the rest asynchronously. */
+  readonly immediateLimits?: ImmediateLimiter;
+  /** This credit ledger answers most holds, settles and releases at once (from a slice) and the rest asynchronously. */
+  readonly immediateCredits?: ImmediateLedger;
   /**
    * This rate limiter grants slices of a key's window and takes unspent units back: what
    * `LeasedRateLimiter` builds on.
@@ -138,6 +143,40 @@ export interface SynchronousLedger {
   settleSync(holdId: string, amount?: number): SettleResult;
   /** `release`, answered at once. */
   releaseSync(holdId: string): CreditBalance;
+}
+
+/**
+ * A rate limiter that can often answer without its backend (`LeasedRateLimiter`, from the slice it
+ * holds): `authenticate` asks `consumeNow` first and calls `consume` only when it answers
+ * `undefined`, so an allowed request costs no promise. It gets only arguments checked before (a
+ * stored key's id and limit, a validated cost), so it may skip the argument checks of `consume`.
+ *
+ * @example
+ * const now = capabilityOf(limiter, 'immediateLimits');
+ * const decision = now?.consumeNow('key_1', { limit: 100, windowMs: 60_000 }, 1) ?? (await limiter.consume('key_1', { limit: 100, windowMs: 60_000 }, 1));
+ */
+export interface ImmediateLimiter {
+  /** `consume`, answered at once, or `undefined` when only `consume` can answer. Throws where `consume` rejects. */
+  consumeNow(keyId: string, limit: RateLimit, cost: number): RateLimitDecision | undefined;
+}
+
+/**
+ * A credit ledger that can often answer without its backend (`LeasedCreditLedger`, from the slices it
+ * holds): `authenticate` and the adapters ask these first and call `hold`, `settle` or `release` only
+ * when they answer `undefined`, so a funded request costs no promise. They get only arguments checked
+ * before, like {@link SynchronousLedger}'s. Each throws where its asynchronous twin rejects.
+ *
+ * @example
+ * const now = capabilityOf(ledger, 'immediateCredits');
+ * const held = now?.holdNow('acct_1', 1, { keyId: 'key_1' }) ?? (await ledger.hold('acct_1', 1, { keyId: 'key_1' }));
+ */
+export interface ImmediateLedger {
+  /** `hold`, answered at once, or `undefined` when only `hold` can answer. */
+  holdNow(accountId: string, amount: number, options?: HoldOptions): HoldResult | undefined;
+  /** `settle` of the whole hold, answered at once, or `undefined` when only `settle` can answer. */
+  settleNow(holdId: string): SettleResult | undefined;
+  /** `release`, answered at once, or `undefined` when only `release` can answer. */
+  releaseNow(holdId: string): CreditBalance | undefined;
 }
 
 /**

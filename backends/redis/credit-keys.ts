@@ -22,6 +22,12 @@ function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+// Tags of the accounts seen last, so that a hold or a top-up hashes an account once: Web Crypto's
+// digest costs tens of microseconds of CPU a call on Node (a thread-pool job). Bounded: the account
+// remembered longest makes room.
+const TAGS_MAX = 10_000;
+const tags = new Map<string, string>();
+
 /**
  * The tag of an account's keys: the SHA-256 of its id, in base64url.
  *
@@ -29,7 +35,12 @@ function randomHex(bytes: number): string {
  * await accountTag('acct_1') // 43 characters of [A-Za-z0-9_-]
  */
 export async function accountTag(accountId: string): Promise<string> {
-  return base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(accountId))));
+  const known = tags.get(accountId);
+  if (known !== undefined) return known;
+  const tag = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', encoder.encode(accountId))));
+  if (tags.size >= TAGS_MAX) tags.delete(tags.keys().next().value as string);
+  tags.set(accountId, tag);
+  return tag;
 }
 
 /**

@@ -23,7 +23,7 @@ export type { RateLimitHeaderFields } from '../rate-limit/header-fields.js';
 export { rateLimitHeaderFields, withRateLimitHeaders } from '../rate-limit/header-fields.js';
 // The one rule for every Retry-After (whole seconds, rounded up); the dashboard's sign-in throttle uses it too.
 export { retryAfterSeconds } from '../rate-limit/headers.js';
-export type { ResolvedRateLimit } from '../rate-limit/options.js';
+export type { Answering, ResolvedRateLimit } from '../rate-limit/options.js';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';
 export { createFetchDenier, denialResponse } from './fetch-denial.js';

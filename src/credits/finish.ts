@@ -29,15 +29,20 @@ export function finishCredits(result: AuthSuccess, status: number, options: Auth
   if (!held || !c) return DONE;
   const settle = status < 500;
   const operation = settle ? 'settle' : 'release';
-  if (c.sync) {
-    // A ledger that answers at once (memory): closed before this returns, with no promise of its own.
+  if (c.now) {
+    // A ledger that answers at once (memory, a hold taken from a leased slice): closed before this
+    // returns, with no promise of its own.
+    let answer: unknown;
     try {
-      const answer = settle ? c.sync.settleSync(held.holdId) : c.sync.releaseSync(held.holdId);
-      closed(t, result, held.cost, operation, answer);
+      answer = settle ? c.now.settleNow(held.holdId) : c.now.releaseNow(held.holdId);
     } catch {
       failed(c, t, result, operation);
+      return DONE;
     }
-    return DONE;
+    if (answer !== undefined) {
+      closed(t, result, held.cost, operation, answer);
+      return DONE;
+    }
   }
   const close = () => (settle ? c.ledger.settle(held.holdId) : c.ledger.release(held.holdId));
   // A ledger without a deadline of its own is bounded by the authentication timeout; `then` turns a throw into a rejection.

@@ -1,7 +1,9 @@
 import { InvalidInputError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
+import { inBackground, settledWithin } from '../deadline.js';
 import { randomBase62 } from '../key/base62.js';
 import { quote } from '../validate/describe.js';
+import { flag } from '../validate/flag.js';
 import { amountOverHold } from './amount.js';
 import { validHoldArgs, validSettleArgs } from './arguments.js';
 import { withLedgerDeadline } from './deadline.js';
@@ -21,16 +23,18 @@ import type {
  * Options of {@link LeasedCreditLedger}.
  *
  * @example
- * const options: CreditLeaseOptions = { ledger: new RedisCreditLedger({ client }), maxSlice: 100, sliceTtlMs: 120_000 };
+ * const options: CreditLeaseOptions = { ledger: new RedisCreditLedger({ client }), maxSlice: 200, sliceTtlMs: 120_000 };
  */
 export interface CreditLeaseOptions {
   /** The shared ledger the slices are held from (any `CreditLedger`). */
   ledger: CreditLedger;
   /**
    * The most credits one slice holds (beyond what the request that takes it costs). A funded account
-   * costs one hold and one settle per slice instead of per request.
+   * costs one hold and one settle per slice instead of per request: two round trips a slice, where a
+   * leased limiter's slice costs one, hence twice `LeasedRateLimiter`'s default. It also bounds what a
+   * crash leaves unbilled (one slice per account and key) and the early refusal near the end of a balance.
    *
-   * @default 100
+   * @default 200
    */
   maxSlice?: number;
   /**
@@ -59,6 +63,14 @@ export interface CreditLeaseOptions {
    */
   timeoutMs?: number;
   /**
+   * Whether the next slice is held in the background once a slice is down to a quarter, so that a
+   * funded account never waits for the shared ledger. Turn it off where work may not outlive the
+   * request that started it (Cloudflare Workers: an isolate's I/O belongs to its request).
+   *
+   * @default true
+   */
+  prefetch?: boolean;
+  /**
    * Current time in epoch milliseconds.
    *
    * @default Date.now
@@ -81,8 +93,22 @@ interface Slice {
   /** Local epoch ms by which every request's hold on it has lapsed (a quarter ttl before its own does). */
   holdsUntil: number;
   retired: boolean;
+  /** When `free` falls to this, the next slice is taken in the background (-1: not before a request needs it). */
+  refillAt: number;
+  /** The next slice, taken in the background: requests move to it once this one cannot cover them. */
+  next?: Slice;
+  /** The background take of `next` in flight: it settles within `timeoutMs`. */
+  refilling?: Promise<void>;
   taking?: Promise<void>;
 }
+
+// A slice takes its successor once a quarter of what it had free is left: far from the end of the
+// balance the successor lands before the slice runs dry, so no request waits for the shared ledger.
+const refillPoint = (free: number) => (free >= 4 ? Math.floor(free / 4) : -1);
+
+// Whether a slice takes a hold of `amount` now: not retired, not past its time, enough credits free.
+const covers = (slice: Slice, amount: number, now: number) =>
+  !slice.retired && now < slice.usableUntil && slice.free >= amount;
 
 interface LocalHold {
   readonly slice: Slice;
@@ -136,6 +162,8 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   readonly sliceTtlMs: number;
   /** The longest a hold waits for the shared ledger, in milliseconds (its `deadline`). */
   readonly timeoutMs: number;
+  /** Whether the next slice is held in the background before a slice runs dry. */
+  readonly prefetch: boolean;
   /** Credits spent by requests whose slice lapsed before it could be settled (never charged). */
   uncharged = 0;
   private readonly inner: CreditLedger;
@@ -147,6 +175,10 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   private readonly settling = new Set<Slice>();
   /** The shared balance of each account as last answered. */
   private readonly known = new Map<string, number>();
+  /** Credits of each account free in live slices (what `free()` answers, kept as slices change). */
+  private readonly freeBy = new Map<string, number>();
+  /** Background takes in flight, for `close()` to wait for. */
+  private readonly refills = new Set<Promise<void>>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private serial = 0;
   private readonly tag = randomBase62(6);
@@ -160,10 +192,11 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       throw new InvalidInputError('clock', 'clock must be a function returning epoch milliseconds');
     }
     this.inner = ledger;
-    this.maxSlice = whole('maxSlice', options.maxSlice, 100, 1);
+    this.maxSlice = whole('maxSlice', options.maxSlice, 200, 1);
     this.divisor = whole('divisor', options.divisor, 8, 1);
     this.sliceTtlMs = whole('sliceTtlMs', options.sliceTtlMs, 120_000, 1_000);
     this.clock = options.clock ?? Date.now;
+    this.prefetch = flag('prefetch', options.prefetch);
     const own = capabilityOf(ledger, 'deadline')?.timeoutMs;
     this.timeoutMs = whole(
       'timeoutMs',
@@ -171,7 +204,11 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       typeof own === 'number' && own > 0 ? Math.max(2 * own, 2000) : 2000,
       1,
     );
-    this[CAPABILITIES] = { wrapper: { wrapped: ledger }, deadline: { timeoutMs: this.timeoutMs } };
+    this[CAPABILITIES] = {
+      wrapper: { wrapped: ledger },
+      deadline: { timeoutMs: this.timeoutMs },
+      immediateCredits: this,
+    };
   }
 
   /** The shared ledger the slices are held from. */
@@ -181,9 +218,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
 
   /** Credits this process holds for `accountId` that no request holds (in every key's slice). */
   free(accountId: string): number {
-    let sum = 0;
-    for (const s of this.slices.values()) if (s.accountId === accountId && !s.retired) sum += s.free;
-    return sum;
+    return this.freeBy.get(accountId) ?? 0;
   }
 
   /**
@@ -224,17 +259,119 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     }
     if (options?.ttlMs !== undefined && args.ttlMs > this.sliceTtlMs / 4)
       return this.inner.hold(accountId, amount, options);
-    this.start();
-    const at = `${args.accountId}\n${args.keyId ?? ''}`;
-    const ttlMs = options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs;
     // A hold its slice covers answers at once; only one that goes to the shared ledger (or waits for
     // another request's slice) runs under the deadline, so the common case arms no timer.
-    const slice = this.slices.get(at);
-    const now = this.clock();
-    if (slice && !slice.taking && !slice.retired && now < slice.usableUntil && slice.free >= args.amount) {
-      return Promise.resolve(this.holdFrom(slice, args.amount, now, ttlMs));
-    }
+    const now = this.holdNow(args.accountId, args.amount, options);
+    if (now) return Promise.resolve(now);
+    const at = `${args.accountId}\n${args.keyId ?? ''}`;
     return withLedgerDeadline('LeasedCreditLedger', this.timeoutMs, () => this.holdSlowly(at, args, options));
+  }
+
+  /**
+   * `hold` answered at once from this process's slice for the account and key, or `undefined` when
+   * only the shared ledger can answer (no slice, too few credits, a `ttlMs` above a quarter of
+   * `sliceTtlMs`). Takes the next slice in the background once the slice runs low. Declared, with
+   * `settleNow` and `releaseNow`, as the `immediateCredits` capability: `authenticate` and the
+   * adapters ask it first, so a funded request costs no promise. Its arguments are those of `hold`,
+   * checked before.
+   *
+   * @example
+   * const held = ledger.holdNow('acct_1', 1, { keyId: 'key_1' }) ?? (await ledger.hold('acct_1', 1, { keyId: 'key_1' }));
+   */
+  holdNow(accountId: string, amount: number, options?: HoldOptions): HoldResult | undefined {
+    const ttlMs = options?.ttlMs ?? Number.POSITIVE_INFINITY;
+    if (ttlMs !== Number.POSITIVE_INFINITY && ttlMs > this.sliceTtlMs / 4) return undefined;
+    this.start();
+    const at = `${accountId}\n${options?.keyId ?? ''}`;
+    const now = this.clock();
+    const slice = this.usable(at, this.slices.get(at), amount, now);
+    if (slice === undefined) return undefined;
+    const held = this.holdFrom(slice, amount, now, ttlMs);
+    if (slice.free <= slice.refillAt && slice.refilling === undefined && slice.next === undefined && this.prefetch) {
+      this.refill(at, slice);
+    }
+    return held;
+  }
+
+  /**
+   * The slice a hold of `amount` takes from now without waiting: `slice` when it covers it, else its
+   * ready successor (then `slice` retires), else undefined.
+   */
+  private usable(at: string, slice: Slice | undefined, amount: number, now: number): Slice | undefined {
+    if (slice === undefined || slice.taking) return undefined;
+    if (covers(slice, amount, now)) return slice;
+    const next = slice.next;
+    if (next === undefined || !covers(next, amount, now)) return undefined;
+    slice.next = undefined;
+    this.retire(slice);
+    this.slices.set(at, next);
+    if (slice.open === 0) void this.settleSlice(slice);
+    return next;
+  }
+
+  /**
+   * Takes the slice after `slice` in the background, sized so that what this process holds free for
+   * the account and key stays under `maxSlice` (the early-refusal bound stands). A refused, failed or
+   * late take leaves it to the request that runs out.
+   */
+  private refill(at: string, slice: Slice): void {
+    slice.refillAt = -1;
+    const seen = this.known.get(slice.accountId);
+    const share = seen === undefined ? this.maxSlice : Math.floor(seen / this.divisor);
+    const size = Math.min(this.maxSlice - 1 - slice.free, share);
+    if (size < 1) return;
+    const { accountId, keyId } = slice;
+    const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
+    const sentAt = this.clock();
+    const landed = (held: HoldResult) => {
+      this.known.set(accountId, held.balance);
+      if (!held.ok) return;
+      const next = this.slice(accountId, keyId, held.holdId, sentAt);
+      if (slice.retired || this.slices.get(at) !== slice) {
+        // Its slice was retired meanwhile (closed, or past its time): the new one is settled unused.
+        next.retired = true;
+        this.retired.add(next);
+        return void this.settleSlice(next);
+      }
+      this.credit(next, size);
+      next.refillAt = refillPoint(size);
+      slice.next = next;
+    };
+    // Too late (past timeoutMs, which bounds the requests that wait for it): its credits go back.
+    const late = (held: HoldResult) => void (held.ok && this.inner.release(held.holdId).catch(() => {}));
+    const refilling = inBackground(this.timeoutMs, () => this.inner.hold(accountId, size, options), landed, late).then(
+      () => {
+        slice.refilling = undefined;
+        this.refills.delete(refilling);
+      },
+    );
+    slice.refilling = refilling;
+    this.refills.add(refilling);
+  }
+
+  /** A new live slice of `holdId` in the shared ledger, taken at `sentAt`, with nothing free yet. */
+  private slice(accountId: string, keyId: string | undefined, holdId: string, sentAt: number): Slice {
+    return {
+      accountId,
+      keyId,
+      holdId,
+      free: 0,
+      spent: 0,
+      open: 0,
+      usableUntil: sentAt + this.sliceTtlMs / 2,
+      holdsUntil: sentAt + (this.sliceTtlMs * 3) / 4,
+      retired: false,
+      refillAt: -1,
+    };
+  }
+
+  /** Adds `delta` to a slice's free credits, and to its account's while the slice is live. */
+  private credit(slice: Slice, delta: number): void {
+    slice.free += delta;
+    if (slice.retired || delta === 0) return;
+    const total = (this.freeBy.get(slice.accountId) ?? 0) + delta;
+    if (total === 0) this.freeBy.delete(slice.accountId);
+    else this.freeBy.set(slice.accountId, total);
   }
 
   private async holdSlowly(
@@ -242,33 +379,31 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     args: ReturnType<typeof validHoldArgs>,
     options: HoldOptions | undefined,
   ): Promise<HoldResult> {
+    const ttlMs = options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs;
     for (;;) {
-      let slice = this.slices.get(at);
+      const slice = this.slices.get(at);
       if (slice?.taking) {
         await slice.taking;
         continue;
       }
       const now = this.clock();
-      if (slice && (slice.retired || now >= slice.usableUntil || slice.free < args.amount)) {
+      const ready = this.usable(at, slice, args.amount, now);
+      if (ready) return this.holdFrom(ready, args.amount, now, ttlMs);
+      if (slice?.refilling) {
+        // The next slice is on its way: wait for it rather than take another.
+        await slice.refilling;
+        continue;
+      }
+      if (slice) {
+        // Neither the slice nor a successor covers the request: it retires (with its successor).
         this.retire(slice);
         if (slice.open === 0) {
           await this.settleSlice(slice);
           // Another request may have taken the next slice meanwhile: use it rather than take a second.
           continue;
         }
-        slice = undefined;
       }
-      if (slice) {
-        const ttlMs = options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs;
-        return this.holdFrom(slice, args.amount, now, ttlMs);
-      }
-      return this.take(
-        at,
-        args.accountId,
-        args.keyId,
-        args.amount,
-        options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs,
-      );
+      return this.take(at, args.accountId, args.keyId, args.amount, ttlMs);
     }
   }
 
@@ -291,6 +426,34 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     if (charged > local.amount) throw amountOverHold(charged, local.amount);
     this.close1(args.holdId, local, charged);
     return { charged, balance: this.view(local.slice, local.slice.accountId) };
+  }
+
+  /**
+   * `settle` of a whole hold taken from a slice, answered at once (nothing is written: the slice's
+   * settle charges it), or `undefined` for a hold the shared ledger answers. Of `immediateCredits`.
+   *
+   * @example
+   * ledger.settleNow(held.holdId) ?? (await ledger.settle(held.holdId));
+   */
+  settleNow(holdId: string): SettleResult | undefined {
+    const local = this.holds.get(holdId);
+    if (!local) return undefined;
+    this.close1(holdId, local, local.amount);
+    return { charged: local.amount, balance: this.view(local.slice, local.slice.accountId) };
+  }
+
+  /**
+   * `release` of a hold taken from a slice, answered at once, or `undefined` for a hold the shared
+   * ledger answers. Of `immediateCredits`.
+   *
+   * @example
+   * ledger.releaseNow(held.holdId) ?? (await ledger.release(held.holdId));
+   */
+  releaseNow(holdId: string): CreditBalance | undefined {
+    const local = this.holds.get(holdId);
+    if (!local) return undefined;
+    this.close1(holdId, local, 0);
+    return { balance: this.view(local.slice, local.slice.accountId) };
   }
 
   /**
@@ -341,6 +504,9 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
+    // A background take lands (or times out) first, so that its slice is settled with the rest;
+    // close() waits for it at most timeoutMs, on a timer of its own.
+    await settledWithin(Promise.all(this.refills), this.timeoutMs);
     for (const slice of this.slices.values()) this.retire(slice);
     this.slices.clear();
     for (let round = 0; this.retired.size > 0 || this.settling.size > 0; round++) {
@@ -351,7 +517,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   }
 
   private holdFrom(slice: Slice, amount: number, now: number, ttlMs: number): HoldResult {
-    slice.free -= amount;
+    this.credit(slice, -amount);
     slice.open++;
     const holdId = `${PREFIX}${this.tag}${(++this.serial).toString(36)}`;
     this.holds.set(holdId, { slice, amount, expiresAt: Math.min(now + ttlMs, slice.holdsUntil) });
@@ -369,6 +535,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       usableUntil: 0,
       holdsUntil: 0,
       retired: false,
+      refillAt: -1,
     };
     let done!: () => void;
     placeholder.taking = new Promise<void>((resolve) => {
@@ -392,10 +559,9 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
         this.slices.delete(at);
         return { ok: false, balance: held.balance + this.free(accountId) } satisfies HoldResult;
       }
-      placeholder.holdId = held.holdId;
-      placeholder.free = size;
-      placeholder.usableUntil = sentAt + this.sliceTtlMs / 2;
-      placeholder.holdsUntil = sentAt + (this.sliceTtlMs * 3) / 4;
+      Object.assign(placeholder, this.slice(accountId, keyId, held.holdId, sentAt));
+      this.credit(placeholder, size);
+      placeholder.refillAt = refillPoint(size - amount);
       return this.holdFrom(placeholder, amount, this.clock(), ttlMs);
     } catch (err) {
       this.slices.delete(at);
@@ -421,17 +587,24 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     this.holds.delete(holdId);
     const slice = local.slice;
     slice.spent += charged;
-    slice.free += local.amount - charged;
+    this.credit(slice, local.amount - charged);
     slice.open--;
     if (slice.retired && slice.open === 0) void this.settleSlice(slice);
   }
 
+  /** Takes no more requests on `slice` (nor on its successor, if one is waiting): it settles once they closed. */
   private retire(slice: Slice): void {
     if (slice.retired) return;
+    const free = this.freeBy.get(slice.accountId) ?? 0;
+    if (free === slice.free) this.freeBy.delete(slice.accountId);
+    else this.freeBy.set(slice.accountId, free - slice.free);
     slice.retired = true;
     this.retired.add(slice);
     const at = `${slice.accountId}\n${slice.keyId ?? ''}`;
     if (this.slices.get(at) === slice) this.slices.delete(at);
+    const next = slice.next;
+    slice.next = undefined;
+    if (next) this.retire(next);
   }
 
   /** Settles a retired slice with no open request: one `charge` entry of what its requests spent. */
@@ -455,7 +628,15 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   /** Retires old slices, lapses requests' holds past their time, settles what can be settled. */
   private async sweep(closing = false): Promise<void> {
     const now = this.clock();
-    for (const slice of this.slices.values()) if (now >= slice.usableUntil && !slice.taking) this.retire(slice);
+    for (const [at, slice] of this.slices) {
+      if (now < slice.usableUntil || slice.taking) continue;
+      // A successor waiting takes the slice's place; a successor past its own time retires with it.
+      const next = slice.next;
+      slice.next = undefined;
+      this.retire(slice);
+      if (next && now < next.usableUntil) this.slices.set(at, next);
+      else if (next) this.retire(next);
+    }
     for (const [id, local] of this.holds) if (now >= local.expiresAt) this.close1(id, local, 0);
     const ready = [...this.retired].filter((s) => s.open === 0 || (closing && now >= s.holdsUntil));
     await Promise.all(ready.map((s) => this.settleSlice(s)));

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#errors';
 import type { AuthRequest } from '../auth/result.js';
-import { capabilityOf, type SynchronousLedger } from '../capabilities.js';
+import { capabilityOf, type ImmediateLedger } from '../capabilities.js';
 import type { EventHook } from '../events.js';
 import { quote } from '../validate/describe.js';
 import type { CreditLedger } from './types.js';
@@ -80,8 +80,22 @@ export interface ResolvedCredits {
   readonly onEvent: EventHook | undefined;
   /** Milliseconds after which a ledger call with no `deadline` of its own counts as failed; 0: none. */
   readonly guardMs: number;
-  /** The ledger's `synchronous` capability, when it answers at once (a `MemoryCreditLedger`). */
-  readonly sync: SynchronousLedger | undefined;
+  /**
+   * What answers at once: the ledger's `synchronous` capability (a `MemoryCreditLedger`, always) or its
+   * `immediateCredits` (a `LeasedCreditLedger`, from its slices); undefined: only the ledger's promises.
+   */
+  readonly now: ImmediateLedger | undefined;
+}
+
+// A ledger that always answers at once is one that answers at once whenever it can.
+function immediate(ledger: CreditLedger): ImmediateLedger | undefined {
+  const sync = capabilityOf(ledger, 'synchronous');
+  if (!sync) return capabilityOf(ledger, 'immediateCredits');
+  return {
+    holdNow: (accountId, amount, options) => sync.holdSync(accountId, amount, options),
+    settleNow: (holdId) => sync.settleSync(holdId),
+    releaseNow: (holdId) => sync.releaseSync(holdId),
+  };
 }
 
 const FIELDS = new Set(['ledger', 'cost', 'holdTtlMs', 'lowBalance', 'onLedgerError', 'onEvent']);
@@ -139,6 +153,6 @@ export function resolveCredits(value: unknown, timeoutMs: number): ResolvedCredi
     onLedgerError,
     onEvent,
     guardMs,
-    sync: capabilityOf(ledger, 'synchronous'),
+    now: immediate(ledger as CreditLedger),
   };
 }

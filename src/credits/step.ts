@@ -78,7 +78,15 @@ function held(result: AuthSuccess, c: ResolvedCredits, t: Telemetry | undefined,
   if (h.balance < threshold && h.balance + cost >= threshold) {
     creditEvent(c, 'credits.low', key, { balance: h.balance, threshold });
   }
-  return { ...result, credits: { holdId: h.holdId, cost, balance: h.balance } } satisfies AuthSuccess;
+  // Built field by field: on Node 20's V8, a spread followed by a new field costs about a microsecond
+  // (the copy gets a map of its own), twenty times this.
+  const credits = { holdId: h.holdId, cost, balance: h.balance };
+  const { rateLimit } = result;
+  return (
+    rateLimit === undefined
+      ? { ok: true, status: 200, key, credits }
+      : { ok: true, status: 200, key, rateLimit, credits }
+  ) satisfies AuthSuccess;
 }
 
 function ledgerFailed(result: AuthSuccess, c: ResolvedCredits, t: Telemetry | undefined): AuthResult {
@@ -111,10 +119,12 @@ export function holdCredits(
   if (cost < 0) return failure('invalid_credit_cost', result.key);
   if (cost === 0) return result;
   const options = c.holdTtlMs === undefined ? { keyId: result.key.id } : { keyId: result.key.id, ttlMs: c.holdTtlMs };
-  if (c.sync) {
-    // A ledger that answers at once (memory) keeps a cached request free of promises.
+  if (c.now) {
+    // A ledger that answers at once (memory, a leased slice that covers the cost) keeps a cached
+    // request free of promises.
     try {
-      return held(result, c, t, cost, c.sync.holdSync(result.key.accountId, cost, options));
+      const h = c.now.holdNow(result.key.accountId, cost, options);
+      if (h !== undefined) return held(result, c, t, cost, h);
     } catch {
       return ledgerFailed(result, c, t);
     }

@@ -1,7 +1,8 @@
+import { capabilityOf } from '../capabilities.js';
 import type { EventHook } from '../events.js';
 import { FallbackRateLimiter } from './fallback.js';
 import { MemoryRateLimiter } from './memory.js';
-import type { ResolvedRateLimit } from './options.js';
+import type { Answering, ResolvedRateLimit } from './options.js';
 import type { RateLimiter } from './types.js';
 
 // Which limiter answers for a `rateLimit` option: a MemoryRateLimiter itself (asked synchronously; it
@@ -28,14 +29,17 @@ function fallbackFor(rl: ResolvedRateLimit): FallbackRateLimiter {
 }
 
 /**
- * The limiter that answers for `rl`, made on first use and kept on it.
+ * Who answers for `rl`, made on first use and kept on it: a `MemoryRateLimiter` at once, every time;
+ * a shared limiter through its fallback, after its `immediateLimits` (a `LeasedRateLimiter`'s slice).
  *
  * @example
- * const { sync, limiter } = answering(o.rateLimit);
+ * const { now, limiter } = answering(o.rateLimit);
  */
-export function answering(rl: ResolvedRateLimit): { readonly sync: boolean; readonly limiter: RateLimiter } {
+export function answering(rl: ResolvedRateLimit): Answering {
   if (rl.answering) return rl.answering;
-  const sync = rl.limiter instanceof MemoryRateLimiter;
-  rl.answering = { sync, limiter: sync ? rl.limiter : fallbackFor(rl) };
+  const memory = rl.limiter instanceof MemoryRateLimiter ? rl.limiter : undefined;
+  rl.answering = memory
+    ? { now: { consumeNow: (keyId, limit, cost) => memory.consumeSync(keyId, limit, cost) }, limiter: memory }
+    : { now: capabilityOf(rl.limiter, 'immediateLimits'), limiter: fallbackFor(rl) };
   return rl.answering;
 }

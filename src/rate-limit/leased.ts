@@ -1,7 +1,9 @@
 import { InvalidInputError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
+import { inBackground, settledWithin } from '../deadline.js';
 import type { RateLimit } from '../types.js';
 import { quote } from '../validate/describe.js';
+import { flag } from '../validate/flag.js';
 import { withLimiterDeadline } from './deadline.js';
 import type { LeasableRateLimiter, RateLimitLease } from './lease-types.js';
 import { validConsumeArgs } from './policy.js';
@@ -18,7 +20,7 @@ export interface LeasedRateLimiterOptions {
   limiter: RateLimiter;
   /**
    * The most units one slice holds (beyond what the request that takes it needs). A key far from its
-   * limit costs one round trip per `maxSlice` units; near the limit, units held by other processes
+   * limit costs one round trip per about `3/4 × maxSlice` units; near the limit, units held by other processes
    * may refuse a request early by at most `(processes - 1) * (maxSlice - 1)` units.
    *
    * @default 100
@@ -48,6 +50,14 @@ export interface LeasedRateLimiterOptions {
    */
   timeoutMs?: number;
   /**
+   * Whether a slice down to a quarter of what its take left is topped up in the background, so that a
+   * key far from its limit never waits for the store. Turn it off where work may not outlive the
+   * request that started it (Cloudflare Workers: an isolate's I/O belongs to its request).
+   *
+   * @default true
+   */
+  prefetch?: boolean;
+  /**
    * Current time in epoch milliseconds (only compared with itself: slices end when their window does).
    *
    * @default Date.now
@@ -66,12 +76,25 @@ interface Slice {
   units: number;
   /** Units the backend had left after the latest take (what `remaining` adds to `units`). */
   remaining: number;
-  /** The take in flight for this key, if any: every request waits for it before taking on its own. */
+  /** When `units` falls to this, the next slice is taken in the background (-1: not before a request needs it). */
+  refillAt: number;
+  /**
+   * The take in flight for this key, if any. A request the slice cannot cover waits for it before
+   * taking on its own; while a background take is in flight, the slice's units are still spent.
+   */
   taking?: Promise<void>;
+  /** The background take in flight, if `taking` is one: it settles within `timeoutMs`. */
+  refilling?: Promise<void>;
 }
 
-// Whether a slice answers a request of `cost` now: enough units, and a read (cost 0) only while its window lasts.
-const covers = (slice: Slice, cost: number, now: number) => slice.units >= cost && (cost > 0 || slice.endsAt > now);
+// Whether a slice answers a request of `cost` now: taken for this limit, enough units, and a read
+// (cost 0) only while its window lasts.
+const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now: number) =>
+  slice.units >= cost && slice.limit === limit && slice.windowMs === windowMs && (cost > 0 || slice.endsAt > now);
+
+// A slice is topped up once a quarter of what a take left it remains: far from the limit the top-up
+// lands before the slice runs dry, so no request waits for the store.
+const refillPoint = (units: number) => (units >= 4 ? Math.floor(units / 4) : -1);
 
 function whole(field: string, value: unknown, fallback: number): number {
   const v = value ?? fallback;
@@ -86,11 +109,13 @@ function whole(field: string, value: unknown, fallback: number): number {
  * spends them in this process, and gives back what it did not spend (`close()`, a changed limit, a
  * slice evicted). Exact in the sense that matters: every unit it allows was counted in the shared
  * window first, so no limit is ever exceeded across any number of processes; a key far from its
- * limit costs one round trip per slice (`maxSlice` units) instead of one per request.
+ * limit costs one round trip per slice (about `3/4 × maxSlice` units) instead of one per request.
  *
  * Slices shrink as the window runs low: a take grants at least what the request needs, at most
- * `maxSlice`, and at most `1/divisor` of what remains. One take per key is in flight per process;
- * concurrent requests wait for it. The price is early refusal: a request of cost `c` is refused only
+ * `maxSlice`, and at most `1/divisor` of what remains. Once a slice is down to a quarter of what its
+ * take left it, it is topped up in the background (to `maxSlice - 1` units at most), so a key far
+ * from its limit never waits for the store. One take per key is in flight per process; requests its
+ * slice cannot cover wait for it. The price is early refusal: a request of cost `c` is refused only
  * when fewer than `c + (P - 1) * (maxSlice - 1)` units of the window are unspent, `P` the number of
  * processes holding slices (the other processes' slices are counted but not yet spent). An exact
  * limiter refuses below `c`.
@@ -112,6 +137,8 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   readonly max: number;
   /** The longest a request waits for the shared limiter, in milliseconds (its `deadline`). */
   readonly timeoutMs: number;
+  /** Whether slices are topped up in the background before they run dry. */
+  readonly prefetch: boolean;
   private readonly inner: RateLimiter;
   private readonly leases: LeasableRateLimiter;
   private readonly clock: () => number;
@@ -130,13 +157,18 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     this.divisor = whole('divisor', options.divisor, 8);
     this.max = whole('max', options.max, 10_000);
     this.clock = options.clock ?? Date.now;
+    this.prefetch = flag('prefetch', options.prefetch);
     const own = capabilityOf(options.limiter, 'deadline')?.timeoutMs;
     this.timeoutMs = whole(
       'timeoutMs',
       options.timeoutMs,
       typeof own === 'number' && own > 0 ? Math.max(2 * own, 500) : 1000,
     );
-    this[CAPABILITIES] = { wrapper: { wrapped: options.limiter }, deadline: { timeoutMs: this.timeoutMs } };
+    this[CAPABILITIES] = {
+      wrapper: { wrapped: options.limiter },
+      deadline: { timeoutMs: this.timeoutMs },
+      immediateLimits: this,
+    };
   }
 
   /** Unspent units this process holds for `keyId` in its open window (0 without a slice). */
@@ -161,13 +193,63 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     }
     // A request its slice covers answers at once; only one that goes to the store (or waits for
     // another request's take) runs under the deadline, so the common case arms no timer.
-    const slice = this.current(args.keyId, args.limit, args.windowMs);
-    const now = this.clock();
-    if (slice && !slice.taking && covers(slice, args.cost, now)) {
-      slice.units -= args.cost;
-      return Promise.resolve(this.decision(slice, true, now));
-    }
+    const decision = this.consumeNow(args.keyId, limit, args.cost);
+    if (decision) return Promise.resolve(decision);
     return withLimiterDeadline('LeasedRateLimiter', this.timeoutMs, () => this.consumeSlowly(args, limit));
+  }
+
+  /**
+   * `consume` answered at once from this process's slice, or `undefined` when only the shared
+   * limiter can answer (no slice, too few units, another window). Takes the next slice in the
+   * background once the slice runs low. Declared as the `immediateLimits` capability: `authenticate`
+   * asks it first, so a key far from its limit costs no promise. Its arguments are those of `consume`,
+   * checked before (a stored key's id and limit, a validated cost).
+   *
+   * @example
+   * const decision = limiter.consumeNow('key_1', { limit: 1000, windowMs: 60_000 }, 1) ?? (await limiter.consume('key_1', { limit: 1000, windowMs: 60_000 }, 1));
+   */
+  consumeNow(keyId: string, limit: RateLimit, cost: number): RateLimitDecision | undefined {
+    const windowMs = Math.ceil(limit.windowMs);
+    const slice = this.current(keyId, limit.limit, windowMs);
+    if (slice === undefined) return undefined;
+    const now = this.clock();
+    if (!covers(slice, limit.limit, windowMs, cost, now)) return undefined;
+    slice.units -= cost;
+    if (slice.units <= slice.refillAt && slice.taking === undefined && this.prefetch) this.refill(keyId, limit, slice);
+    return this.decision(slice, true, now);
+  }
+
+  /**
+   * Tops the slice up in the background to `maxSlice - 1` units, before a request has to wait for a
+   * take: what this process holds never exceeds what one take would have given it, so the
+   * early-refusal bound stands. A failed or empty top-up leaves it to the request that runs out.
+   */
+  private refill(keyId: string, limit: RateLimit, slice: Slice): void {
+    const want = this.maxSlice - 1 - slice.units;
+    slice.refillAt = -1;
+    if (want < 1 || slice.remaining === 0) return;
+    const sentAt = this.clock();
+    const landed = (lease: RateLimitLease) => {
+      // A new window opened: the old one's units ended with it.
+      if (lease.window !== slice.window) slice.units = 0;
+      slice.window = lease.window;
+      slice.endsAt = sentAt + lease.resetMs;
+      slice.remaining = lease.remaining;
+      slice.units += lease.granted;
+      slice.refillAt = lease.granted > 0 ? refillPoint(slice.units) : -1;
+    };
+    // Too late (past timeoutMs, which bounds the requests that wait for it): the units were counted,
+    // so they go back rather than wait for the window to end.
+    const late = (lease: RateLimitLease) =>
+      void this.leases.giveBack(keyId, limit, lease.window, lease.granted).catch(() => {});
+    const ask = { need: 0, want, divisor: this.divisor };
+    slice.taking = inBackground(this.timeoutMs, () => this.leases.take(keyId, limit, ask), landed, late).then(() => {
+      slice.taking = undefined;
+      slice.refilling = undefined;
+      // Dropped meanwhile (closed, evicted, limit changed): what it holds goes back.
+      if (this.slices.get(keyId) !== slice) return this.giveBack(keyId, slice);
+    });
+    slice.refilling = slice.taking;
   }
 
   private async consumeSlowly(args: ReturnType<typeof validConsumeArgs>, limit: RateLimit): Promise<RateLimitDecision> {
@@ -178,7 +260,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
         continue;
       }
       const now = this.clock();
-      if (slice && covers(slice, args.cost, now)) {
+      if (slice && covers(slice, args.limit, args.windowMs, args.cost, now)) {
         slice.units -= args.cost;
         return this.decision(slice, true, now);
       }
@@ -197,7 +279,13 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   async close(): Promise<void> {
     const slices = [...this.slices];
     this.slices.clear();
-    await Promise.all(slices.map(([keyId, slice]) => this.giveBack(keyId, slice)));
+    // A background take still in flight gives the slice back itself once it lands (or times out);
+    // close() waits for it at most timeoutMs, on a timer of its own.
+    await Promise.all(
+      slices.map(([keyId, slice]) =>
+        slice.refilling ? settledWithin(slice.refilling, this.timeoutMs) : this.giveBack(keyId, slice),
+      ),
+    );
   }
 
   /** The key's live slice for this limit, marked most recent; an ended or re-limited one is dropped. */
@@ -228,6 +316,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       windowMs: Math.ceil(limit.windowMs),
       units: 0,
       remaining: limit.limit,
+      refillAt: -1,
     };
     slice.units = 0;
     if (!old) this.remember(keyId, slice);
@@ -252,6 +341,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       // A new window opened: the old one's units ended with it, so the need was understated; spend
       // from the grant if it covers the cost, else take again.
       Object.assign(slice, { window: lease.window, endsAt, remaining: lease.remaining, units: lease.granted });
+      slice.refillAt = refillPoint(lease.granted);
       return this.consume(keyId, limit, cost);
     }
     slice.window = lease.window;
@@ -259,9 +349,11 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     slice.remaining = lease.remaining;
     if (lease.granted === 0) {
       slice.units += mine;
+      slice.refillAt = -1;
       return this.decision(slice, false, this.clock(), lease.resetMs);
     }
     slice.units += mine + lease.granted - cost;
+    slice.refillAt = refillPoint(slice.units);
     return this.decision(slice, true, this.clock(), lease.resetMs);
   }
 

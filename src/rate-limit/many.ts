@@ -1,10 +1,10 @@
 import { DENIALS } from '../auth/denials.js';
 import type { AuthResult } from '../auth/result.js';
 import type { PublicKey } from '../types.js';
-import type { MemoryRateLimiter } from './memory.js';
+import type { Answering } from './options.js';
 import { type Plan, type PlannedLimit, subjectOf } from './plan.js';
 import { isDecision, unavailable } from './step.js';
-import type { RateLimitDecision, RateLimiter, RateLimitPolicyState, RateLimitState } from './types.js';
+import type { RateLimitDecision, RateLimitPolicyState, RateLimitState } from './types.js';
 
 // Row 9 for a request held to several limits: each is counted in the plan's order (shortest window
 // first) until one refuses; the request is allowed only when every one allowed it, and the most
@@ -49,19 +49,21 @@ function counted(
   return d.allowed ? undefined : decide(key, policies, true);
 }
 
-function countSync(key: PublicKey, plan: Plan, cost: number, limiter: MemoryRateLimiter): AuthResult {
-  const policies: RateLimitPolicyState[] = [];
-  for (const p of plan) {
-    const decided = counted(key, policies, p, limiter.consumeSync(subjectOf(key, p), p.policy, cost));
-    if (decided) return decided;
-  }
-  return decide(key, policies, false);
-}
-
-async function countAsync(key: PublicKey, plan: Plan, cost: number, limiter: RateLimiter): Promise<AuthResult> {
-  const policies: RateLimitPolicyState[] = [];
-  for (const p of plan) {
-    const decided = counted(key, policies, p, await limiter.consume(subjectOf(key, p), p.policy, cost));
+// The limits from `from` on, each answered at once when it can be and by the limiter otherwise.
+async function countLater(
+  key: PublicKey,
+  plan: Plan,
+  from: number,
+  cost: number,
+  answering: Answering,
+  policies: RateLimitPolicyState[],
+): Promise<AuthResult> {
+  for (let i = from; i < plan.length; i++) {
+    const p = plan[i] as PlannedLimit;
+    const subject = subjectOf(key, p);
+    const d =
+      answering.now?.consumeNow(subject, p.policy, cost) ?? (await answering.limiter.consume(subject, p.policy, cost));
+    const decided = counted(key, policies, p, d);
     if (decided) return decided;
   }
   return decide(key, policies, false);
@@ -70,7 +72,8 @@ async function countAsync(key: PublicKey, plan: Plan, cost: number, limiter: Rat
 /**
  * Counts `cost` against every limit of `plan` for `key` through the answering limiter: the allow or
  * the 429 `rate_limited`, carrying `rateLimit` with each counted limit in `policies`, or 503
- * `rate_limiter_unavailable` when the limiter failed. Synchronous with a `MemoryRateLimiter`. Never rejects.
+ * `rate_limiter_unavailable` when the limiter failed. Synchronous while every limit is answered at once
+ * (always with a `MemoryRateLimiter`). Never rejects.
  *
  * @example
  * countAll(key, planOf(key.rateLimit, null), 1, answering(rl));
@@ -79,12 +82,20 @@ export function countAll(
   key: PublicKey,
   plan: Plan,
   cost: number,
-  answering: { readonly sync: boolean; readonly limiter: RateLimiter },
+  answering: Answering,
 ): AuthResult | Promise<AuthResult> {
+  const policies: RateLimitPolicyState[] = [];
   try {
-    if (answering.sync) return countSync(key, plan, cost, answering.limiter as MemoryRateLimiter);
-    return countAsync(key, plan, cost, answering.limiter).catch(() => unavailable(key));
+    // Synchronous while every limit is answered at once (always with a MemoryRateLimiter).
+    for (let i = 0; i < plan.length; i++) {
+      const p = plan[i] as PlannedLimit;
+      const d = answering.now?.consumeNow(subjectOf(key, p), p.policy, cost);
+      if (d === undefined) return countLater(key, plan, i, cost, answering, policies).catch(() => unavailable(key));
+      const decided = counted(key, policies, p, d);
+      if (decided) return decided;
+    }
   } catch {
     return unavailable(key);
   }
+  return decide(key, policies, false);
 }

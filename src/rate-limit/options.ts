@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#errors';
 import type { AuthRequest } from '../auth/result.js';
-import { capabilityOf } from '../capabilities.js';
+import { capabilityOf, type ImmediateLimiter } from '../capabilities.js';
 import type { EventHook } from '../events.js';
 import type { KeyRateLimit, PublicKey } from '../types.js';
 import { quote } from '../validate/describe.js';
@@ -89,7 +89,20 @@ export interface ResolvedRateLimit {
   /** Milliseconds after which a limiter with no `deadline` of its own counts as failing; 0: none. */
   readonly guardMs: number;
   /** Set by the request path on first use. */
-  answering?: { readonly sync: boolean; readonly limiter: RateLimiter };
+  answering?: Answering;
+}
+
+/**
+ * Who answers row 9 for a `rateLimit` option: `now` answers at once when it can (a
+ * `MemoryRateLimiter` always, a `LeasedRateLimiter` from its slice), `limiter` otherwise.
+ *
+ * @example
+ * const { now, limiter } = answering(o.rateLimit);
+ * const decision = now?.consumeNow(key.id, policy, 1) ?? (await limiter.consume(key.id, policy, 1));
+ */
+export interface Answering {
+  readonly now: ImmediateLimiter | undefined;
+  readonly limiter: RateLimiter;
 }
 
 const FIELDS = new Set(['limiter', 'default', 'account', 'cost', 'onLimiterError', 'onEvent']);

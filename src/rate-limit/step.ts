@@ -5,13 +5,13 @@ import type { KeyRateLimit, PublicKey, RateLimit } from '../types.js';
 import { accountLimitOf } from './account.js';
 import { answering } from './fallbacks.js';
 import { countAll } from './many.js';
-import type { MemoryRateLimiter } from './memory.js';
 import type { ResolvedRateLimit } from './options.js';
 import { planOf } from './plan.js';
 import type { RateLimitDecision, RateLimitState } from './types.js';
 
 // Check row 9: a request that passed rows 1 to 8 consumes its cost from its key's limit. Synchronous
-// with a MemoryRateLimiter, so a cached key stays free of promises; a result without a limit (a
+// with a MemoryRateLimiter, and with a LeasedRateLimiter whose slice covers it, so a cached key stays
+// free of promises; a result without a limit (a
 // denial, a key with no limit of its own and no default) is returned as it came, allocating nothing.
 
 /** 503 `rate_limiter_unavailable` for `key`. @internal */
@@ -64,13 +64,16 @@ export function limitRate(
   if (!policy) return result;
   const cost = requestCost(rl.cost, request);
   if (cost < 0) return unavailable(key);
-  const { sync, limiter } = rl.answering ?? answering(rl);
-  if (sync) {
+  const { now, limiter } = rl.answering ?? answering(rl);
+  if (now) {
+    // A MemoryRateLimiter, or a leased slice that covers the request: decided with no promise.
+    let d: RateLimitDecision | undefined;
     try {
-      return decided(key, policy, (limiter as MemoryRateLimiter).consumeSync(key.id, policy, cost));
+      d = now.consumeNow(key.id, policy, cost);
     } catch {
       return unavailable(key);
     }
+    if (d !== undefined) return decided(key, policy, d);
   }
   try {
     return limiter.consume(key.id, policy, cost).then(

@@ -29,6 +29,8 @@ export type {
   ChangeSource,
   Deadline,
   Degradable,
+  ImmediateLedger,
+  ImmediateLimiter,
   SynchronousLedger,
   ViewSource,
   Wrapper,

@@ -1,7 +1,14 @@
 // Leased budgets through `authenticate`: the same decisions, 429s and RateLimit fields as the limiter
 // they wrap, and billed requests settled through a LeasedCreditLedger.
-import { authenticate, KeyManager, MemoryCreditLedger, MemoryKeyStore, MemoryRateLimiter } from 'keygate';
-import { finishCredits } from 'keygate/adapter-kit';
+import {
+  authenticate,
+  CachedKeyStore,
+  KeyManager,
+  MemoryCreditLedger,
+  MemoryKeyStore,
+  MemoryRateLimiter,
+} from 'keygate';
+import { authenticateEager, finishCredits } from 'keygate/adapter-kit';
 import { LeasableMemoryRateLimiter, LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
@@ -51,5 +58,47 @@ describe('leased budgets through authenticate', () => {
     expect(charges.reduce((n, e) => n - e.amount, 0)).toBe(6);
     expect(charges.every((e) => typeof e.keyId === 'string')).toBe(true);
     expect(await inner.reconcile('acct_1')).toMatchObject({ balance: 94, held: 0, ok: true });
+  });
+
+  it('decides a request its leased slice covers at once, with no promise, and waits only for a take', async () => {
+    const store = new MemoryKeyStore();
+    const keys = new KeyManager({ store });
+    const key = await keys.create({
+      accountId: 'acct_1',
+      mode: 'live',
+      name: 'far from its limits',
+      rateLimit: [
+        { name: 'burst', limit: 1_000, windowMs: 1_000 },
+        { name: 'daily', limit: 100_000, windowMs: 86_400_000 },
+      ],
+    });
+    const request = { headers: { 'x-api-key': key.secret }, ip: '203.0.113.7' };
+    const cached = new CachedKeyStore(store);
+    const credits = new MemoryCreditLedger();
+    await credits.topUp('acct_1', 1_000);
+    const ledger = new LeasedCreditLedger({ ledger: credits, maxSlice: 10 });
+    const auth = {
+      rateLimit: { limiter: new LeasedRateLimiter({ limiter: new LeasableMemoryRateLimiter() }) },
+      credits: { ledger },
+    };
+    // The first request finds no slice (and no cached key): it waits for the store and both takes.
+    const first = authenticateEager(request, cached, auth);
+    expect('then' in first).toBe(true);
+    const opened = await first;
+    if (!opened.ok) throw new Error(`refused: ${opened.code}`);
+    expect(await finishCredits(opened, 200, auth)).toBeUndefined();
+    const answers: boolean[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = authenticateEager(request, cached, auth);
+      answers.push('then' in r);
+      const result = 'then' in r ? await r : r;
+      if (!result.ok) throw new Error(`refused: ${result.code}`);
+      expect(result.rateLimit?.policies?.map((p) => p.name)).toEqual(['burst', 'daily']);
+      expect(result.credits?.holdId).toMatch(/^lease_/);
+      await finishCredits(result, 200, auth);
+    }
+    expect(answers).toEqual([false, false, false, false, false]);
+    await ledger.close();
+    expect(await credits.balance('acct_1')).toBe(994);
   });
 });

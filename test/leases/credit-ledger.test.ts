@@ -1,5 +1,5 @@
 import { InvalidInputError, MemoryCreditLedger } from 'keygate';
-import { type CreditLedger, LeasedCreditLedger } from 'keygate/store-kit';
+import { type CreditLedger, capabilityOf, LeasedCreditLedger } from 'keygate/store-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 
 function manual(start = 1_000_000) {
@@ -48,7 +48,12 @@ describe('LeasedCreditLedger', () => {
     expect(() => new LeasedCreditLedger({ ledger: {} as CreditLedger })).toThrow(InvalidInputError);
   });
 
-  it('costs one hold and one settle per slice for a funded account (0.02 round trips a request at maxSlice 100)', async () => {
+  it('holds slices of at most 200 credits by default, twice a leased limiter’s (a slice costs a hold and a settle)', () => {
+    const l = leased(new MemoryCreditLedger());
+    expect([l.maxSlice, l.divisor, l.sliceTtlMs]).toEqual([200, 8, 120_000]);
+  });
+
+  it('costs one hold and one settle per slice for a funded account (under 0.03 round trips a request at maxSlice 100)', async () => {
     const inner = new MemoryCreditLedger();
     await inner.topUp('acct_far', 1_000_000);
     const { ledger, calls } = counted(inner);
@@ -59,9 +64,68 @@ describe('LeasedCreditLedger', () => {
       await l.settle(held.holdId);
     }
     await l.close();
-    expect(calls.hold + calls.settle).toBe(20);
+    // Slices of 100, then of 75 to 81 (each taken while its predecessor still has a quarter free).
+    expect(calls.hold).toBe(calls.settle);
+    expect((calls.hold + calls.settle) / 1000).toBeLessThan(0.03);
     expect(await inner.balance('acct_far')).toBe(1_000_000 - 1000);
     expect((await inner.reconcile('acct_far')).ok).toBe(true);
+  });
+
+  it('takes the next slice before the current one runs dry, so no hold of a funded account waits for the shared ledger', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_far', 1_000_000);
+    const l = leased(inner, { maxSlice: 100 });
+    const first = await l.hold('acct_far', 1, { keyId: 'key_1' });
+    if (!first.ok) throw new Error('refused');
+    l.settleNow(first.holdId);
+    for (let i = 0; i < 1000; i++) {
+      const held = l.holdNow('acct_far', 1, { keyId: 'key_1' });
+      expect(held).toMatchObject({ ok: true });
+      expect(l.settleNow((held as { holdId: string }).holdId)).toMatchObject({ charged: 1 });
+      // Never more free for the account than one slice would give, the next slice included.
+      expect(l.free('acct_far')).toBeLessThanOrEqual(99);
+      // What a background take held lands before the next request comes (this ledger answers at once).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await l.close();
+    expect(await inner.balance('acct_far')).toBe(1_000_000 - 1001);
+    expect((await inner.reconcile('acct_far')).ok).toBe(true);
+  });
+
+  it('holds the next slice only when one runs dry with prefetch off', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_far', 1_000_000);
+    const { ledger, calls } = counted(inner);
+    const l = leased(ledger, { maxSlice: 100, prefetch: false });
+    for (let i = 0; i < 1000; i++) {
+      const held = await l.hold('acct_far', 1, { keyId: 'key_1' });
+      if (!held.ok) throw new Error('refused');
+      await l.settle(held.holdId);
+    }
+    await l.close();
+    expect(calls.hold).toBe(10);
+    expect(() => leased(inner, { prefetch: 1 as never })).toThrow(expect.objectContaining({ field: 'prefetch' }));
+  });
+
+  it('answers holdNow, settleNow and releaseNow only for what its slices hold, and declares them', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_1', 1_000);
+    const l = leased(inner, { maxSlice: 10 });
+    expect(capabilityOf(l, 'immediateCredits')).toBe(l);
+    expect(l.holdNow('acct_1', 1, { keyId: 'key_1' })).toBeUndefined();
+    const first = await l.hold('acct_1', 1, { keyId: 'key_1' });
+    if (!first.ok) throw new Error('refused');
+    expect(l.settleNow(first.holdId)).toMatchObject({ charged: 1 });
+    expect(l.holdNow('acct_1', 50, { keyId: 'key_1' })).toBeUndefined();
+    expect(l.holdNow('acct_1', 1, { keyId: 'key_1', ttlMs: 100_000 })).toBeUndefined();
+    const held = l.holdNow('acct_1', 2, { keyId: 'key_1' });
+    if (!held?.ok) throw new Error('not held at once');
+    expect(l.releaseNow(held.holdId)).toEqual({ balance: expect.any(Number) });
+    expect(l.settleNow(held.holdId)).toBeUndefined();
+    const direct = await inner.hold('acct_1', 1);
+    if (!direct.ok) throw new Error('refused');
+    expect(l.settleNow(direct.holdId)).toBeUndefined();
+    await inner.release(direct.holdId);
   });
 
   it('writes one charge entry per slice, carrying its key, summing what its requests settled', async () => {

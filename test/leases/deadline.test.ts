@@ -51,6 +51,78 @@ describe('a leased limiter’s deadline', () => {
   });
 });
 
+describe('a leased slice’s background top-up', () => {
+  it('bounds the requests that wait for it by timeoutMs, and gives back what it took once it lands late', async () => {
+    const shared = new LeasableMemoryRateLimiter();
+    const leases = capabilityOf(shared, 'leases') as NonNullable<ReturnType<typeof capabilityOf<'leases'>>>;
+    let takes = 0;
+    let landLate: (() => void) | undefined;
+    const slow = {
+      consume: shared.consume.bind(shared),
+      [CAPABILITIES]: {
+        leases: {
+          // The second take (the first top-up) answers only when the test lets it, long after timeoutMs.
+          take: async (...args: Parameters<typeof leases.take>) => {
+            if (++takes === 2) await new Promise<void>((resolve) => (landLate = resolve));
+            return leases.take(...args);
+          },
+          giveBack: leases.giveBack.bind(leases),
+        },
+      },
+    };
+    const limiter = new LeasedRateLimiter({ limiter: slow, maxSlice: 8, timeoutMs: 30 });
+    let allowed = 0;
+    // 8 units: the first take's 8 (one for its request, seven held); the top-up starts at one left.
+    for (let i = 0; i < 8; i++) if ((await limiter.consume('key_1', limit, 1)).allowed) allowed++;
+    expect(takes).toBe(2);
+    const started = Date.now();
+    // The slice is dry: this request waits for the hung top-up, at most timeoutMs, then takes on its own.
+    expect(await limiter.consume('key_1', limit, 1)).toMatchObject({ allowed: true });
+    allowed++;
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(takes).toBe(3);
+    landLate?.();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await limiter.close();
+    // Every unit counted in the shared window was either allowed here or given back.
+    expect(await shared.consume('key_1', limit, 0)).toMatchObject({ remaining: limit.limit - allowed });
+  });
+});
+
+describe('a leased ledger’s background slice', () => {
+  it('bounds the holds that wait for it by timeoutMs, and releases its hold once it lands late', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_1', 1_000);
+    let holds = 0;
+    let landLate: (() => void) | undefined;
+    const slow = Object.assign(Object.create(inner), {
+      // The second hold (the first background slice) answers only when the test lets it.
+      hold: async (...args: Parameters<MemoryCreditLedger['hold']>) => {
+        if (++holds === 2) await new Promise<void>((resolve) => (landLate = resolve));
+        return inner.hold(...args);
+      },
+    });
+    const ledger = new LeasedCreditLedger({ ledger: slow, maxSlice: 8, timeoutMs: 30 });
+    for (let i = 0; i < 8; i++) {
+      const held = await ledger.hold('acct_1', 1, { keyId: 'key_1' });
+      if (!held.ok) throw new Error('refused');
+      await ledger.settle(held.holdId);
+    }
+    expect(holds).toBe(2);
+    const started = Date.now();
+    // The slice is spent: this hold waits for the hung one, at most timeoutMs, then takes its own slice.
+    const ninth = await ledger.hold('acct_1', 1, { keyId: 'key_1' });
+    if (!ninth.ok) throw new Error('refused');
+    await ledger.settle(ninth.holdId);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(holds).toBe(3);
+    landLate?.();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await ledger.close();
+    expect(await inner.reconcile('acct_1')).toMatchObject({ balance: 991, held: 0, ok: true });
+  });
+});
+
 describe('a leased ledger’s deadline', () => {
   it('is twice the shared ledger’s (2 s for keygate’s), or the one given', () => {
     const inner = new MemoryCreditLedger();

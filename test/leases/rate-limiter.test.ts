@@ -2,6 +2,7 @@ import { InvalidInputError, MemoryRateLimiter, type RateLimit } from 'keygate';
 import {
   CAPABILITIES,
   type Capabilities,
+  capabilityOf,
   grantOf,
   LeasableMemoryRateLimiter,
   type LeasableRateLimiter,
@@ -85,12 +86,58 @@ describe('LeasedRateLimiter', () => {
     expect(() => new LeasedRateLimiter({ limiter })).toThrow(expect.objectContaining({ field: 'limiter' }));
   });
 
-  it('costs one take per maxSlice requests for a key far from its limit (0.01 round trips a request)', async () => {
+  it('costs one take per three quarters of maxSlice requests for a key far from its limit (under 0.015 round trips a request)', async () => {
     const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
     const leased = new LeasedRateLimiter({ limiter, maxSlice: 100 });
     for (let i = 0; i < 1000; i++) expect((await leased.consume('far', policy, 1)).allowed).toBe(true);
-    expect(grants).toHaveLength(10);
-    expect(grants.length / 1000).toBeLessThanOrEqual(0.1);
+    // The first take grants 100; each top-up, taken when a quarter of the slice is left, brings it back to 99.
+    expect(grants[0]).toBe(100);
+    expect(grants.slice(1).every((g) => g === 75)).toBe(true);
+    // 1000 units cost 100 + 12 * 75, and the slice is topped up once more before it runs dry.
+    expect(grants).toHaveLength(14);
+    expect(grants.length / 1000).toBeLessThan(0.015);
+  });
+
+  it('tops a slice up before it runs dry, so no request of a key far from its limit waits for the shared limiter', async () => {
+    const { limiter } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 100 });
+    await leased.consume('far', policy, 1);
+    for (let i = 0; i < 1000; i++) {
+      expect(leased.consumeNow('far', policy, 1)).toMatchObject({ allowed: true });
+      // What a top-up took lands before the next request comes (this shared limiter answers at once).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(leased.held('far')).toBeLessThanOrEqual(99);
+  });
+
+  it('takes only when a slice runs dry with prefetch off, and refuses a prefetch that is not a boolean', async () => {
+    const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 100, prefetch: false });
+    for (let i = 0; i < 1000; i++) expect((await leased.consume('dry', policy, 1)).allowed).toBe(true);
+    expect(grants).toEqual(Array.from({ length: 10 }, () => 100));
+    expect(() => new LeasedRateLimiter({ limiter, prefetch: 'yes' as never })).toThrow(
+      expect.objectContaining({ field: 'prefetch' }),
+    );
+  });
+
+  it('never holds more than maxSlice - 1 units of a key, top-ups included', async () => {
+    const { limiter } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 20 });
+    for (let i = 0; i < 500; i++) {
+      await leased.consume('held', policy, 1 + (i % 3));
+      expect(leased.held('held')).toBeLessThanOrEqual(19);
+    }
+  });
+
+  it('answers consumeNow only from a slice that covers the request, for the limit it was taken for', async () => {
+    const { limiter } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 10 });
+    expect(leased.consumeNow('now', policy, 1)).toBeUndefined();
+    await leased.consume('now', policy, 1);
+    expect(leased.consumeNow('now', policy, 1)).toMatchObject({ allowed: true, limit: 100_000 });
+    expect(leased.consumeNow('now', policy, 50)).toBeUndefined();
+    expect(leased.consumeNow('now', { limit: 500, windowMs: 60_000 }, 1)).toBeUndefined();
+    expect(capabilityOf(leased, 'immediateLimits')).toBe(leased);
   });
 
   it('takes one slice for many concurrent requests of one key (one take in flight per key)', async () => {
@@ -109,7 +156,7 @@ describe('LeasedRateLimiter', () => {
       if ((await leased.consume('low', { limit: 1000, windowMs: 60_000 }, 1)).allowed) allowed++;
     expect(allowed).toBe(1000);
     const given = grants.filter((g) => g > 0);
-    expect(given.slice(0, 4)).toEqual([100, 100, 100, 100]);
+    expect(given.slice(0, 4)).toEqual([100, 75, 75, 75]);
     for (let i = 1; i < given.length; i++) expect(given[i]).toBeLessThanOrEqual(given[i - 1] as number);
     expect(given.at(-1)).toBe(1);
   });

@@ -236,6 +236,8 @@ const STORE_KIT_TYPES = [
   'HoldArgs',
   'HoldOptions',
   'HoldResult',
+  'ImmediateLedger',
+  'ImmediateLimiter',
   'KeyActivity',
   'KeyChange',
   'KeyChangeEvent',

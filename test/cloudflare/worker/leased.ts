@@ -31,11 +31,14 @@ export default {
           limiter: new DurableObjectRateLimiter({ namespace: env.KEYGATE_LIMITS, timeoutMs: 10_000 }),
           maxSlice,
           divisor,
+          // An isolate's I/O belongs to the request that started it: no top-up may outlive /run.
+          prefetch: false,
         });
         const ledger = new LeasedCreditLedger({
           ledger: new DurableObjectCreditLedger({ namespace: env.KEYGATE_CREDITS, timeoutMs: 10_000 }),
           maxSlice,
           divisor,
+          prefetch: false,
           ...(args.sliceTtlMs === undefined ? {} : { sliceTtlMs: args.sliceTtlMs }),
         });
         open = { args, limiter, ledger };

@@ -20,6 +20,8 @@ export const LEASED_HTTP = [
   ['fastify-keygate-credits-pg-leased', 'credits on PostgreSQL through `LeasedCreditLedger`', true],
   ['fastify-keygate-credits-redis', 'credits on Redis, a hold and a settle per request', false],
   ['fastify-keygate-credits-pg', 'credits on PostgreSQL, a hold and a settle per request', false],
+  ['fastify-keygate-limits-memory', 'the same limits on `MemoryRateLimiter`: no store, the floor of leasing', false],
+  ['fastify-keygate-credits-memory', 'credits on `MemoryCreditLedger`: no store, the floor of leasing', false],
 ];
 const BASE = 'fastify-keygate';
 const STORES = [

@@ -175,6 +175,22 @@ const variants = {
   'fastify-keygate-credits-redis-leased': () => fastifyWithCredits(redisLedger, true),
   'fastify-keygate-credits-pg': () => fastifyWithCredits(postgresLedger),
   'fastify-keygate-credits-pg-leased': () => fastifyWithCredits(postgresLedger, true),
+  // The floors of the two features: the same limits and credits in this process's memory, no store.
+  'fastify-keygate-limits-memory': async () => {
+    const { MemoryRateLimiter } = await import('keygate');
+    const app = fastify();
+    const rateLimit = { limiter: new MemoryRateLimiter(), default: { limit: 1e12, windowMs: 3_600_000 } };
+    await app.register(fastifyAuth, { ...(await auth()), rateLimit });
+    return app;
+  },
+  'fastify-keygate-credits-memory': async () => {
+    const { MemoryCreditLedger } = await import('keygate');
+    const ledger = new MemoryCreditLedger();
+    await ledger.topUp('acct_bench', 1e15);
+    const app = fastify();
+    await app.register(fastifyAuth, { ...(await auth()), credits: { ledger } });
+    return app;
+  },
   'hono-bare': async () => new Hono(),
   'hono-noop': async () => {
     const app = new Hono();

@@ -3,7 +3,7 @@
 // An account's keys are `<prefix>{<tag>}:<part>`, where the tag is the SHA-256 of the account id
 // (base64url, 43 characters). The tag is the keys' hash tag, so all of an account's keys sit in one
 // hash slot and each script touches one slot: the same scripts run on Redis Cluster. A hold id carries
-// the tag (`hold_<tag>.<24 random hex digits>`), so `settle` and `release` name the account's keys from
+// the tag (`hold_<tag>.<24 hex digits>`), so `settle` and `release` name the account's keys from
 // the id alone, in one round trip. A hold -> account mapping could not do that: whoever reads it does
 // not know the account yet, so it would sit in another slot and cost a second round trip. The tag,
 // not the account id itself, goes into the hold id so that every id is short (71 characters) whatever
@@ -20,6 +20,21 @@ function base64url(bytes: Uint8Array): string {
 
 function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+// Hold and entry ids are unique, not secret: 12 hex digits drawn at random once (and again after 16^12
+// ids) and a 12-digit counter. Drawing random bytes for every id cost about 15 µs of CPU a call in a
+// loaded server. Two processes share a stem with a chance of 1 in 2^48.
+const SERIALS = 16 ** 12;
+let stem = '';
+let serial = SERIALS;
+
+function uniqueHex(): string {
+  if (++serial >= SERIALS) {
+    stem = randomHex(6);
+    serial = 0;
+  }
+  return stem + serial.toString(16).padStart(12, '0');
 }
 
 // Tags of the accounts seen last, so that a hold or a top-up hashes an account once: Web Crypto's
@@ -54,9 +69,9 @@ export function accountKeys(prefix: string, tag: string): string[] {
   return [`${base}available`, `${base}holds`, `${base}held`, `${base}entries`, `${base}refs`];
 }
 
-/** A fresh entry id: `ce_` and 24 random hex digits. */
+/** A fresh entry id: `ce_` and 24 hex digits, unique. */
 export function newEntryId(): string {
-  return `ce_${randomHex(12)}`;
+  return `ce_${uniqueHex()}`;
 }
 
 /**
@@ -66,7 +81,7 @@ export function newEntryId(): string {
  * newHoldId(await accountTag('acct_1')) // 'hold_<tag>.5f0c…e1'
  */
 export function newHoldId(tag: string): string {
-  return `hold_${tag}.${randomHex(12)}`;
+  return `hold_${tag}.${uniqueHex()}`;
 }
 
 const HOLD_ID = /^hold_([A-Za-z0-9_-]{43})\.[0-9a-f]{24}$/;

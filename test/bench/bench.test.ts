@@ -34,7 +34,7 @@ describe('npm run bench (quick)', () => {
   });
 
   it('measures every server variant, each answering only 2xx to the valid key', () => {
-    expect(variants.length).toBe(17);
+    expect(variants.length).toBe(19);
     for (const variant of variants) expect(report).toMatch(new RegExp(`^\\| ${variant} \\| [\\d,]+ \\|`, 'm'));
   });
 
@@ -58,6 +58,17 @@ describe('npm run bench (quick)', () => {
       expect(report).toMatch(
         new RegExp(
           `^\\| HTTP ${variant} / fastify-keygate ≥ 0\\.85 .*\\| [\\d.]+ × \\| (met|missed .*) \\| [\\d.]+ store round trips per request`,
+          'm',
+        ),
+      );
+    }
+  });
+
+  it('states the same limits and credits in memory, the floor of leasing, against Fastify without them', () => {
+    for (const variant of ['fastify-keygate-limits-memory', 'fastify-keygate-credits-memory']) {
+      expect(report).toMatch(
+        new RegExp(
+          `^\\| HTTP ${variant} / fastify-keygate \\(.*no store.*stated, no target\\) \\| [\\d.]+ × \\| stated \\|`,
           'm',
         ),
       );

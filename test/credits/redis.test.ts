@@ -112,6 +112,24 @@ describe.skipIf(!available)('RedisCreditLedger', () => {
     expect(held.ok && held.holdId).toMatch(new RegExp(`^hold_${tag}\\.[0-9a-f]{24}$`));
   });
 
+  it('gives 200 concurrent holds of two ledgers distinct ids, and their charges distinct entry ids', async () => {
+    const accountId = freshAccount('ids');
+    const ledgers = [
+      new RedisCreditLedger({ client: await client(), prefix: PREFIX }),
+      new RedisCreditLedger({ client: await client(), prefix: PREFIX }),
+    ];
+    await ledgers[0]?.topUp(accountId, 1_000);
+    const holds = await Promise.all(Array.from({ length: 200 }, (_, i) => ledgers[i % 2]?.hold(accountId, 1)));
+    const ids = holds.map((held) => (held?.ok ? held.holdId : ''));
+    expect(new Set(ids).size).toBe(200);
+    for (const id of ids) expect(id).toMatch(new RegExp(`^hold_${tagOf(accountId)}\\.[0-9a-f]{24}$`));
+    await Promise.all(ids.map((id, i) => ledgers[i % 2]?.settle(id)));
+    const entries = await ledgers[1]?.entries(accountId, { limit: 1_000 });
+    expect(entries?.filter((e) => e.kind === 'charge')).toHaveLength(200);
+    expect(new Set(entries?.map((e) => e.id)).size).toBe(201);
+    expect(await ledgers[0]?.balance(accountId)).toBe(800);
+  });
+
   it('reconciles as not ok, with the figures, once an entry was written around the ledger', async () => {
     const redis = await client();
     const ledger = new RedisCreditLedger({ client: redis, prefix: PREFIX });

@@ -133,8 +133,8 @@ function machineJiffies() {
 /**
  * Waits until the machine is quiet: less than `busyShare` of its CPU time busy over a quarter-second
  * window, at most `maxMs`. A store that another variant loaded goes on working after its load stops
- * (PostgreSQL writing out what a plain ledger wrote, Redis expiring what it stored): measured from
- * then, the next variant would pay for it. Returns the milliseconds waited (null where /proc/stat is
+ * (PostgreSQL and Redis were seen busy, a fifth of a core and more, for seconds after the plain
+ * ledgers' windows): measured from then, the next variant would pay for it. Returns the milliseconds waited (null where /proc/stat is
  * missing: nothing to wait for).
  */
 export async function waitForQuiet({ busyShare = 0.1, maxMs = 10_000 } = {}) {

@@ -50,8 +50,7 @@ function table(head, rows) {
 function quietNote(http, options) {
   const waits = Object.values(http).flatMap((r) => r.quietMs ?? []);
   if (waits.length === 0) return '';
-  const rewarm = options.rewarm ?? 0.5;
-  return `Each measured window waited for the machine to go quiet (under 10% of its CPU busy over a quarter second: PostgreSQL and Redis go on working for seconds after a plain ledger's load; median wait ${int(median(waits))} ms, longest ${int(Math.max(...waits))} ms) and followed ${rewarm} s of unmeasured load of the same request, so no variant pays for what the one before it left running, nor for its own first second of new connections after sitting idle through the others' windows. `;
+  return `Each measured window waited for the machine to go quiet (under 10% of its CPU busy over a quarter second: PostgreSQL and Redis go on working for seconds after a plain ledger's load; median wait ${int(median(waits))} ms, longest ${int(Math.max(...waits))} ms) and followed ${options.rewarm} s of unmeasured load of the same request, so no variant pays for what the one before it left running, nor for its own first second of new connections after sitting idle through the others' windows. `;
 }
 
 export function roundRatio(http, a, b) {

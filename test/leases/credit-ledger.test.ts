@@ -129,7 +129,16 @@ describe('LeasedCreditLedger', () => {
     expect(sent).toHaveLength(0);
     spend(1);
     expect([l.free('acct_slow'), sent.length]).toEqual([37, 1]);
+    // idle() waits for the slice on its way: then free counts it too (37 and its successor of 62).
+    let idle = false;
+    const waiting = l.idle().then(() => {
+      idle = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
     await land();
+    await waiting;
+    expect(l.free('acct_slow')).toBe(99);
   });
 
   it('holds the next slice only when one runs dry with prefetch off', async () => {

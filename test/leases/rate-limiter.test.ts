@@ -135,7 +135,16 @@ describe('LeasedRateLimiter', () => {
     expect(sent).toHaveLength(0);
     spend(1);
     expect([leased.held('slow'), sent.length]).toEqual([51, 1]);
+    // idle() waits for the top-up in flight: then held counts what the store counted for it.
+    let idle = false;
+    const waiting = leased.idle().then(() => {
+      idle = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
     await land();
+    await waiting;
+    expect(leased.held('slow')).toBe(99);
     await leased.close();
   });
 

@@ -19,18 +19,17 @@ const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.str
 // The tests count every unit and credit, so a top-up must not give its grant back late (past the
 // wrappers' deadline, as it would on a machine loaded by the rest of the suite): they wait as long as
 // the test does. Deadlines have tests of their own (deadline.test.ts).
-const timeoutMs = LATE_AFTER_MS;
 const limiter = new LeasedRateLimiter({
   limiter: backend.limiter,
   maxSlice: args.maxSlice,
   divisor: args.divisor,
-  timeoutMs,
+  timeoutMs: LATE_AFTER_MS,
 });
 const ledger = new LeasedCreditLedger({
   ledger: backend.ledger,
   maxSlice: args.maxSlice,
   divisor: args.divisor,
-  timeoutMs,
+  timeoutMs: LATE_AFTER_MS,
   ...(args.sliceTtlMs === undefined ? {} : { sliceTtlMs: args.sliceTtlMs }),
 });
 

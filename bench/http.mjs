@@ -117,6 +117,40 @@ function cpuMicros(pid) {
   }
 }
 
+// Busy and total jiffies of the whole machine (every CPU), from /proc/stat; null elsewhere.
+function machineJiffies() {
+  try {
+    const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+    const n = fields.map(Number);
+    const idle = n[3] + n[4]; // idle + iowait
+    const total = n.reduce((a, b) => a + b, 0);
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits until the machine is quiet: less than `busyShare` of its CPU time busy over a quarter-second
+ * window, at most `maxMs`. A store that another variant loaded goes on working after its load stops
+ * (PostgreSQL and Redis were seen busy, a fifth of a core and more, for seconds after the plain
+ * ledgers' windows): measured from then, the next variant would pay for it. Returns the milliseconds waited (null where /proc/stat is
+ * missing: nothing to wait for).
+ */
+export async function waitForQuiet({ busyShare = 0.1, maxMs = 10_000 } = {}) {
+  const started = Date.now();
+  let before = machineJiffies();
+  if (before === null) return null;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const after = machineJiffies();
+    const total = after.total - before.total;
+    if (total > 0 && (after.busy - before.busy) / total < busyShare) return Date.now() - started;
+    if (Date.now() - started >= maxMs) return Date.now() - started;
+    before = after;
+  }
+}
+
 /** Redis commands the server has sent so far, or null for a variant that does not count them. */
 async function redisCommands(server) {
   const route = REDIS_COUNTERS[server.variant];
@@ -152,10 +186,12 @@ async function verify(server, key, request) {
 }
 
 /**
- * Runs `rounds` alternated rounds of `seconds` each per variant (after a warm-up of `warmup` seconds)
- * and returns `{ [variant]: { rps: number[], p50: number[], cpu: number[], redis: number[] } }`: one
- * entry per round (requests per second, median latency in ms, the server's CPU time per request in
- * µs, and for the variants of `REDIS_COUNTERS` the store round trips it sent per request). `requests`
+ * Runs `rounds` alternated rounds of `seconds` each per variant (after a warm-up of `warmup` seconds;
+ * each measured window waits for a quiet machine and follows `rewarm` seconds of unmeasured load) and
+ * returns `{ [variant]: { rps: number[], p50: number[], cpu: number[], redis: number[], quietMs: number[] } }`:
+ * one entry per round (requests per second, median latency in ms, the server's CPU time per request in
+ * µs, for the variants of `REDIS_COUNTERS` the store round trips it sent per request, and how long the
+ * round waited for the machine to go quiet). `requests`
  * names the requests of `REQUESTS` each variant is loaded with in every round (default: GET only), or
  * is a function of the variant that names them (see `requestsOf`); the GET figures are the entry
  * itself, each other request's are under its name (`post: { rps, p50, cpu }`).
@@ -165,6 +201,7 @@ export async function runHttp({
   rounds = 5,
   seconds = 5,
   warmup = 2,
+  rewarm = 0.5,
   connections = 32,
   log = () => {},
   variants = VARIANTS,
@@ -178,14 +215,21 @@ export async function runHttp({
     for (const s of servers) {
       for (const name of routes(s.variant)) await load(s, key, warmup, connections, REQUESTS[name]);
     }
-    const out = Object.fromEntries(variants.map((v) => [v, { rps: [], p50: [], cpu: [], redis: [] }]));
+    const out = Object.fromEntries(variants.map((v) => [v, { rps: [], p50: [], cpu: [], redis: [], quietMs: [] }]));
     for (const v of variants)
-      for (const name of routes(v).filter((n) => n !== 'get')) out[v][name] = { rps: [], p50: [], cpu: [] };
+      for (const name of routes(v).filter((n) => n !== 'get'))
+        out[v][name] = { rps: [], p50: [], cpu: [], quietMs: [] };
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? servers : [...servers].reverse();
       for (const s of order) {
         for (const name of r % 2 === 0 ? routes(s.variant) : [...routes(s.variant)].reverse()) {
           const into = name === 'get' ? out[s.variant] : out[s.variant][name];
+          // Each measured window starts on a quiet machine, with the server already answering this
+          // request: what another variant left running, and the first second of new connections
+          // after the server sat idle through the others' windows, are not this variant's cost.
+          const quietMs = await waitForQuiet();
+          if (quietMs !== null) into.quietMs.push(quietMs);
+          if (rewarm > 0) await load(s, key, rewarm, connections, REQUESTS[name]);
           const commandsBefore = name === 'get' ? await redisCommands(s) : null;
           const cpuBefore = cpuMicros(s.child.pid);
           const res = await load(s, key, seconds, connections, REQUESTS[name]);

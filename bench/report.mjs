@@ -44,6 +44,15 @@ function table(head, rows) {
 }
 
 /** Median of the per-round ratios a/b: each round measures a and b back to back, so drift cancels. */
+
+// How each measured window began: on a quiet machine (the stores done with what the previous variant
+// left them), after a short unmeasured load of the same request. Older results carry neither.
+function quietNote(http, options) {
+  const waits = Object.values(http).flatMap((r) => r.quietMs ?? []);
+  if (waits.length === 0) return '';
+  return `Each measured window waited for the machine to go quiet (under 10% of its CPU busy over a quarter second: PostgreSQL and Redis go on working for seconds after a plain ledger's load; median wait ${int(median(waits))} ms, longest ${int(Math.max(...waits))} ms) and followed ${options.rewarm} s of unmeasured load of the same request, so no variant pays for what the one before it left running, nor for its own first second of new connections after sitting idle through the others' windows. `;
+}
+
 export function roundRatio(http, a, b) {
   return median(http[a].rps.map((x, i) => x / http[b].rps[i]));
 }
@@ -246,7 +255,7 @@ export function render(results, scale) {
   if (http) {
     sections.push(
       '## HTTP throughput',
-      `autocannon, ${options.connections} connections, GET ${'`/v1/ping`'} with the same valid \`mk_live_\` key on every variant (1-entry allow list \`127.0.0.1\`, permission \`email:verify\`), same JSON body. ${options.httpRounds} rounds of ${options.httpSeconds} s per variant after a ${options.warmup} s warm-up each; rounds alternate the variants (every other round in reverse). Every request of every run was answered 2xx.`,
+      `autocannon, ${options.connections} connections, GET ${'`/v1/ping`'} with the same valid \`mk_live_\` key on every variant (1-entry allow list \`127.0.0.1\`, permission \`email:verify\`), same JSON body. ${options.httpRounds} rounds of ${options.httpSeconds} s per variant after a ${options.warmup} s warm-up each; rounds alternate the variants (every other round in reverse). ${quietNote(http, options)}Every request of every run was answered 2xx.`,
       table(
         ['variant', 'median req/s', 'min-max req/s', 'median p50 latency ms', 'server CPU µs per request'],
         Object.entries(http).map(([v, r]) => [

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import { inBackground, settledWithin } from '../deadline.js';
+import { refillPoint } from '../refill-point.js';
 import type { RateLimit } from '../types.js';
 import { quote } from '../validate/describe.js';
 import { flag } from '../validate/flag.js';
@@ -13,17 +14,19 @@ import type { RateLimitDecision, RateLimiter } from './types.js';
  * Options of {@link LeasedRateLimiter}.
  *
  * @example
- * const options: LeasedRateLimiterOptions = { limiter: new RedisRateLimiter({ client }), maxSlice: 100, divisor: 8 };
+ * const options: LeasedRateLimiterOptions = { limiter: new RedisRateLimiter({ client }), maxSlice: 300, divisor: 8 };
  */
 export interface LeasedRateLimiterOptions {
   /** The shared limiter to take slices from; it must declare the `leases` capability (keygate's all do). */
   limiter: RateLimiter;
   /**
    * The most units one slice holds (beyond what the request that takes it needs). A key far from its
-   * limit costs one round trip per about `3/4 × maxSlice` units; near the limit, units held by other processes
-   * may refuse a request early by at most `(processes - 1) * (maxSlice - 1)` units.
+   * limit costs one round trip per `maxSlice / 2` units (at most one per `maxSlice / 4` when its store
+   * answers slowly); near the limit, units held by other processes may refuse a request early by at
+   * most `(processes - 1) * (maxSlice - 1)` units. The default leaves a busy key (tens of thousands of
+   * requests a second in one process) enough units to outlast a store round trip on a loaded machine.
    *
-   * @default 100
+   * @default 300
    */
   maxSlice?: number;
   /**
@@ -50,8 +53,9 @@ export interface LeasedRateLimiterOptions {
    */
   timeoutMs?: number;
   /**
-   * Whether a slice down to a quarter of what its take left is topped up in the background, so that a
-   * key far from its limit never waits for the store. Turn it off where work may not outlive the
+   * Whether a slice down to half of what its take left (earlier when the last top-up saw more than a
+   * quarter spent while it was in flight) is topped up in the background, so that a key far from its
+   * limit never waits for the store. Turn it off where work may not outlive the
    * request that started it (Cloudflare Workers: an isolate's I/O belongs to its request).
    *
    * @default true
@@ -92,10 +96,6 @@ interface Slice {
 const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now: number) =>
   slice.units >= cost && slice.limit === limit && slice.windowMs === windowMs && (cost > 0 || slice.endsAt > now);
 
-// A slice is topped up once a quarter of what a take left it remains: far from the limit the top-up
-// lands before the slice runs dry, so no request waits for the store.
-const refillPoint = (units: number) => (units >= 4 ? Math.floor(units / 4) : -1);
-
 function whole(field: string, value: unknown, fallback: number): number {
   const v = value ?? fallback;
   if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
@@ -109,11 +109,12 @@ function whole(field: string, value: unknown, fallback: number): number {
  * spends them in this process, and gives back what it did not spend (`close()`, a changed limit, a
  * slice evicted). Exact in the sense that matters: every unit it allows was counted in the shared
  * window first, so no limit is ever exceeded across any number of processes; a key far from its
- * limit costs one round trip per slice (about `3/4 × maxSlice` units) instead of one per request.
+ * limit costs one round trip per top-up (about `maxSlice / 2` units) instead of one per request.
  *
  * Slices shrink as the window runs low: a take grants at least what the request needs, at most
- * `maxSlice`, and at most `1/divisor` of what remains. Once a slice is down to a quarter of what its
- * take left it, it is topped up in the background (to `maxSlice - 1` units at most), so a key far
+ * `maxSlice`, and at most `1/divisor` of what remains. Once a slice is down to half of what its take
+ * left it (earlier for a store that answers slower than the key spends, see `refillPoint`), it is
+ * topped up in the background (to `maxSlice - 1` units at most), so a key far
  * from its limit never waits for the store. One take per key is in flight per process; requests its
  * slice cannot cover wait for it. The price is early refusal: a request of cost `c` is refused only
  * when fewer than `c + (P - 1) * (maxSlice - 1)` units of the window are unspent, `P` the number of
@@ -125,7 +126,7 @@ function whole(field: string, value: unknown, fallback: number): number {
  * process can see: the shared window's remaining plus its own slice.
  *
  * @example
- * const limiter = new LeasedRateLimiter({ limiter: new RedisRateLimiter({ client }), maxSlice: 100 });
+ * const limiter = new LeasedRateLimiter({ limiter: new RedisRateLimiter({ client }), maxSlice: 300 });
  * const auth = { rateLimit: { limiter } };
  * process.on('SIGTERM', () => limiter.close());
  */
@@ -144,6 +145,9 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   private readonly clock: () => number;
   // Insertion order is recency (deleted and set again on use), so the first key is the least recent.
   private readonly slices = new Map<string, Slice>();
+  // The key last moved to the end of `slices` (the most recent), while it is there: a key used again
+  // and again keeps its place with no delete and set per request.
+  private last: string | undefined;
 
   constructor(options: LeasedRateLimiterOptions) {
     const leases = capabilityOf(options?.limiter, 'leases');
@@ -153,7 +157,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     }
     this.inner = options.limiter;
     this.leases = leases;
-    this.maxSlice = whole('maxSlice', options.maxSlice, 100);
+    this.maxSlice = whole('maxSlice', options.maxSlice, 300);
     this.divisor = whole('divisor', options.divisor, 8);
     this.max = whole('max', options.max, 10_000);
     this.clock = options.clock ?? Date.now;
@@ -175,6 +179,23 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   held(keyId: string): number {
     const slice = this.slices.get(keyId);
     return slice && slice.endsAt > this.clock() ? slice.units : 0;
+  }
+
+  /**
+   * Resolves once no background top-up of this process is in flight (at once when none is; each
+   * settles within `timeoutMs`), so that `held` counts every unit the shared limiter has counted for
+   * this process. Never rejects.
+   *
+   * @example
+   * await limiter.idle();
+   * limiter.held('key_1'); // 99
+   */
+  async idle(): Promise<void> {
+    for (;;) {
+      const pending = [...this.slices.values()].flatMap((slice) => (slice.refilling ? [slice.refilling] : []));
+      if (pending.length === 0) return;
+      await Promise.all(pending);
+    }
   }
 
   /**
@@ -210,10 +231,9 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
    */
   consumeNow(keyId: string, limit: RateLimit, cost: number): RateLimitDecision | undefined {
     const windowMs = Math.ceil(limit.windowMs);
-    const slice = this.current(keyId, limit.limit, windowMs);
-    if (slice === undefined) return undefined;
     const now = this.clock();
-    if (!covers(slice, limit.limit, windowMs, cost, now)) return undefined;
+    const slice = this.current(keyId, limit.limit, windowMs, now);
+    if (slice === undefined || !covers(slice, limit.limit, windowMs, cost, now)) return undefined;
     slice.units -= cost;
     if (slice.units <= slice.refillAt && slice.taking === undefined && this.prefetch) this.refill(keyId, limit, slice);
     return this.decision(slice, true, now);
@@ -229,14 +249,17 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     slice.refillAt = -1;
     if (want < 1 || slice.remaining === 0) return;
     const sentAt = this.clock();
+    const unitsAtSend = slice.units;
     const landed = (lease: RateLimitLease) => {
+      // What went while the top-up was in flight sets how early the next one starts.
+      const drain = Math.max(0, unitsAtSend - slice.units);
       // A new window opened: the old one's units ended with it.
       if (lease.window !== slice.window) slice.units = 0;
       slice.window = lease.window;
       slice.endsAt = sentAt + lease.resetMs;
       slice.remaining = lease.remaining;
       slice.units += lease.granted;
-      slice.refillAt = lease.granted > 0 ? refillPoint(slice.units) : -1;
+      slice.refillAt = lease.granted > 0 ? refillPoint(slice.units, drain) : -1;
     };
     // Too late (past timeoutMs, which bounds the requests that wait for it): the units were counted,
     // so they go back rather than wait for the window to end.
@@ -254,12 +277,12 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
 
   private async consumeSlowly(args: ReturnType<typeof validConsumeArgs>, limit: RateLimit): Promise<RateLimitDecision> {
     for (;;) {
-      const slice = this.current(args.keyId, args.limit, args.windowMs);
+      const now = this.clock();
+      const slice = this.current(args.keyId, args.limit, args.windowMs, now);
       if (slice?.taking) {
         await slice.taking;
         continue;
       }
-      const now = this.clock();
       if (slice && covers(slice, args.limit, args.windowMs, args.cost, now)) {
         slice.units -= args.cost;
         return this.decision(slice, true, now);
@@ -279,6 +302,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   async close(): Promise<void> {
     const slices = [...this.slices];
     this.slices.clear();
+    this.last = undefined;
     // A background take still in flight gives the slice back itself once it lands (or times out);
     // close() waits for it at most timeoutMs, on a timer of its own.
     await Promise.all(
@@ -289,15 +313,20 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   }
 
   /** The key's live slice for this limit, marked most recent; an ended or re-limited one is dropped. */
-  private current(keyId: string, limit: number, windowMs: number): Slice | undefined {
+  private current(keyId: string, limit: number, windowMs: number, now: number): Slice | undefined {
     const slice = this.slices.get(keyId);
     if (slice === undefined) return undefined;
-    this.slices.delete(keyId);
-    if (!slice.taking && (slice.endsAt <= this.clock() || slice.limit !== limit || slice.windowMs !== windowMs)) {
+    if (!slice.taking && (slice.endsAt <= now || slice.limit !== limit || slice.windowMs !== windowMs)) {
+      this.slices.delete(keyId);
+      if (this.last === keyId) this.last = undefined;
       void this.giveBack(keyId, slice);
       return undefined;
     }
-    this.slices.set(keyId, slice);
+    if (this.last !== keyId) {
+      this.slices.delete(keyId);
+      this.slices.set(keyId, slice);
+      this.last = keyId;
+    }
     return slice;
   }
 
@@ -341,7 +370,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       // A new window opened: the old one's units ended with it, so the need was understated; spend
       // from the grant if it covers the cost, else take again.
       Object.assign(slice, { window: lease.window, endsAt, remaining: lease.remaining, units: lease.granted });
-      slice.refillAt = refillPoint(lease.granted);
+      slice.refillAt = refillPoint(lease.granted, 0);
       return this.consume(keyId, limit, cost);
     }
     slice.window = lease.window;
@@ -353,7 +382,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       return this.decision(slice, false, this.clock(), lease.resetMs);
     }
     slice.units += mine + lease.granted - cost;
-    slice.refillAt = refillPoint(slice.units);
+    slice.refillAt = refillPoint(slice.units, 0);
     return this.decision(slice, true, this.clock(), lease.resetMs);
   }
 
@@ -376,6 +405,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       }
     }
     this.slices.set(keyId, slice);
+    this.last = keyId;
   }
 
   private async giveBack(keyId: string, slice: Slice): Promise<void> {

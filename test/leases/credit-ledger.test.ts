@@ -48,26 +48,27 @@ describe('LeasedCreditLedger', () => {
     expect(() => new LeasedCreditLedger({ ledger: {} as CreditLedger })).toThrow(InvalidInputError);
   });
 
-  it('holds slices of at most 200 credits by default, twice a leased limiter’s (a slice costs a hold and a settle)', () => {
+  it('holds at most 1,000 credits free per account and key by default', () => {
     const l = leased(new MemoryCreditLedger());
-    expect([l.maxSlice, l.divisor, l.sliceTtlMs]).toEqual([200, 8, 120_000]);
+    expect([l.maxSlice, l.divisor, l.sliceTtlMs]).toEqual([1000, 8, 120_000]);
   });
 
-  it('costs one hold and one settle per slice for a funded account (under 0.03 round trips a request at maxSlice 100)', async () => {
+  it('costs one hold and one settle per slice for a funded account (under 0.004 round trips a request by default)', async () => {
     const inner = new MemoryCreditLedger();
     await inner.topUp('acct_far', 1_000_000);
     const { ledger, calls } = counted(inner);
-    const l = leased(ledger, { maxSlice: 100 });
-    for (let i = 0; i < 1000; i++) {
+    const l = leased(ledger);
+    for (let i = 0; i < 10_000; i++) {
       const held = await l.hold('acct_far', 1, { keyId: 'key_1' });
       if (!held.ok) throw new Error('refused');
       await l.settle(held.holdId);
     }
     await l.close();
-    // Slices of 100, then of 75 to 81 (each taken while its predecessor still has a quarter free).
+    // A slice of 1,000, then successors that settle near 666 (each taken while its predecessor still
+    // has half free, so the two together stay under 1,000).
     expect(calls.hold).toBe(calls.settle);
-    expect((calls.hold + calls.settle) / 1000).toBeLessThan(0.03);
-    expect(await inner.balance('acct_far')).toBe(1_000_000 - 1000);
+    expect((calls.hold + calls.settle) / 10_000).toBeLessThan(0.004);
+    expect(await inner.balance('acct_far')).toBe(1_000_000 - 10_000);
     expect((await inner.reconcile('acct_far')).ok).toBe(true);
   });
 
@@ -90,6 +91,54 @@ describe('LeasedCreditLedger', () => {
     await l.close();
     expect(await inner.balance('acct_far')).toBe(1_000_000 - 1001);
     expect((await inner.reconcile('acct_far')).ok).toBe(true);
+  });
+
+  it('takes the slice after next earlier when more than a quarter of a slice went while the next was on its way', async () => {
+    const inner = new MemoryCreditLedger();
+    await inner.topUp('acct_slow', 1_000_000);
+    const sent: Array<() => void> = [];
+    // A shared ledger that answers a hold only when the test lets it: a slow store.
+    const slow: CreditLedger = {
+      ...counted(inner).ledger,
+      hold: (a, n, o) => new Promise((resolve) => sent.push(() => resolve(inner.hold(a, n, o)))),
+    };
+    const l = leased(slow, { maxSlice: 100 });
+    const land = async () => {
+      sent.shift()?.();
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const first = l.hold('acct_slow', 1, { keyId: 'key_1' });
+    await land();
+    l.settleNow(((await first) as { holdId: string }).holdId);
+    const spend = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const held = l.holdNow('acct_slow', 1, { keyId: 'key_1' });
+        expect(held).toMatchObject({ ok: true });
+        l.settleNow((held as { holdId: string }).holdId);
+      }
+    };
+    // 99 free: half (49) left sends the hold of the next slice, 50 credits.
+    spend(50);
+    expect([l.free('acct_slow'), sent.length]).toEqual([49, 1]);
+    // 30 go while it is on its way: the next slice takes the one after it with 2 × 30 = 60 left, capped
+    // at three quarters of its 50 (37), not at half (25).
+    spend(30);
+    await land();
+    expect(l.free('acct_slow')).toBe(19 + 50);
+    spend(19 + 12);
+    expect(sent).toHaveLength(0);
+    spend(1);
+    expect([l.free('acct_slow'), sent.length]).toEqual([37, 1]);
+    // idle() waits for the slice on its way: then free counts it too (37 and its successor of 62).
+    let idle = false;
+    const waiting = l.idle().then(() => {
+      idle = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
+    await land();
+    await waiting;
+    expect(l.free('acct_slow')).toBe(99);
   });
 
   it('holds the next slice only when one runs dry with prefetch off', async () => {

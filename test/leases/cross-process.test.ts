@@ -14,7 +14,7 @@ import { mysqlAvailable, openTestDatabase, type TestDatabase } from '../stores/s
 import { PG_URL, REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 import { clusterAvailable, startRedisCluster } from '../support/redis-cluster.js';
 import { type BackendKind, type Opened, openBackend } from './support/backends.js';
-import { spendUntilRefused } from './support/hammer.js';
+import { LATE_AFTER_MS, spendUntilRefused } from './support/hammer.js';
 
 const postgres = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const redis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
@@ -147,7 +147,7 @@ describe.skipIf(backends.length === 0).each(backends)('leased budgets across thr
     const ran = await all(cs, 'run 20', 'ran');
     expect(sum(ran, (r) => r.allowed)).toBe(60);
     const held = sum(ran, (r) => r.held);
-    const mine = new LeasedRateLimiter({ limiter: shared.limiter, maxSlice, divisor: 1 });
+    const mine = new LeasedRateLimiter({ limiter: shared.limiter, maxSlice, divisor: 1, timeoutMs: LATE_AFTER_MS });
     let allowed = 0;
     while ((await mine.consume(id, policy, 1)).allowed) allowed++;
     // Every unit of the window is spent or sits in a slice; the slices hold at most (4 - 1) * (maxSlice - 1).
@@ -218,7 +218,7 @@ describe.skipIf(backends.length === 0).each(backends)('leased budgets across thr
     const ran = await all(cs, 'run 20', 'ran');
     expect(sum(ran, (r) => r.allowed)).toBe(60);
     const free = sum(ran, (r) => r.held);
-    const mine = new LeasedCreditLedger({ ledger: shared.ledger, maxSlice, divisor: 1 });
+    const mine = new LeasedCreditLedger({ ledger: shared.ledger, maxSlice, divisor: 1, timeoutMs: LATE_AFTER_MS });
     const spend = () => spendUntilRefused(mine, id, 'key_a');
     const served = await spend();
     expect(60 + served + free).toBe(300);

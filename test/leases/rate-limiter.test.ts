@@ -86,16 +86,66 @@ describe('LeasedRateLimiter', () => {
     expect(() => new LeasedRateLimiter({ limiter })).toThrow(expect.objectContaining({ field: 'limiter' }));
   });
 
-  it('costs one take per three quarters of maxSlice requests for a key far from its limit (under 0.015 round trips a request)', async () => {
+  it('costs one take per half maxSlice requests for a key far from its limit (under 0.025 round trips a request)', async () => {
     const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
     const leased = new LeasedRateLimiter({ limiter, maxSlice: 100 });
     for (let i = 0; i < 1000; i++) expect((await leased.consume('far', policy, 1)).allowed).toBe(true);
-    // The first take grants 100; each top-up, taken when a quarter of the slice is left, brings it back to 99.
+    // The first take grants 100; each top-up, taken when half the slice is left, brings it back to 99.
     expect(grants[0]).toBe(100);
-    expect(grants.slice(1).every((g) => g === 75)).toBe(true);
-    // 1000 units cost 100 + 12 * 75, and the slice is topped up once more before it runs dry.
-    expect(grants).toHaveLength(14);
-    expect(grants.length / 1000).toBeLessThan(0.015);
+    expect(grants.slice(1).every((g) => g === 50)).toBe(true);
+    // 1000 units cost 100 + 18 * 50, and the slice is topped up once more before it runs dry.
+    expect(grants).toHaveLength(20);
+    expect(grants.length / 1000).toBeLessThan(0.025);
+  });
+
+  it('holds slices of at most 300 units by default', () => {
+    const leased = new LeasedRateLimiter({ limiter: new LeasableMemoryRateLimiter() });
+    expect([leased.maxSlice, leased.divisor]).toEqual([300, 8]);
+  });
+
+  it('tops up earlier after a top-up that saw more than a quarter of the slice spent while it was in flight', async () => {
+    const inner = new LeasableMemoryRateLimiter();
+    const sent: Array<() => void> = [];
+    // A shared limiter that answers a take only when the test lets it: a slow store.
+    const leases: LeasableRateLimiter = {
+      take: (keyId, limit, ask) => new Promise((resolve) => sent.push(() => resolve(inner.take(keyId, limit, ask)))),
+      giveBack: (keyId, limit, window, units) => inner.giveBack(keyId, limit, window, units),
+    };
+    const limiter = { consume: inner.consume.bind(inner), [CAPABILITIES]: { leases } satisfies Capabilities };
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 100 });
+    const land = async () => {
+      sent.shift()?.();
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const first = leased.consume('slow', policy, 1);
+    await land();
+    await first;
+    const spend = (n: number) => {
+      for (let i = 0; i < n; i++) expect(leased.consumeNow('slow', policy, 1)).toMatchObject({ allowed: true });
+    };
+    // 99 held: half (49) left sends the top-up of 50.
+    spend(50);
+    expect([leased.held('slow'), sent.length]).toEqual([49, 1]);
+    // 30 go while it is in flight: it lands on 19 + 50 = 69, and the next top-up leaves at 2 × 30 = 60 left
+    // (not at half, 34), within three quarters (51) of the slice.
+    spend(30);
+    await land();
+    expect(leased.held('slow')).toBe(69);
+    spend(17);
+    expect(sent).toHaveLength(0);
+    spend(1);
+    expect([leased.held('slow'), sent.length]).toEqual([51, 1]);
+    // idle() waits for the top-up in flight: then held counts what the store counted for it.
+    let idle = false;
+    const waiting = leased.idle().then(() => {
+      idle = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
+    await land();
+    await waiting;
+    expect(leased.held('slow')).toBe(99);
+    await leased.close();
   });
 
   it('tops a slice up before it runs dry, so no request of a key far from its limit waits for the shared limiter', async () => {
@@ -118,6 +168,23 @@ describe('LeasedRateLimiter', () => {
     expect(() => new LeasedRateLimiter({ limiter, prefetch: 'yes' as never })).toThrow(
       expect.objectContaining({ field: 'prefetch' }),
     );
+  });
+
+  it('keeps the slices of the max most recently used keys, giving back the least recently used one’s units', async () => {
+    const { limiter, givenBack } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 10, max: 2, prefetch: false });
+    await leased.consume('a', policy, 1);
+    await leased.consume('b', policy, 1);
+    // a again, twice (the second time it is already the most recent), so b is now the least recent.
+    await leased.consume('a', policy, 1);
+    await leased.consume('a', policy, 1);
+    await leased.consume('c', policy, 1);
+    expect([leased.held('a'), leased.held('b'), leased.held('c')]).toEqual([7, 0, 9]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(givenBack()).toBe(9);
+    // b comes back with a slice of its own, and a (now the least recent) makes room.
+    await leased.consume('b', policy, 1);
+    expect([leased.held('a'), leased.held('b'), leased.held('c')]).toEqual([0, 9, 9]);
   });
 
   it('never holds more than maxSlice - 1 units of a key, top-ups included', async () => {
@@ -156,7 +223,7 @@ describe('LeasedRateLimiter', () => {
       if ((await leased.consume('low', { limit: 1000, windowMs: 60_000 }, 1)).allowed) allowed++;
     expect(allowed).toBe(1000);
     const given = grants.filter((g) => g > 0);
-    expect(given.slice(0, 4)).toEqual([100, 75, 75, 75]);
+    expect(given.slice(0, 4)).toEqual([100, 50, 50, 50]);
     for (let i = 1; i < given.length; i++) expect(given[i]).toBeLessThanOrEqual(given[i - 1] as number);
     expect(given.at(-1)).toBe(1);
   });

@@ -3,6 +3,13 @@
 // (lease-child.ts) and the Worker (test/cloudflare/worker/leased.ts); no Node or Workers API here.
 import type { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
 
+/**
+ * The deadline of the leased wrappers whose every unit and credit a test counts, in milliseconds:
+ * longer than any store round trip on a loaded machine, so that no top-up lands past it and gives
+ * its grant back later, after the test has counted.
+ */
+export const LATE_AFTER_MS = 30_000;
+
 /** The hammer's settings, as a child's argv or a Worker's request body carries them. */
 export interface HammerArgs {
   mode: 'limit' | 'credit';
@@ -59,6 +66,8 @@ export async function hammer(
     }
   };
   await Promise.all(Array.from({ length: args.concurrency }, (_, lane) => loop(lane)));
+  // A top-up still in flight has been counted by the shared backend but is not held yet.
+  await (args.mode === 'limit' ? limiter.idle() : ledger.idle());
   return { allowed, refused, charged, held: args.mode === 'limit' ? limiter.held(args.id) : ledger.free(args.id) };
 }
 

@@ -4,7 +4,7 @@
 import { createInterface } from 'node:readline';
 import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
 import { type BackendKind, openBackend } from './backends.js';
-import { type HammerArgs, hammer } from './hammer.js';
+import { type HammerArgs, hammer, LATE_AFTER_MS } from './hammer.js';
 
 interface Args extends HammerArgs {
   kind: BackendKind;
@@ -16,11 +16,20 @@ const args = JSON.parse(process.argv[2] ?? '{}') as Args;
 const backend = await openBackend(args.kind, args.url, args.ns);
 const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(event)}\n`);
 
-const limiter = new LeasedRateLimiter({ limiter: backend.limiter, maxSlice: args.maxSlice, divisor: args.divisor });
+// The tests count every unit and credit, so a top-up must not give its grant back late (past the
+// wrappers' deadline, as it would on a machine loaded by the rest of the suite): they wait as long as
+// the test does. Deadlines have tests of their own (deadline.test.ts).
+const limiter = new LeasedRateLimiter({
+  limiter: backend.limiter,
+  maxSlice: args.maxSlice,
+  divisor: args.divisor,
+  timeoutMs: LATE_AFTER_MS,
+});
 const ledger = new LeasedCreditLedger({
   ledger: backend.ledger,
   maxSlice: args.maxSlice,
   divisor: args.divisor,
+  timeoutMs: LATE_AFTER_MS,
   ...(args.sliceTtlMs === undefined ? {} : { sliceTtlMs: args.sliceTtlMs }),
 });
 

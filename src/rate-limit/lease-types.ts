@@ -39,10 +39,25 @@ export interface RateLimitLease {
   /** Milliseconds until the window ends, measured by the backend's clock (0 or more). */
   readonly resetMs: number;
   /**
-   * The window's end in the backend's epoch milliseconds: its identity. Two windows of a key end at
-   * least `windowMs` apart, so a backend may match it within `windowMs / 2`.
+   * The window's end in the backend's epoch milliseconds: its identity. Two takes from one window may
+   * report it a millisecond or so apart (Redis reads its clock and the key's time to live one after
+   * the other); two windows of a key end at least `windowMs` apart, so windows within `windowMs / 2`
+   * of each other are one window (`sameWindow`), for backends and callers alike.
    */
   readonly window: number;
+}
+
+/**
+ * Whether two leases' `window`s name one window of a key limited per `windowMs`: they lie within
+ * `windowMs / 2` of each other (two windows of a key end at least `windowMs` apart; one window's
+ * end may be reported a millisecond or so apart from one take to the next).
+ *
+ * @example
+ * sameWindow(1_764_021_600_000, 1_764_021_600_001, 60_000); // true
+ * sameWindow(1_764_021_600_000, 1_764_021_660_000, 60_000); // false
+ */
+export function sameWindow(a: number, b: number, windowMs: number): boolean {
+  return Math.abs(a - b) * 2 < windowMs;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { RateLimit } from '../types.js';
 import { quote } from '../validate/describe.js';
 import { flag } from '../validate/flag.js';
 import { withLimiterDeadline } from './deadline.js';
-import type { LeasableRateLimiter, RateLimitLease } from './lease-types.js';
+import { type LeasableRateLimiter, type RateLimitLease, sameWindow } from './lease-types.js';
 import { validConsumeArgs } from './policy.js';
 import type { RateLimitDecision, RateLimiter } from './types.js';
 
@@ -254,7 +254,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       // What went while the top-up was in flight sets how early the next one starts.
       const drain = Math.max(0, unitsAtSend - slice.units);
       // A new window opened: the old one's units ended with it.
-      if (lease.window !== slice.window) slice.units = 0;
+      if (!sameWindow(lease.window, slice.window, slice.windowMs)) slice.units = 0;
       slice.window = lease.window;
       slice.endsAt = sentAt + lease.resetMs;
       slice.remaining = lease.remaining;
@@ -366,7 +366,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     slice.taking = undefined;
     done();
     const endsAt = sentAt + lease.resetMs;
-    if (slice.window !== lease.window && mine > 0) {
+    if (mine > 0 && !sameWindow(slice.window, lease.window, slice.windowMs)) {
       // A new window opened: the old one's units ended with it, so the need was understated; spend
       // from the grant if it covers the cost, else take again.
       Object.assign(slice, { window: lease.window, endsAt, remaining: lease.remaining, units: lease.granted });

@@ -4,6 +4,7 @@ import {
   grantOf,
   type LeasableRateLimiter,
   type RateLimitLease,
+  sameWindow,
   type TakeRequest,
   validGiveBackArgs,
   validTakeArgs,
@@ -56,10 +57,10 @@ export class LeasableMemoryRateLimiter extends MemoryRateLimiter implements Leas
    */
   giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
     try {
-      validGiveBackArgs(keyId, limit, window, units);
+      const args = validGiveBackArgs(keyId, limit, window, units);
       const open = this.windows.get(keyId);
-      if (open !== undefined && open.end === window && open.end > this.clock()) {
-        open.used = Math.max(0, open.used - units);
+      if (open !== undefined && sameWindow(open.end, window, args.windowMs) && open.end > this.clock()) {
+        open.used = Math.max(0, open.used - args.cost);
       }
       return Promise.resolve();
     } catch (err) {

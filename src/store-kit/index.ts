@@ -100,7 +100,7 @@ export type {
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
 export { withLimiterDeadline } from '../rate-limit/deadline.js';
 export type { LeasableRateLimiter, RateLimitLease, TakeArgs, TakeRequest } from '../rate-limit/lease-types.js';
-export { grantOf, validGiveBackArgs, validTakeArgs } from '../rate-limit/lease-types.js';
+export { grantOf, sameWindow, validGiveBackArgs, validTakeArgs } from '../rate-limit/lease-types.js';
 export type { LeasedRateLimiterOptions } from '../rate-limit/leased.js';
 export { LeasedRateLimiter } from '../rate-limit/leased.js';
 export { LeasableMemoryRateLimiter } from '../rate-limit/memory-leases.js';

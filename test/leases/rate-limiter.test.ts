@@ -7,6 +7,7 @@ import {
   LeasableMemoryRateLimiter,
   type LeasableRateLimiter,
   LeasedRateLimiter,
+  sameWindow,
   type TakeRequest,
 } from 'keygate/store-kit';
 import { describeRateLimiterContract } from 'keygate/testing';
@@ -252,6 +253,41 @@ describe('LeasedRateLimiter', () => {
     expect((await shared.consume('close', { limit: 1000, windowMs: 60_000 }, 0)).remaining).toBe(950);
     await leased.close();
     expect((await shared.consume('close', { limit: 1000, windowMs: 60_000 }, 0)).remaining).toBe(993);
+  });
+
+  it('loses no unit when the shared limiter reports one window a millisecond apart from one take to the next', async () => {
+    const shared = new LeasableMemoryRateLimiter();
+    let takes = 0;
+    // Redis answers a window's end as its clock plus the key's time to live, read one after the other.
+    const leases: LeasableRateLimiter = {
+      take: async (keyId, limit, ask) => {
+        const lease = await shared.take(keyId, limit, ask);
+        return { ...lease, window: lease.window + (takes++ % 2) };
+      },
+      giveBack: (keyId, limit, window, units) => shared.giveBack(keyId, limit, window, units),
+    };
+    const limiter = { consume: shared.consume.bind(shared), [CAPABILITIES]: { leases } satisfies Capabilities };
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 10, divisor: 1 });
+    const limit = { limit: 100_000, windowMs: 60_000 };
+    let spent = 0;
+    for (let i = 0; i < 1000; i++) {
+      // Costs of 1 spend the slice down to its top-ups; a cost of 7 often finds fewer units and takes with them.
+      const cost = i % 5 === 4 ? 7 : 1;
+      if ((await leased.consume('jitter', limit, cost)).allowed) spent += cost;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(takes).toBeGreaterThan(100);
+    expect(spent).toBe(2200);
+    await leased.close();
+    expect((await shared.consume('jitter', limit, 0)).remaining).toBe(100_000 - spent);
+  });
+
+  it('tells one window from the next by their ends within half a window (sameWindow)', () => {
+    expect(sameWindow(1_000_000, 1_000_001, 1000)).toBe(true);
+    expect(sameWindow(1_000_001, 1_000_000, 1000)).toBe(true);
+    expect(sameWindow(1_000_000, 1_000_499, 1000)).toBe(true);
+    expect(sameWindow(1_000_000, 1_000_500, 1000)).toBe(false);
+    expect(sameWindow(1_000_000, 1_001_000, 1000)).toBe(false);
   });
 
   it('drops a slice when its window ends: the next request takes from the fresh window', async () => {

@@ -53,7 +53,7 @@ async function fastifyWithLimits(clientOptions, leased = false) {
   const app = fastify();
   const { counter, rateLimit } = await redisLimits(clientOptions);
   if (leased) {
-    // Slices of the key's window (LeasedRateLimiter): one take per 100 requests instead of one EVALSHA each.
+    // Slices of the key's window (LeasedRateLimiter): one top-up per about 150 requests (maxSlice 300, topped up at half) instead of one EVALSHA each.
     const { LeasedRateLimiter } = await import('keygate/store-kit');
     const limiter = new LeasedRateLimiter({ limiter: rateLimit.limiter });
     cleanups.unshift(() => limiter.close());

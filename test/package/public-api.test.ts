@@ -179,6 +179,7 @@ const STORE_KIT_VALUES = [
   'parseChange',
   'quote',
   'redactKeys',
+  'sameWindow',
   'scrubSecrets',
   'summarizeUsage',
   'takesEvent',

@@ -97,7 +97,8 @@ const THROTTLE_METHODS = ['check', 'fail', 'reserve'] as const;
 /**
  * Validates authentication options once; throws `InvalidInputError` naming the bad option.
  * `authenticate` calls it itself (and remembers the answer per options object); adapters call it
- * at construction so that bad configuration fails at start-up, not at the first request.
+ * at construction so that bad configuration fails at start-up, not at the first request. Its answer,
+ * given to `authenticate` or to it again, is its own resolution: nothing is validated twice.
  *
  * @example
  * resolveAuthOptions({ header: 'X-Key', timeoutMs: 500 });
@@ -142,5 +143,7 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
     credits: resolveCredits(options.credits, timeoutMs),
   };
   resolved.set(options, r);
+  // Resolved options given again (to authenticate, or resolved twice) are their own resolution.
+  resolved.set(r as AuthenticateOptions, r);
   return r;
 }

@@ -5,7 +5,9 @@ import {
   authenticateEager,
   CachedKeyStore,
   generateKey,
+  MemoryRateLimiter,
 } from 'keygate';
+import { resolveAuthOptions } from 'keygate/adapter-kit';
 import { describe, expect, it } from 'vitest';
 import { countingStore, failingStore, seededStore } from '../support/fixtures.js';
 
@@ -84,5 +86,33 @@ describe('authenticateEager answers at once when no I/O is needed', async () => 
   it('throws at once on bad options, where authenticate rejects', async () => {
     expect(() => authenticateEager(req(s.valid.secret), cached, { timeoutMs: -1 })).toThrow(/timeout/);
     await expect(authenticate(req(s.valid.secret), cached, { timeoutMs: -1 })).rejects.toThrow(/timeout/);
+  });
+});
+
+describe('resolved options', async () => {
+  const s = await seededStore();
+  const cached = new CachedKeyStore(s.store);
+  const options = {
+    permissions: ['email:verify'],
+    rateLimit: { limiter: new MemoryRateLimiter(), default: { limit: 2, windowMs: 60_000 } },
+  };
+
+  it('are their own resolution: resolving them again answers the same object', () => {
+    const resolved = resolveAuthOptions(options);
+    expect(resolveAuthOptions(resolved as never)).toBe(resolved);
+    expect(resolveAuthOptions(options)).toBe(resolved);
+  });
+
+  it('authenticate as the options they came from do, rate limit included', async () => {
+    const resolved = resolveAuthOptions(options) as never;
+    await authenticate(req(s.valid.secret), cached, resolved);
+    expect(authenticateEager(req(s.valid.secret), cached, resolved)).toMatchObject({
+      ok: true,
+      rateLimit: { remaining: 0 },
+    });
+    expect(authenticateEager(req(s.valid.secret), cached, options)).toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+    });
   });
 });

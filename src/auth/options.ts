@@ -85,6 +85,8 @@ export interface ResolvedOptions {
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const resolved = new WeakMap<AuthenticateOptions, ResolvedOptions>();
+// Marks an object resolveAuthOptions made (a non-enumerable field: spreads and JSON leave it out).
+const RESOLVED = Symbol('keygate.resolvedOptions');
 /** The options object used when none is given, so that its resolution is remembered too. */
 export const NO_OPTIONS: AuthenticateOptions = {};
 
@@ -106,6 +108,8 @@ const THROTTLE_METHODS = ['check', 'fail', 'reserve'] as const;
 export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): ResolvedOptions {
   let r = resolved.get(options);
   if (r) return r;
+  // Resolved options given again (to authenticate, or resolved twice) are their own resolution.
+  if (RESOLVED in options) return options as unknown as ResolvedOptions;
   const { header = 'x-api-key', prefix = DEFAULT_PREFIX, permissions = [], timeoutMs = 2000 } = options;
   const { pepper, clock = Date.now, throttle, from = 'header' } = options;
   if (typeof header !== 'string' || !TOKEN.test(header)) {
@@ -142,8 +146,7 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
     rateLimit: resolveRateLimit(options.rateLimit, timeoutMs),
     credits: resolveCredits(options.credits, timeoutMs),
   };
+  Object.defineProperty(r, RESOLVED, { value: true });
   resolved.set(options, r);
-  // Resolved options given again (to authenticate, or resolved twice) are their own resolution.
-  resolved.set(r as AuthenticateOptions, r);
   return r;
 }

@@ -109,7 +109,7 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
   let r = resolved.get(options);
   if (r) return r;
   // Resolved options given again (to authenticate, or resolved twice) are their own resolution.
-  if (RESOLVED in options) return options as unknown as ResolvedOptions;
+  if ((options as { [RESOLVED]?: true })[RESOLVED] === true) return options as unknown as ResolvedOptions;
   const { header = 'x-api-key', prefix = DEFAULT_PREFIX, permissions = [], timeoutMs = 2000 } = options;
   const { pepper, clock = Date.now, throttle, from = 'header' } = options;
   if (typeof header !== 'string' || !TOKEN.test(header)) {

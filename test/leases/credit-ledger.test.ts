@@ -1,6 +1,7 @@
 import { InvalidInputError, MemoryCreditLedger } from 'keygate';
 import { type CreditLedger, capabilityOf, LeasedCreditLedger } from 'keygate/store-kit';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectPendingUntil } from './support/pending.js';
 
 function manual(start = 1_000_000) {
   let now = start;
@@ -130,14 +131,7 @@ describe('LeasedCreditLedger', () => {
     spend(1);
     expect([l.free('acct_slow'), sent.length]).toEqual([37, 1]);
     // idle() waits for the slice on its way: then free counts it too (37 and its successor of 62).
-    let idle = false;
-    const waiting = l.idle().then(() => {
-      idle = true;
-    });
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(idle).toBe(false);
-    await land();
-    await waiting;
+    await expectPendingUntil(l.idle(), land);
     expect(l.free('acct_slow')).toBe(99);
   });
 

@@ -12,6 +12,7 @@ import {
 } from 'keygate/store-kit';
 import { describeRateLimiterContract } from 'keygate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { expectPendingUntil } from './support/pending.js';
 
 function manual(start = 1_000_000) {
   let now = start;
@@ -137,14 +138,7 @@ describe('LeasedRateLimiter', () => {
     spend(1);
     expect([leased.held('slow'), sent.length]).toEqual([51, 1]);
     // idle() waits for the top-up in flight: then held counts what the store counted for it.
-    let idle = false;
-    const waiting = leased.idle().then(() => {
-      idle = true;
-    });
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(idle).toBe(false);
-    await land();
-    await waiting;
+    await expectPendingUntil(leased.idle(), land);
     expect(leased.held('slow')).toBe(99);
     await leased.close();
   });

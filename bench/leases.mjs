@@ -16,7 +16,7 @@ const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/t
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const MYSQL_URL = process.env.BENCH_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 
-const { LeasedCreditLedger, LeasedRateLimiter } = await import('keygate/store-kit');
+const { LeasedCreditLedger, LeasedRateLimiter } = await import('keygate');
 
 async function openRedis() {
   const { createClient } = await import('redis');

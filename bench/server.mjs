@@ -54,7 +54,7 @@ async function fastifyWithLimits(clientOptions, leased = false) {
   const { counter, rateLimit } = await redisLimits(clientOptions);
   if (leased) {
     // Slices of the key's window (LeasedRateLimiter): one top-up per about 150 requests (maxSlice 300, topped up at half) instead of one EVALSHA each.
-    const { LeasedRateLimiter } = await import('keygate/store-kit');
+    const { LeasedRateLimiter } = await import('keygate');
     const limiter = new LeasedRateLimiter({ limiter: rateLimit.limiter });
     cleanups.unshift(() => limiter.close());
     rateLimit.limiter = limiter;
@@ -111,7 +111,7 @@ async function fastifyWithCredits(open, leased = false) {
   await ledger.topUp('acct_bench', 1e15);
   if (leased) {
     // Slices of the account's balance (LeasedCreditLedger): one hold and one settle per slice of requests.
-    const { LeasedCreditLedger } = await import('keygate/store-kit');
+    const { LeasedCreditLedger } = await import('keygate');
     ledger = new LeasedCreditLedger({ ledger });
     const leasedLedger = ledger;
     cleanups.unshift(() => leasedLedger.close());

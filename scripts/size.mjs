@@ -54,8 +54,12 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * Limits and credits answered at once from a leased slice (the `immediateLimits` and
  * `immediateCredits` capabilities, asked before the promise path, and the hold's result built field
  * by field) took `authenticate` to 12.98 kB and the root to 28.22 kB: budgets 13.10 and 28.50 kB since.
+ * `LeasedRateLimiter`, `LeasedCreditLedger` and `LeasableMemoryRateLimiter` are application classes,
+ * so they moved from `keygate/store-kit` to the root (round 4's surface rule): the root's line, which
+ * bundles every export, grew by about 3.9 kB to 32.25 kB; `authenticate` alone did not change (they
+ * shake out). Root budget 32.50 kB since.
  */
-const BUDGET = { keygate: 28_500, 'keygate (authenticate only)': 13_100 };
+const BUDGET = { keygate: 32_500, 'keygate (authenticate only)': 13_100 };
 
 async function measure(contents, external) {
   const result = await build({

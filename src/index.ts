@@ -42,6 +42,8 @@ export { authenticate, authenticateEager } from './auth/authenticate.js';
 export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
 export type { KeySource } from './auth/read-key.js';
+export type { CreditLeaseOptions } from './credits/leased.js';
+export { LeasedCreditLedger } from './credits/leased.js';
 export type { MemoryCreditLedgerOptions } from './credits/memory.js';
 export { MemoryCreditLedger } from './credits/memory.js';
 export type {
@@ -80,14 +82,11 @@ export type {
   ValidKeyInput,
 } from './manager/key-manager.js';
 export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
+// The outbox as an application reads and manages it; what only a backend's outbox and the dispatcher
+// exchange (`ClaimArgs`, `ClaimedDelivery`, `AttemptResult`, ...) is in `keygate/store-kit`.
 export type {
-  AttemptResult,
-  ClaimArgs,
-  ClaimedDelivery,
   CreatedWebhookEndpoint,
   DeliveryQuery,
-  FailedAttempt,
-  FailOutcome,
   Outbox,
   OutboxEvent,
   OutboxEventInput,
@@ -97,8 +96,11 @@ export type {
   WebhookEndpointInput,
   WebhookEndpoints,
 } from './outbox/types.js';
+export type { LeasedRateLimiterOptions } from './rate-limit/leased.js';
+export { LeasedRateLimiter } from './rate-limit/leased.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
 export { MemoryRateLimiter } from './rate-limit/memory.js';
+export { LeasableMemoryRateLimiter } from './rate-limit/memory-leases.js';
 export type { RateLimitDecision, RateLimiter, RateLimitPolicyState, RateLimitState } from './rate-limit/types.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';

@@ -19,7 +19,7 @@
  */
 
 // For authors of audit logs over other backends (keygate/postgres and keygate/redis use them).
-export { AUDIT_ACTIONS, freezeAuditEntry, scrubSecrets, validAuditEntry, validAuditQuery } from '../audit/entry.js';
+export { AUDIT_ACTIONS, freezeAuditEntry, validAuditEntry, validAuditQuery } from '../audit/entry.js';
 export { auditId } from '../audit/id.js';
 export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../audit/types.js';
 export { toPublicKey } from '../auth/compiled-key.js';
@@ -50,9 +50,6 @@ export {
   validTopUpArgs,
 } from '../credits/arguments.js';
 export { withLedgerDeadline } from '../credits/deadline.js';
-// Leased budgets (row 9 and 10 without a round trip per request) and the primitive under them.
-export type { CreditLeaseOptions } from '../credits/leased.js';
-export { LeasedCreditLedger } from '../credits/leased.js';
 export type {
   CreditBalance,
   CreditEntry,
@@ -101,9 +98,6 @@ export type {
 export { withLimiterDeadline } from '../rate-limit/deadline.js';
 export type { LeasableRateLimiter, RateLimitLease, TakeArgs, TakeRequest } from '../rate-limit/lease-types.js';
 export { grantOf, sameWindow, validGiveBackArgs, validTakeArgs } from '../rate-limit/lease-types.js';
-export type { LeasedRateLimiterOptions } from '../rate-limit/leased.js';
-export { LeasedRateLimiter } from '../rate-limit/leased.js';
-export { LeasableMemoryRateLimiter } from '../rate-limit/memory-leases.js';
 export type { ConsumeArgs } from '../rate-limit/policy.js';
 export { validConsumeArgs } from '../rate-limit/policy.js';
 export { applyPatch, freezeRecord } from '../store/apply-patch.js';

@@ -1,5 +1,5 @@
 import type { CreditLedger } from 'keygate';
-import { LeasedCreditLedger } from 'keygate/store-kit';
+import { LeasedCreditLedger } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
 
 const RUN = Math.random().toString(36).slice(2, 10);

@@ -1,5 +1,6 @@
 import type { RateLimiter } from 'keygate';
-import { capabilityOf, LeasedRateLimiter } from 'keygate/store-kit';
+import { LeasedRateLimiter } from 'keygate';
+import { capabilityOf } from 'keygate/store-kit';
 import type { ContractTestApi } from './contract-types.js';
 
 // The `leases` capability's cases of `describeRateLimiterContract`: they run against a limiter that

@@ -2,7 +2,7 @@
 // LeasedRateLimiter / LeasedCreditLedger, as three colos' isolates would hold them) hammer one key or
 // one account through the same object namespace at once; Node checks the objects and takes part as
 // a fourth instance through Miniflare's proxy. The same bounds as test/leases/cross-process.test.ts.
-import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
+import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {

@@ -4,12 +4,14 @@ import {
   authenticate,
   CachedKeyStore,
   KeyManager,
+  LeasableMemoryRateLimiter,
+  LeasedCreditLedger,
+  LeasedRateLimiter,
   MemoryCreditLedger,
   MemoryKeyStore,
   MemoryRateLimiter,
 } from 'keygate';
 import { authenticateEager, finishCredits } from 'keygate/adapter-kit';
-import { LeasableMemoryRateLimiter, LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
 async function seed() {

@@ -1,5 +1,5 @@
-import { InvalidInputError, MemoryCreditLedger } from 'keygate';
-import { type CreditLedger, capabilityOf, LeasedCreditLedger } from 'keygate/store-kit';
+import { InvalidInputError, LeasedCreditLedger, MemoryCreditLedger } from 'keygate';
+import { type CreditLedger, capabilityOf } from 'keygate/store-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectPendingUntil } from './support/pending.js';
 

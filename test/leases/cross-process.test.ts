@@ -5,7 +5,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
+import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

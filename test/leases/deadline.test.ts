@@ -1,14 +1,15 @@
 // A leased limiter or ledger bounds its waits for the shared store by a deadline of its own, declared
 // as its `deadline` capability, so `authenticate` arms no timer of its own; a request its slice covers
 // answers without waiting.
-import { CreditLedgerUnavailableError, MemoryCreditLedger, RateLimiterUnavailableError } from 'keygate';
 import {
-  CAPABILITIES,
-  capabilityOf,
+  CreditLedgerUnavailableError,
   LeasableMemoryRateLimiter,
   LeasedCreditLedger,
   LeasedRateLimiter,
-} from 'keygate/store-kit';
+  MemoryCreditLedger,
+  RateLimiterUnavailableError,
+} from 'keygate';
+import { CAPABILITIES, capabilityOf } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
 const limit = { limit: 1_000, windowMs: 60_000 };

@@ -1,12 +1,16 @@
-import { InvalidInputError, MemoryRateLimiter, type RateLimit } from 'keygate';
+import {
+  InvalidInputError,
+  LeasableMemoryRateLimiter,
+  LeasedRateLimiter,
+  MemoryRateLimiter,
+  type RateLimit,
+} from 'keygate';
 import {
   CAPABILITIES,
   type Capabilities,
   capabilityOf,
   grantOf,
-  LeasableMemoryRateLimiter,
   type LeasableRateLimiter,
-  LeasedRateLimiter,
   sameWindow,
   type TakeRequest,
 } from 'keygate/store-kit';

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { exportsOf } from './support/entry-exports.js';
 
 /** The most values the root may export (a small root: what an application author uses). */
-const ROOT_VALUE_LIMIT = 28;
+const ROOT_VALUE_LIMIT = 30;
 
 /** Room kept in the root for values already promised but not yet built. */
 const ROOT_SLOTS_HELD = 0;
@@ -30,6 +30,9 @@ const ROOT_VALUES = [
   'KeyRevokedError',
   'KeyStoreUnavailableError',
   'KeygateError',
+  'LeasableMemoryRateLimiter',
+  'LeasedCreditLedger',
+  'LeasedRateLimiter',
   'MemoryCreditLedger',
   'MemoryKeyStore',
   'MemoryRateLimiter',
@@ -49,7 +52,6 @@ const ROOT_VALUES = [
 const ROOT_TYPES = [
   'ApiKeyRecord',
   'AttemptReservation',
-  'AttemptResult',
   'AttemptThrottle',
   'AuditAction',
   'AuditActor',
@@ -66,13 +68,12 @@ const ROOT_TYPES = [
   'AuthSuccess',
   'AuthenticateOptions',
   'CachedKeyStoreOptions',
-  'ClaimArgs',
-  'ClaimedDelivery',
   'CreateKeyInput',
   'CreatedKey',
   'CreatedWebhookEndpoint',
   'CreditBalance',
   'CreditEntry',
+  'CreditLeaseOptions',
   'CreditLedger',
   'CreditOptions',
   'CreditReconciliation',
@@ -80,8 +81,6 @@ const ROOT_TYPES = [
   'DenialCode',
   'EntriesOptions',
   'EventHook',
-  'FailOutcome',
-  'FailedAttempt',
   'FailedAttemptThrottleOptions',
   'GenerateKeyOptions',
   'HeldCredits',
@@ -109,6 +108,7 @@ const ROOT_TYPES = [
   'KeygateEvent',
   'KeygateEventType',
   'LeakAction',
+  'LeasedRateLimiterOptions',
   'ManagedKey',
   'MemoryCreditLedgerOptions',
   'MemoryRateLimiterOptions',
@@ -151,9 +151,6 @@ const STORE_KIT_VALUES = [
   'ChangeRelay',
   'DEFAULT_HOLD_TTL_MS',
   'DEFAULT_LEDGER_TIMEOUT_MS',
-  'LeasableMemoryRateLimiter',
-  'LeasedCreditLedger',
-  'LeasedRateLimiter',
   'METRICS',
   'amountOverHold',
   'amountOverflow',
@@ -180,7 +177,6 @@ const STORE_KIT_VALUES = [
   'quote',
   'redactKeys',
   'sameWindow',
-  'scrubSecrets',
   'summarizeUsage',
   'takesEvent',
   'toPublicKey',
@@ -222,7 +218,6 @@ const STORE_KIT_TYPES = [
   'CreatedWebhookEndpoint',
   'CreditBalance',
   'CreditEntry',
-  'CreditLeaseOptions',
   'CreditLedger',
   'CreditOperation',
   'CreditReconciliation',
@@ -248,7 +243,6 @@ const STORE_KIT_TYPES = [
   'KeyResync',
   'KeyStore',
   'LeasableRateLimiter',
-  'LeasedRateLimiterOptions',
   'ObservedResult',
   'Outbox',
   'OutboxEvent',

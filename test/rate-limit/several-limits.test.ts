@@ -8,6 +8,8 @@ import {
   InvalidInputError,
   KeyManager,
   type KeyRateLimit,
+  LeasableMemoryRateLimiter,
+  LeasedRateLimiter,
   MemoryKeyStore,
   MemoryRateLimiter,
   type PublicKey,
@@ -17,7 +19,6 @@ import {
 } from 'keygate';
 import { rateLimitHeaderFields, resolveAuthOptions } from 'keygate/adapter-kit';
 import { RedisRateLimiter } from 'keygate/redis';
-import { LeasableMemoryRateLimiter, LeasedRateLimiter } from 'keygate/store-kit';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';

@@ -5,7 +5,7 @@
 //   POST /run   { n }: n requests, `concurrency` at a time; answers what `hammer` reports;
 //   POST /one: one request, in its own incoming request (many at once share the isolate's slices);
 //   POST /close: close() of the one in use.
-import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
+import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate';
 import {
   DurableObjectCreditLedger,
   DurableObjectRateLimiter,

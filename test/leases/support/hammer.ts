@@ -1,7 +1,7 @@
 // What one instance of the leased-budget tests does: `n` requests, `concurrency` at a time, against one
 // key (LeasedRateLimiter) or one account (LeasedCreditLedger). Shared by the Node child process
 // (lease-child.ts) and the Worker (test/cloudflare/worker/leased.ts); no Node or Workers API here.
-import type { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
+import type { LeasedCreditLedger, LeasedRateLimiter } from 'keygate';
 
 /**
  * The deadline of the leased wrappers whose every unit and credit a test counts, in milliseconds:

@@ -2,7 +2,7 @@
 // commands on stdin ("run <tag> <n>": n requests, `concurrency` at a time; "close <tag>": close()),
 // and answers each with one JSON line whose event is the command's tag.
 import { createInterface } from 'node:readline';
-import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate/store-kit';
+import { LeasedCreditLedger, LeasedRateLimiter } from 'keygate';
 import { type BackendKind, openBackend } from './backends.js';
 import { type HammerArgs, hammer, LATE_AFTER_MS } from './hammer.js';
 

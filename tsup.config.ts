@@ -1,41 +1,38 @@
+import { readFileSync } from 'node:fs';
 import { defineConfig, type Options } from 'tsup';
-
-// One entry per public subpath, plus the modules the package `imports` map names: the two `#digest`
-// runtime modules, which stay separate files so that a condition can choose between them at run
-// time, and `#errors`, the one copy of the error classes that every entry imports.
-export const entries = {
-  errors: 'src/errors.ts',
-  index: 'src/index.ts',
-  testing: 'src/testing/index.ts',
-  express: 'frameworks/express/index.ts',
-  fastify: 'frameworks/fastify/index.ts',
-  fetch: 'frameworks/fetch/index.ts',
-  hono: 'frameworks/hono/index.ts',
-  koa: 'frameworks/koa/index.ts',
-  elysia: 'frameworks/elysia/index.ts',
-  nestjs: 'frameworks/nestjs/index.ts',
-  next: 'frameworks/next/index.ts',
-  postgres: 'backends/postgres/index.ts',
-  redis: 'backends/redis/index.ts',
-  mysql: 'backends/mysql/index.ts',
-  sqlite: 'backends/sqlite/index.ts',
-  drizzle: 'backends/drizzle/index.ts',
-  cloudflare: 'backends/cloudflare/index.ts',
-  otel: 'otel/index.ts',
-  'runtime/web-digest': 'src/runtime/web-digest.ts',
-  'runtime/node-digest': 'src/runtime/node-digest.ts',
-};
+import { entryPoints, internalModules, type Manifest } from './scripts/entry-points.mjs';
 
 // The kits: subpaths that export core helpers the root does not carry, so they bundle those from the
 // sources (built separately). What they bundle reaches the error classes through `#errors`, as the
 // root does, so every entry throws the same classes and `instanceof KeygateError` holds across them.
-export const kits = {
-  'store-kit': 'src/store-kit/index.ts',
-  'adapter-kit': 'src/adapter-kit/index.ts',
-  webhooks: 'src/webhooks/index.ts',
-  dashboard: 'dashboard/index.ts',
-  leaks: 'src/leaks/index.ts',
-};
+const KITS = new Set([
+  'keygate/store-kit',
+  'keygate/adapter-kit',
+  'keygate/webhooks',
+  'keygate/dashboard',
+  'keygate/leaks',
+]);
+
+// Every entry is package.json's (scripts/entry-points.mjs reads it): one per public subpath, each built
+// from its `source` condition into the file its `import` condition names, plus the modules the package
+// `imports` map names: the two `#digest` runtime modules, which stay separate files so that a condition
+// can choose between them at run time, and `#errors`, the one copy of the error classes that every
+// entry imports.
+// The manifest is read here, beside this file: tsup bundles this configuration with the script inlined,
+// so the script's own folder is not where it runs.
+const manifest: Manifest = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+const publicEntries = entryPoints(manifest);
+const named = (list: readonly { output: string; source: string }[]) =>
+  Object.fromEntries(list.map(({ output, source }) => [output, source]));
+
+/** The entries built in one pass: the subpaths other than the kits, and the `imports` modules. */
+export const entries: Record<string, string> = named([
+  ...internalModules(manifest),
+  ...publicEntries.filter((entry) => !KITS.has(entry.importName)),
+]);
+
+/** The kits, built in a pass of their own. */
+export const kits: Record<string, string> = named(publicEntries.filter((entry) => KITS.has(entry.importName)));
 
 // Entries reach each other (and the core) through the package's own name, so every entry shares
 // one copy of the core: one class identity for stores, one compiled-key cache. The `#` imports

@@ -2,7 +2,8 @@
 // CI check of what users install: packs keygate as `npm pack` would (scripts/pack.mjs, which leaves
 // the repository's package.json alone), then lints the tarball with publint --strict and checks
 // every entry point's types with @arethetypeswrong/cli (ESM and CJS under node16, bundler, and
-// node10 through `typesVersions`). Run `npm run build` first.
+// node10 through `typesVersions`, which must be the one derived from `exports`: scripts/entry-points.mjs).
+// Run `npm run build` first.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'keygate-exports-'));
 const run = (command, args, cwd = root) => execFileSync(command, args, { cwd, stdio: 'inherit' });
 
+run('node', [join(root, 'scripts', 'entry-points.mjs'), '--check']);
 try {
   const tarball = execFileSync('node', [join(root, 'scripts', 'pack.mjs'), work], { cwd: root, encoding: 'utf8' })
     .trim()

@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { entryPoints } from './entry-points.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const pkg = (await import('../package.json', { with: { type: 'json' } })).default;
@@ -88,12 +89,11 @@ const rows = [
   ],
 ];
 const adapterOnly = ['keygate', ...peers, ...peers.map((peer) => `${peer}/*`)];
-for (const subpath of Object.keys(pkg.exports)) {
-  if (subpath === '.' || subpath.endsWith('.json')) continue;
-  const name = `keygate${subpath.slice(1)}`;
+// One line per subpath of package.json `exports` (scripts/entry-points.mjs), in its order.
+for (const entry of entryPoints(pkg)) {
+  if (entry.subpath === '.') continue;
   // The dist file itself: marking `keygate` external would also mark `keygate/<subpath>` external.
-  const file = pkg.exports[subpath].import.default;
-  rows.push([name, await measure(`export * from '${file}';`, adapterOnly)]);
+  rows.push([entry.importName, await measure(`export * from './dist/${entry.output}.js';`, adapterOnly)]);
 }
 
 const kB = (bytes) => `${(bytes / 1000).toFixed(2)} kB`.padStart(9);

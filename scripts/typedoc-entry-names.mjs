@@ -1,31 +1,11 @@
 // TypeDoc plugin: names each documented module by the import a user writes (`keygate/fetch`), not
-// by its source folder (`frameworks/fetch`).
+// by its source folder (`frameworks/fetch`). The pairs come from package.json `exports`.
+import { posix } from 'node:path';
 import { Converter, ReflectionKind } from 'typedoc';
+import { entryPoints } from './entry-points.mjs';
 
-const NAMES = {
-  src: 'keygate',
-  'src/testing': 'keygate/testing',
-  'src/adapter-kit': 'keygate/adapter-kit',
-  'src/store-kit': 'keygate/store-kit',
-  'src/webhooks': 'keygate/webhooks',
-  'frameworks/express': 'keygate/express',
-  'frameworks/fastify': 'keygate/fastify',
-  'frameworks/fetch': 'keygate/fetch',
-  'frameworks/hono': 'keygate/hono',
-  'frameworks/koa': 'keygate/koa',
-  'frameworks/elysia': 'keygate/elysia',
-  'frameworks/nestjs': 'keygate/nestjs',
-  'frameworks/next': 'keygate/next',
-  'backends/postgres': 'keygate/postgres',
-  'backends/redis': 'keygate/redis',
-  'backends/mysql': 'keygate/mysql',
-  'backends/sqlite': 'keygate/sqlite',
-  'backends/drizzle': 'keygate/drizzle',
-  'backends/cloudflare': 'keygate/cloudflare',
-  otel: 'keygate/otel',
-  dashboard: 'keygate/dashboard',
-  'src/leaks': 'keygate/leaks',
-};
+/** TypeDoc names a module `frameworks/fetch` for `frameworks/fetch/index.ts`. */
+const NAMES = Object.fromEntries(entryPoints().map((entry) => [posix.dirname(entry.source), entry.importName]));
 
 /** @param {import('typedoc').Application} app */
 export function load(app) {

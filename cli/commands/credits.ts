@@ -1,5 +1,5 @@
 // The `keygate credits ...` commands: an account's prepaid credits in the ledger beside the key store
-// `--store` names (DESIGN.md, "Credits (row 10)"). The CLI tops up and reads; holds and charges are
+// `--store` names (docs/guide/cli.md, "Credits"). The CLI tops up and reads; holds and charges are
 // the service's.
 import { type CreditLedger, InvalidInputError } from 'keygate';
 import { quote, validCreditAccount } from 'keygate/store-kit';

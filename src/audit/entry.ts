@@ -10,7 +10,8 @@ import type { AuditAction, AuditActor, AuditChanges, AuditContext, AuditEntry, A
 // no backend can store a secret: a field named like one is refused, a secret-shaped value redacted.
 
 /**
- * Every {@link AuditAction}, in the order DESIGN.md lists them.
+ * Every {@link AuditAction}, in the order the type declares them (the key-management guide's "Audit log"
+ * lists them in the same order).
  *
  * @example
  * AUDIT_ACTIONS.includes('key.revoked') // true

@@ -1,4 +1,4 @@
-// The audit log of key management (DESIGN.md, "Lifecycle (round 3)", Audit): what happened to which
+// The audit log of key management (docs/guide/key-management.md, "Audit log"): what happened to which
 // key, when, and who did it. A backend that holds one declares it as its `audit` capability.
 
 /**

@@ -1,4 +1,4 @@
-// The credit ledger's interface (DESIGN.md, "Credits (row 10)"): what every backend implements and
+// The credit ledger's interface (docs/guide/credits.md, "What it promises"): what every backend implements and
 // what `authenticate`'s `credits` option and the CLI call.
 
 /**

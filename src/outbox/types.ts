@@ -1,6 +1,6 @@
-// The outbox (DESIGN.md, "Layout (round 3)"): events that must leave the process, written in the same
-// step as the change that caused them, and their deliveries to each account's webhook endpoints. A
-// backend that holds one declares it as its `outbox` capability.
+// The outbox (docs/guide/webhooks.md, "How an event leaves the process"): events that must leave the
+// process, written in the same step as the change that caused them, and their deliveries to each
+// account's webhook endpoints. A backend that holds one declares it as its `outbox` capability.
 
 /**
  * An event as the outbox keeps it and a webhook carries it (the JSON body of every delivery).

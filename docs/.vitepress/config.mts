@@ -51,6 +51,7 @@ export default defineConfig({
           { text: 'Telemetry', link: '/guide/telemetry' },
           { text: 'The CLI', link: '/guide/cli' },
           { text: 'Security model', link: '/guide/security' },
+          { text: 'Security reviews and the soak run', link: '/security/reviews' },
           { text: 'The example service', link: '/guide/example-service' },
         ],
       },

@@ -1,5 +1,5 @@
-import { InvalidInputError, type KeyManager, MemoryKeyStore } from 'keygate';
-import { capabilityOf, type DashboardStore } from 'keygate/store-kit';
+import { capabilityOf, InvalidInputError, type KeyManager, MemoryKeyStore } from 'keygate';
+import type { DashboardStore } from 'keygate/store-kit';
 import { MemoryDashboardStore } from './memory-store.js';
 
 const METHODS = ['listKeysPage', 'getDailyTotalsOfKeys', 'getActivityOfKeys', 'markTokenUsed', 'isTokenUsed'] as const;

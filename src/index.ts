@@ -42,6 +42,7 @@ export { authenticate, authenticateEager } from './auth/authenticate.js';
 export type { DenialCode } from './auth/denials.js';
 export { DENIALS } from './auth/denials.js';
 export type { KeySource } from './auth/read-key.js';
+export { capabilityOf } from './capabilities.js';
 export type { CreditLeaseOptions } from './credits/leased.js';
 export { LeasedCreditLedger } from './credits/leased.js';
 export type { MemoryCreditLedgerOptions } from './credits/memory.js';

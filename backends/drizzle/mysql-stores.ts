@@ -1,6 +1,6 @@
-import { InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
+import { capabilityOf, InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import { MysqlCreditLedger, MysqlDashboardStore, MysqlKeyStore, MysqlRateLimiter } from 'keygate/mysql';
-import { type AuditLog, capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { AuditLog, Outbox } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
 
 /**

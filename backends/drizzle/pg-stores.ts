@@ -1,4 +1,4 @@
-import { InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
+import { capabilityOf, InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import {
   type PGliteLike,
   PostgresCreditLedger,
@@ -6,7 +6,7 @@ import {
   PostgresKeyStore,
   PostgresRateLimiter,
 } from 'keygate/postgres';
-import { type AuditLog, capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { AuditLog, Outbox } from 'keygate/store-kit';
 import type { Pool } from 'pg';
 
 /**

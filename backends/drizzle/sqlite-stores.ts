@@ -1,4 +1,4 @@
-import { InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
+import { capabilityOf, InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import {
   type BetterSqlite3Like,
   SqliteCreditLedger,
@@ -6,7 +6,7 @@ import {
   SqliteKeyStore,
   SqliteRateLimiter,
 } from 'keygate/sqlite';
-import { type AuditLog, capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { AuditLog, Outbox } from 'keygate/store-kit';
 
 /**
  * Options of {@link drizzleSqliteStores}.

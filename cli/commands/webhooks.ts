@@ -1,7 +1,7 @@
 // The `keygate webhooks ...` commands: an account's webhook endpoints and their delivery log, in the
 // outbox beside the key store `--store` names. Sending is the service's (`createWebhookDispatcher`).
-import { type KeyManager, UnsupportedError } from 'keygate';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import { capabilityOf, type KeyManager, UnsupportedError } from 'keygate';
+import type { Outbox } from 'keygate/store-kit';
 import { type Command, command } from '../command.js';
 
 const WHERE =

@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import type { WebhookDelivery, WebhookEndpoint } from 'keygate';
-import { capabilityOf } from 'keygate/store-kit';
+import { capabilityOf } from 'keygate';
 import type { Dash, DashEnv } from '../context.js';
 import { time } from '../views/format.js';
 import { render } from './render.js';

@@ -5,9 +5,8 @@
 import { once } from 'node:events';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { KeyManager, UsageRecorder } from 'keygate';
+import { capabilityOf, KeyManager, UsageRecorder } from 'keygate';
 import { githubSecretScanning } from 'keygate/leaks';
-import { capabilityOf } from 'keygate/store-kit';
 import { createWebhookDispatcher } from 'keygate/webhooks';
 import { createApp, PRICES } from './app.js';
 import { createDashboard, dashboardWelcome, loadDashboardSecret } from './dashboard.js';

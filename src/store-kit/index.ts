@@ -35,7 +35,8 @@ export type {
   ViewSource,
   Wrapper,
 } from '../capabilities.js';
-export { CAPABILITIES, capabilityOf } from '../capabilities.js';
+// `capabilityOf`, which reads them, is in `keygate`: applications read a store's outbox and audit log with it.
+export { CAPABILITIES } from '../capabilities.js';
 // For authors of credit ledgers over other backends (keygate/postgres and keygate/redis use them).
 export { amountOverflow, amountOverHold, checkCreditAmount } from '../credits/amount.js';
 export type { HoldArgs, TopUpArgs } from '../credits/arguments.js';

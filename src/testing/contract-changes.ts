@@ -1,5 +1,4 @@
-import { authenticate, type CreatedKey, KeyManager, UsageRecorder, type WritableKeyStore } from 'keygate';
-import { capabilityOf } from 'keygate/store-kit';
+import { authenticate, type CreatedKey, capabilityOf, KeyManager, UsageRecorder, type WritableKeyStore } from 'keygate';
 import { ACCOUNT, type ContractCase, type ContractContext, nextChange, sleep } from './contract-context.js';
 
 async function sameProcessCache({ fx, keys, expect, auth, cache, create }: ContractContext): Promise<void> {

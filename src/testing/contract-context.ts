@@ -3,10 +3,11 @@ import {
   authenticate,
   CachedKeyStore,
   type CreatedKey,
+  capabilityOf,
   KeyManager,
   type WritableKeyStore,
 } from 'keygate';
-import { capabilityOf, type KeyChange } from 'keygate/store-kit';
+import type { KeyChange } from 'keygate/store-kit';
 import type { ContractAssertion, StoreFixture } from './contract-types.js';
 
 /** The account every contract case writes to. */

@@ -1,6 +1,5 @@
 import type { RateLimiter } from 'keygate';
-import { LeasedRateLimiter } from 'keygate';
-import { capabilityOf } from 'keygate/store-kit';
+import { capabilityOf, LeasedRateLimiter } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
 
 // The `leases` capability's cases of `describeRateLimiterContract`: they run against a limiter that

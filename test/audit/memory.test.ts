@@ -1,5 +1,5 @@
-import { MemoryKeyStore } from 'keygate';
-import { type AuditLog, capabilityOf } from 'keygate/store-kit';
+import { capabilityOf, MemoryKeyStore } from 'keygate';
+import type { AuditLog } from 'keygate/store-kit';
 import { describeAuditLogContract } from 'keygate/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 

@@ -1,6 +1,6 @@
-import { KeyManager } from 'keygate';
+import { capabilityOf, KeyManager } from 'keygate';
 import { MysqlKeyStore } from 'keygate/mysql';
-import { type AuditLog, capabilityOf } from 'keygate/store-kit';
+import type { AuditLog } from 'keygate/store-kit';
 import { describeAuditLogContract } from 'keygate/testing';
 import type mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

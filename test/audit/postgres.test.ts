@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
-import { KeyManager } from 'keygate';
+import { capabilityOf, KeyManager } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
-import { type AuditLog, capabilityOf } from 'keygate/store-kit';
+import type { AuditLog } from 'keygate/store-kit';
 import { describeAuditLogContract } from 'keygate/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

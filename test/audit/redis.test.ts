@@ -1,6 +1,6 @@
-import { KeyManager } from 'keygate';
+import { capabilityOf, KeyManager } from 'keygate';
 import { type RedisClientLike, RedisKeyStore } from 'keygate/redis';
-import { type AuditLog, capabilityOf } from 'keygate/store-kit';
+import type { AuditLog } from 'keygate/store-kit';
 import { describeAuditLogContract } from 'keygate/testing';
 import { createClient as createClient6 } from 'redis';
 import { createClient as createClient4 } from 'redis4';

@@ -1,6 +1,6 @@
-import { KeyManager } from 'keygate';
+import { capabilityOf, KeyManager } from 'keygate';
 import { SqliteAuditLog, SqliteKeyStore } from 'keygate/sqlite';
-import { type AuditLog, capabilityOf } from 'keygate/store-kit';
+import type { AuditLog } from 'keygate/store-kit';
 import { describeAuditLogContract } from 'keygate/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteFiles } from '../stores/support/sqlite-files.js';

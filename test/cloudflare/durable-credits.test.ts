@@ -1,6 +1,5 @@
-import { authenticate, CreditLedgerUnavailableError, KeyManager, MemoryKeyStore } from 'keygate';
+import { authenticate, CreditLedgerUnavailableError, capabilityOf, KeyManager, MemoryKeyStore } from 'keygate';
 import { finishCredits } from 'keygate/adapter-kit';
-import { capabilityOf } from 'keygate/store-kit';
 import { describeCreditLedgerContract } from 'keygate/testing';
 import type { Miniflare } from 'miniflare';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,4 @@
-import { authenticate, KeyManager, MemoryKeyStore, RateLimiterUnavailableError } from 'keygate';
-import { capabilityOf } from 'keygate/store-kit';
+import { authenticate, capabilityOf, KeyManager, MemoryKeyStore, RateLimiterUnavailableError } from 'keygate';
 import { describeRateLimiterContract } from 'keygate/testing';
 import type { Miniflare } from 'miniflare';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

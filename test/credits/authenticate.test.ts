@@ -8,11 +8,12 @@ import {
   CachedKeyStore,
   type CreditLedger,
   CreditLedgerUnavailableError,
+  capabilityOf,
   type KeygateEvent,
   MemoryCreditLedger,
 } from 'keygate';
 import { finishCredits } from 'keygate/adapter-kit';
-import { CAPABILITIES, capabilityOf, METRICS } from 'keygate/store-kit';
+import { CAPABILITIES, METRICS } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { seededStore } from '../support/fixtures.js';
 import { memoryTelemetry } from '../telemetry/support.js';

@@ -1,6 +1,5 @@
-import { CreditLedgerUnavailableError } from 'keygate';
+import { CreditLedgerUnavailableError, capabilityOf } from 'keygate';
 import { MysqlCreditLedger } from 'keygate/mysql';
-import { capabilityOf } from 'keygate/store-kit';
 import { describeCreditLedgerContract } from 'keygate/testing';
 import type mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

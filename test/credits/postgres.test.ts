@@ -1,7 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
-import { CreditLedgerUnavailableError } from 'keygate';
+import { CreditLedgerUnavailableError, capabilityOf } from 'keygate';
 import { PostgresCreditLedger } from 'keygate/postgres';
-import { capabilityOf } from 'keygate/store-kit';
 import { describeCreditLedgerContract } from 'keygate/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

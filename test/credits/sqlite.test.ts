@@ -1,7 +1,6 @@
-import { authenticate, CreditLedgerUnavailableError, KeyManager, MemoryKeyStore } from 'keygate';
+import { authenticate, CreditLedgerUnavailableError, capabilityOf, KeyManager, MemoryKeyStore } from 'keygate';
 import { finishCredits } from 'keygate/adapter-kit';
 import { SqliteCreditLedger } from 'keygate/sqlite';
-import { capabilityOf } from 'keygate/store-kit';
 import { describeCreditLedgerContract } from 'keygate/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { rejection } from '../rate-limit/support/rejection.js';

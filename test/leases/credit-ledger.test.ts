@@ -1,5 +1,5 @@
-import { InvalidInputError, LeasedCreditLedger, MemoryCreditLedger } from 'keygate';
-import { type CreditLedger, capabilityOf } from 'keygate/store-kit';
+import { capabilityOf, InvalidInputError, LeasedCreditLedger, MemoryCreditLedger } from 'keygate';
+import type { CreditLedger } from 'keygate/store-kit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectPendingUntil } from './support/pending.js';
 

@@ -3,13 +3,14 @@
 // answers without waiting.
 import {
   CreditLedgerUnavailableError,
+  capabilityOf,
   LeasableMemoryRateLimiter,
   LeasedCreditLedger,
   LeasedRateLimiter,
   MemoryCreditLedger,
   RateLimiterUnavailableError,
 } from 'keygate';
-import { CAPABILITIES, capabilityOf } from 'keygate/store-kit';
+import { CAPABILITIES } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
 const limit = { limit: 1_000, windowMs: 60_000 };

@@ -1,4 +1,5 @@
 import {
+  capabilityOf,
   InvalidInputError,
   LeasableMemoryRateLimiter,
   LeasedRateLimiter,
@@ -8,7 +9,6 @@ import {
 import {
   CAPABILITIES,
   type Capabilities,
-  capabilityOf,
   grantOf,
   type LeasableRateLimiter,
   sameWindow,

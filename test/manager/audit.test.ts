@@ -4,6 +4,7 @@ import {
   type AuditEntryInput,
   type AuditLog,
   CachedKeyStore,
+  capabilityOf,
   type KeygateEvent,
   KeyManager,
   KeyStoreUnavailableError,
@@ -11,7 +12,7 @@ import {
   UnsupportedError,
   type WritableKeyStore,
 } from 'keygate';
-import { CAPABILITIES, capabilityOf } from 'keygate/store-kit';
+import { CAPABILITIES } from 'keygate/store-kit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const NOW = Date.UTC(2026, 10, 24, 18, 0, 0);

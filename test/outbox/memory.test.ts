@@ -1,5 +1,5 @@
-import { CachedKeyStore, KeyManager, MemoryKeyStore } from 'keygate';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import { CachedKeyStore, capabilityOf, KeyManager, MemoryKeyStore } from 'keygate';
+import type { Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
 import { MemoryOutbox } from 'keygate/webhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
-import { KeyManager } from 'keygate';
+import { capabilityOf, KeyManager } from 'keygate';
 import { MysqlKeyStore } from 'keygate/mysql';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mysqlAvailable, openTestDatabase, type TestDatabase } from '../stores/support/mysql.js';

@@ -1,6 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
+import { capabilityOf } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,5 +1,6 @@
+import { capabilityOf } from 'keygate';
 import { RedisKeyStore } from 'keygate/redis';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
 import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';

@@ -1,6 +1,6 @@
-import { CachedKeyStore, KeyManager } from 'keygate';
+import { CachedKeyStore, capabilityOf, KeyManager } from 'keygate';
 import { SqliteKeyStore, SqliteOutbox } from 'keygate/sqlite';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { reopenable, SqliteFiles } from '../stores/support/sqlite-files.js';

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { exportsOf } from './support/entry-exports.js';
 
 /** The most values the root may export (a small root: what an application author uses). */
-const ROOT_VALUE_LIMIT = 30;
+const ROOT_VALUE_LIMIT = 31;
 
 /** Room kept in the root for values already promised but not yet built. */
 const ROOT_SLOTS_HELD = 0;
@@ -42,6 +42,7 @@ const ROOT_VALUES = [
   'UsageRecorder',
   'authenticate',
   'authenticateEager',
+  'capabilityOf',
   'generateKey',
   'hashKey',
   'isWellFormedKey',
@@ -156,7 +157,6 @@ const STORE_KIT_VALUES = [
   'amountOverflow',
   'applyPatch',
   'auditId',
-  'capabilityOf',
   'changeOf',
   'checkCreditAmount',
   'createTelemetry',

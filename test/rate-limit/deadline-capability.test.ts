@@ -5,6 +5,7 @@ import {
   type AuthRequest,
   authenticate,
   CachedKeyStore,
+  capabilityOf,
   KeyManager,
   MemoryKeyStore,
   type RateLimitDecision,
@@ -13,7 +14,7 @@ import {
 } from 'keygate';
 import { PostgresRateLimiter } from 'keygate/postgres';
 import { RedisRateLimiter } from 'keygate/redis';
-import { CAPABILITIES, capabilityOf } from 'keygate/store-kit';
+import { CAPABILITIES } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 import { settlesAt } from './support/deadline.js';
 

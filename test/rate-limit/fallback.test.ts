@@ -1,6 +1,11 @@
 // Internal (authenticate's `rateLimit` option builds one per shared limiter): imported from the source.
-import { type KeygateEvent, type RateLimitDecision, type RateLimiter, RateLimiterUnavailableError } from 'keygate';
-import { capabilityOf } from 'keygate/store-kit';
+import {
+  capabilityOf,
+  type KeygateEvent,
+  type RateLimitDecision,
+  type RateLimiter,
+  RateLimiterUnavailableError,
+} from 'keygate';
 import { describe, expect, it } from 'vitest';
 import { FallbackRateLimiter } from '../../src/rate-limit/fallback.js';
 import { rejection } from './support/rejection.js';

@@ -1,6 +1,5 @@
-import { RateLimiterUnavailableError } from 'keygate';
+import { capabilityOf, RateLimiterUnavailableError } from 'keygate';
 import { MysqlRateLimiter } from 'keygate/mysql';
-import { capabilityOf } from 'keygate/store-kit';
 import { describeRateLimiterContract } from 'keygate/testing';
 import type mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

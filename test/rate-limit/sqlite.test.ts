@@ -1,6 +1,5 @@
-import { RateLimiterUnavailableError } from 'keygate';
+import { capabilityOf, RateLimiterUnavailableError } from 'keygate';
 import { SqliteRateLimiter } from 'keygate/sqlite';
-import { capabilityOf } from 'keygate/store-kit';
 import { describeRateLimiterContract } from 'keygate/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { reopenable, SqliteFiles } from '../stores/support/sqlite-files.js';

@@ -1,8 +1,16 @@
 // CachedKeyStore learns what the store it wraps offers from that store's declared capabilities, never
 // from its method names, and declares its own: `wrapper`, `deadline`, and the wrapped store's
 // `changes` and `usage` when (and only when) the wrapped store declares them.
-import { authenticate, CachedKeyStore, KeyManager, type KeyStore, MemoryKeyStore, UsageRecorder } from 'keygate';
-import { CAPABILITIES, capabilityOf, type KeyChangeEvent } from 'keygate/store-kit';
+import {
+  authenticate,
+  CachedKeyStore,
+  capabilityOf,
+  KeyManager,
+  type KeyStore,
+  MemoryKeyStore,
+  UsageRecorder,
+} from 'keygate';
+import { CAPABILITIES, type KeyChangeEvent } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
 
 const header = (secret: string) => ({ headers: { 'x-api-key': secret } });

@@ -1,5 +1,5 @@
-import { type KeygateEvent, KeyManager, MemoryKeyStore } from 'keygate';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import { capabilityOf, type KeygateEvent, KeyManager, MemoryKeyStore } from 'keygate';
+import type { Outbox } from 'keygate/store-kit';
 import { createWebhookDispatcher, DEFAULT_RETRY, MemoryOutbox, verifyWebhook } from 'keygate/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Receiver, startReceiver } from './support/receiver.js';

@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import {
   type AuthResult,
   authenticate,
+  capabilityOf,
   type KeygateEvent,
   KeyManager,
   MemoryCreditLedger,
@@ -12,7 +13,7 @@ import {
   MemoryRateLimiter,
 } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { Outbox } from 'keygate/store-kit';
 import {
   createWebhookDispatcher,
   keyNotifications,

@@ -2,10 +2,10 @@
 // crash and is delivered by a dispatcher started afterwards; two dispatchers over one backend never
 // send one event to one endpoint at the same time, and send each exactly once.
 import { join } from 'node:path';
-import { KeyManager, type WritableKeyStore } from 'keygate';
+import { capabilityOf, KeyManager, type WritableKeyStore } from 'keygate';
 import { PostgresKeyStore } from 'keygate/postgres';
 import { RedisKeyStore } from 'keygate/redis';
-import { capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { Outbox } from 'keygate/store-kit';
 import { createWebhookDispatcher, verifyWebhook } from 'keygate/webhooks';
 import pg from 'pg';
 import { createClient } from 'redis';

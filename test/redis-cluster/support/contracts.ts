@@ -1,4 +1,6 @@
 // keygate/testing's contract suites over one kind of Redis client, for each part of the Redis backend.
+
+import { capabilityOf } from 'keygate';
 import {
   type RedisClientLike,
   RedisCreditLedger,
@@ -6,7 +8,7 @@ import {
   RedisKeyStore,
   RedisRateLimiter,
 } from 'keygate/redis';
-import { type AuditLog, capabilityOf, type Outbox } from 'keygate/store-kit';
+import type { AuditLog, Outbox } from 'keygate/store-kit';
 import {
   describeAuditLogContract,
   describeCreditLedgerContract,

@@ -1,5 +1,11 @@
-import { type AuthResult, authenticate, CachedKeyStore, KeyManager, type WritableKeyStore } from 'keygate';
-import { capabilityOf } from 'keygate/store-kit';
+import {
+  type AuthResult,
+  authenticate,
+  CachedKeyStore,
+  capabilityOf,
+  KeyManager,
+  type WritableKeyStore,
+} from 'keygate';
 
 interface Gap {
   /** The store whose change channel is cut; a cache over it holds the key. */

@@ -9,7 +9,8 @@ import { pathToFileURL } from 'node:url';
 
 /**
  * What the built files are made from, relative to the repository: the folders tsup bundles, the
- * manifest whose exports name the outputs, and the build's own configuration.
+ * manifest whose exports name the outputs, and the build's own configuration (with the script that
+ * reads the entry list from the manifest).
  */
 export const SOURCES = Object.freeze([
   'src',
@@ -20,6 +21,7 @@ export const SOURCES = Object.freeze([
   'cli',
   'package.json',
   'tsup.config.ts',
+  'scripts/entry-points.mjs',
   'tsconfig.json',
   'tsconfig.node.json',
 ]);

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import type { RateLimit } from '../types.js';
 import { quote } from '../validate/describe.js';
+import { validWholeNumber } from '../validate/whole.js';
 import { type ConsumeArgs, validConsumeArgs } from './policy.js';
 
 /**
@@ -97,13 +98,6 @@ export interface TakeArgs extends ConsumeArgs {
   readonly divisor: number;
 }
 
-function whole(field: string, value: unknown, min: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new InvalidInputError(field, `${field} must be a whole number >= ${min}, got ${quote(value)}`);
-  }
-  return value;
-}
-
 /**
  * Checks the arguments of {@link LeasableRateLimiter.take} as every keygate limiter does
  * (`cost` is the ask's `need`). For authors of limiters over other backends.
@@ -115,9 +109,13 @@ export function validTakeArgs(keyId: unknown, limit: unknown, ask: unknown): Tak
   if (ask === null || typeof ask !== 'object')
     throw new InvalidInputError('ask', 'ask must be { need, want, divisor }');
   const { need, want, divisor } = ask as Partial<TakeRequest>;
-  whole('need', need, 0);
+  validWholeNumber('need', need, 0);
   const args = validConsumeArgs(keyId, limit, need);
-  return { ...args, want: whole('want', want, need as number), divisor: whole('divisor', divisor, 1) };
+  return {
+    ...args,
+    want: validWholeNumber('want', want, need as number),
+    divisor: validWholeNumber('divisor', divisor),
+  };
 }
 
 /**
@@ -131,7 +129,7 @@ export function validGiveBackArgs(keyId: unknown, limit: unknown, window: unknow
   if (typeof window !== 'number' || !Number.isFinite(window)) {
     throw new InvalidInputError('window', `window must be a lease's window, got ${quote(window)}`);
   }
-  return validConsumeArgs(keyId, limit, whole('units', units, 0));
+  return validConsumeArgs(keyId, limit, validWholeNumber('units', units, 0));
 }
 
 /**

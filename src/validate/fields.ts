@@ -166,22 +166,6 @@ export function validReason(value: unknown): string | null {
   return reason;
 }
 
-/**
- * A whole number >= 1 (a count, a size): anything else throws `InvalidInputError` naming `field`, with
- * the refused value described (its type and size), never quoted, since it may be a pasted secret.
- *
- * @example
- * validPositiveInteger('max', 10)  // 10
- * validPositiveInteger('max', 0.5) // throws InvalidInputError, field 'max': 'max must be a whole number >= 1, got 0.5'
- */
-export function validPositiveInteger(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    const reason = typeof value === 'number' ? 'out_of_range' : 'wrong_type';
-    refuse(field, reason, `${field} must be a whole number >= 1, got ${describeValue(value)}`);
-  }
-  return value;
-}
-
 /** Metadata: a plain JSON object of at most 8 KiB once serialised. */
 export function validMetadata(value: unknown): KeyMetadata {
   if (value === undefined) return {};

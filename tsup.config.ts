@@ -32,9 +32,9 @@ export const entries = {
 export const kits = {
   'store-kit': 'src/store-kit/index.ts',
   'adapter-kit': 'src/adapter-kit/index.ts',
-  webhooks: 'src/webhooks/index.ts',
+  webhooks: 'webhooks/index.ts',
   dashboard: 'dashboard/index.ts',
-  leaks: 'src/leaks/index.ts',
+  leaks: 'leaks/index.ts',
 };
 
 // Entries reach each other (and the core) through the package's own name, so every entry shares

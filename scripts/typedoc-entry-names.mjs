@@ -7,7 +7,7 @@ const NAMES = {
   'src/testing': 'keygate/testing',
   'src/adapter-kit': 'keygate/adapter-kit',
   'src/store-kit': 'keygate/store-kit',
-  'src/webhooks': 'keygate/webhooks',
+  webhooks: 'keygate/webhooks',
   'frameworks/express': 'keygate/express',
   'frameworks/fastify': 'keygate/fastify',
   'frameworks/fetch': 'keygate/fetch',
@@ -24,7 +24,7 @@ const NAMES = {
   'backends/cloudflare': 'keygate/cloudflare',
   otel: 'keygate/otel',
   dashboard: 'keygate/dashboard',
-  'src/leaks': 'keygate/leaks',
+  leaks: 'keygate/leaks',
 };
 
 /** @param {import('typedoc').Application} app */

@@ -19,16 +19,6 @@ export {
   UnsupportedError,
 } from '#errors';
 export type {
-  AuditAction,
-  AuditActor,
-  AuditChanges,
-  AuditContext,
-  AuditEntry,
-  AuditEntryInput,
-  AuditLog,
-  AuditQuery,
-} from './audit/types.js';
-export type {
   AuthenticateOptions,
   AuthFailure,
   AuthRequest,
@@ -39,22 +29,9 @@ export type {
   RateLimitOptions,
 } from './auth/authenticate.js';
 export { authenticate, authenticateEager } from './auth/authenticate.js';
-export type { DenialCode } from './auth/denials.js';
-export { DENIALS } from './auth/denials.js';
 export type { KeySource } from './auth/read-key.js';
 export type { MemoryCreditLedgerOptions } from './credits/memory.js';
 export { MemoryCreditLedger } from './credits/memory.js';
-export type {
-  CreditBalance,
-  CreditEntry,
-  CreditLedger,
-  CreditReconciliation,
-  EntriesOptions,
-  HoldOptions,
-  HoldResult,
-  SettleResult,
-  TopUpOptions,
-} from './credits/types.js';
 export type { EventHook, KeygateEvent, KeygateEventType, LeakAction } from './events.js';
 export type { GenerateKeyOptions, ParsedKey } from './key/format.js';
 export { generateKey, isWellFormedKey, keyHint, parseKey } from './key/format.js';
@@ -80,26 +57,8 @@ export type {
   ValidKeyInput,
 } from './manager/key-manager.js';
 export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
-export type {
-  AttemptResult,
-  ClaimArgs,
-  ClaimedDelivery,
-  CreatedWebhookEndpoint,
-  DeliveryQuery,
-  FailedAttempt,
-  FailOutcome,
-  Outbox,
-  OutboxEvent,
-  OutboxEventInput,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointChanges,
-  WebhookEndpointInput,
-  WebhookEndpoints,
-} from './outbox/types.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
 export { MemoryRateLimiter } from './rate-limit/memory.js';
-export type { RateLimitDecision, RateLimiter, RateLimitPolicyState, RateLimitState } from './rate-limit/types.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
 export { MemoryKeyStore } from './store/memory.js';
@@ -118,10 +77,56 @@ export type {
   KeyStatus,
   KeyStore,
   NamedRateLimit,
+  OutboxEvent,
   PublicKey,
   RateLimit,
   WritableKeyStore,
 } from './types.js';
 export type { SpikeOptions, UsageRecorderOptions } from './usage/recorder.js';
 export { UsageRecorder } from './usage/recorder.js';
-export type { UsageReport } from './usage/types.js';
+export type {
+  AuditAction,
+  AuditActor,
+  AuditChanges,
+  AuditContext,
+  AuditEntry,
+  AuditEntryInput,
+  AuditLog,
+  AuditQuery,
+} from './vocabulary/audit-log.js';
+export type {
+  CreditBalance,
+  CreditEntry,
+  CreditLedger,
+  CreditReconciliation,
+  EntriesOptions,
+  HoldOptions,
+  HoldResult,
+  SettleResult,
+  TopUpOptions,
+} from './vocabulary/credit-ledger.js';
+export type { DenialCode } from './vocabulary/denials.js';
+export { DENIALS } from './vocabulary/denials.js';
+export type {
+  AttemptResult,
+  ClaimArgs,
+  ClaimedDelivery,
+  CreatedWebhookEndpoint,
+  DeliveryQuery,
+  FailedAttempt,
+  FailOutcome,
+  Outbox,
+  OutboxEventInput,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+  WebhookEndpoints,
+} from './vocabulary/outbox.js';
+export type {
+  RateLimitDecision,
+  RateLimiter,
+  RateLimitPolicyState,
+  RateLimitState,
+} from './vocabulary/rate-limiter.js';
+export type { UsageReport } from './vocabulary/usage-store.js';

@@ -1,11 +1,18 @@
 import type { InputIssueReason } from '#errors';
 import { InvalidInputError } from '#errors';
-import { looksLikeKey } from '../key/redact.js';
-import { describeValue, quote } from '../validate/describe.js';
+import { describeValue, quote } from '../redact/describe.js';
+import { looksLikeKey } from '../redact/keys.js';
 import { validAccountId } from '../validate/fields.js';
 import { textIssue } from '../validate/text.js';
 import { validWholeNumber } from '../validate/whole.js';
-import type { AuditAction, AuditActor, AuditChanges, AuditContext, AuditEntry, AuditEntryInput } from './types.js';
+import type {
+  AuditAction,
+  AuditActor,
+  AuditChanges,
+  AuditContext,
+  AuditEntry,
+  AuditEntryInput,
+} from '../vocabulary/audit-log.js';
 
 // The one place that decides what an audit entry may hold. Every backend's `append` runs it first, so
 // no backend can store a secret: a field named like one is refused, a secret-shaped value redacted.

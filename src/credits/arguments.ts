@@ -1,6 +1,6 @@
 import type { InputIssueReason } from '#errors';
 import { InvalidInputError } from '#errors';
-import { describeValue } from '../validate/describe.js';
+import { describeValue } from '../redact/describe.js';
 import { validAccountId } from '../validate/fields.js';
 import { textIssue } from '../validate/text.js';
 import { validWholeNumber } from '../validate/whole.js';

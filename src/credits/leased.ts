@@ -1,14 +1,11 @@
 import { InvalidInputError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import { randomBase62 } from '../key/base62.js';
 import { refillPoint } from '../leases/refill-point.js';
 import { RefillScheduler } from '../leases/refills.js';
 import { leaseSettings } from '../leases/settings.js';
 import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
 import { validWholeNumber } from '../validate/whole.js';
-import { amountOverHold } from './amount.js';
-import { validHoldArgs, validSettleArgs } from './arguments.js';
-import { withLedgerDeadline } from './deadline.js';
+import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
 import type {
   CreditBalance,
   CreditEntry,
@@ -19,7 +16,10 @@ import type {
   HoldResult,
   SettleResult,
   TopUpOptions,
-} from './types.js';
+} from '../vocabulary/credit-ledger.js';
+import { amountOverHold } from './amount.js';
+import { validHoldArgs, validSettleArgs } from './arguments.js';
+import { withLedgerDeadline } from './deadline.js';
 
 /**
  * Options of {@link LeasedCreditLedger}.

@@ -1,7 +1,7 @@
 import { InvalidInputError } from '#errors';
-import { capabilityOf } from '../capabilities.js';
 import { flag } from '../validate/flag.js';
 import { validWholeNumber } from '../validate/whole.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
 
 /**
  * The options every leased wrapper takes, as its caller wrote them (each optional).

@@ -1,10 +1,15 @@
 import { InvalidInputError } from '#errors';
 import { randomBase62 } from '../key/base62.js';
-import { quote } from '../validate/describe.js';
+import { quote } from '../redact/describe.js';
 import { validAccountId } from '../validate/fields.js';
 import { validWholeNumber } from '../validate/whole.js';
+import type {
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+} from '../vocabulary/outbox.js';
 import { validEventType } from './event.js';
-import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointChanges, WebhookEndpointInput } from './types.js';
 
 // The one place that checks webhook endpoints and makes their ids and secrets, for every backend.
 

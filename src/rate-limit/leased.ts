@@ -1,15 +1,20 @@
 import { InvalidInputError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import { refillPoint } from '../leases/refill-point.js';
 import { RefillScheduler } from '../leases/refills.js';
 import { leaseSettings } from '../leases/settings.js';
 import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
 import type { RateLimit } from '../types.js';
 import { validWholeNumber } from '../validate/whole.js';
+import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../vocabulary/capabilities.js';
+import type {
+  LeasableRateLimiter,
+  RateLimitDecision,
+  RateLimiter,
+  RateLimitLease,
+} from '../vocabulary/rate-limiter.js';
 import { withLimiterDeadline } from './deadline.js';
-import { type LeasableRateLimiter, type RateLimitLease, sameWindow } from './lease-types.js';
+import { sameWindow } from './lease-types.js';
 import { validConsumeArgs } from './policy.js';
-import type { RateLimitDecision, RateLimiter } from './types.js';
 
 /**
  * Options of {@link LeasedRateLimiter}.

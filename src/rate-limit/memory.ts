@@ -1,9 +1,9 @@
 import { InvalidInputError } from '#errors';
 import type { RateLimit } from '../types.js';
 import { validWholeNumber } from '../validate/whole.js';
+import type { RateLimitDecision, RateLimiter } from '../vocabulary/rate-limiter.js';
 import { ExpiryHeap } from './expiry-heap.js';
 import { consumeWindowMs } from './policy.js';
-import type { RateLimitDecision, RateLimiter } from './types.js';
 
 /**
  * Options of {@link MemoryRateLimiter}.

@@ -1,5 +1,4 @@
 import { KeyStoreUnavailableError, UnsupportedError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type {
   ApiKeyRecord,
@@ -11,6 +10,7 @@ import type {
   WriteOptions,
 } from '../types.js';
 import { validWholeNumber } from '../validate/whole.js';
+import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../vocabulary/capabilities.js';
 import { compactView, recordOf } from './compact-record.js';
 import { ExpiringMap } from './expiring-map.js';
 

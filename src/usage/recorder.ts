@@ -1,13 +1,13 @@
 import { InvalidInputError } from '#errors';
-import type { AuthFailure, AuthRequest, AuthResult } from '../auth/result.js';
-import { capabilityOf } from '../capabilities.js';
 import { type EventHook, emitSafely } from '../events.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import { validWholeNumber } from '../validate/whole.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
+import type { AuthFailure, AuthRequest, AuthResult } from '../vocabulary/result.js';
+import type { UsageBatch, UsageStore } from '../vocabulary/usage-store.js';
 import { type KeyTally, keyEvent, UsageCounts } from './counting.js';
 import { SerialFlush } from './serial-flush.js';
 import { SpikeDetector, type SpikeOptions } from './spikes.js';
-import type { UsageBatch, UsageStore } from './types.js';
 
 export type { SpikeOptions } from './spikes.js';
 

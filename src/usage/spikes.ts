@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#errors';
 import type { KeygateEvent } from '../events.js';
-import { describeValue } from '../validate/describe.js';
+import { describeValue } from '../redact/describe.js';
 import { validWholeNumber } from '../validate/whole.js';
 import { type KeyTally, keyEvent } from './counting.js';
 

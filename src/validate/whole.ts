@@ -1,4 +1,4 @@
-import { describeValue } from './describe.js';
+import { describeValue } from '../redact/describe.js';
 import { refuse } from './issues.js';
 
 /**

@@ -1,8 +1,8 @@
 import { InvalidInputError } from '#errors';
-import { type EventHook, emitSafely } from '../events.js';
-import { redactKeys } from '../key/redact.js';
-import type { ClaimedDelivery, Outbox, WebhookEndpoint } from '../outbox/types.js';
-import { validWholeNumber } from '../validate/whole.js';
+import { type EventHook, emitSafely } from '../src/events.js';
+import { redactKeys } from '../src/redact/keys.js';
+import { validWholeNumber } from '../src/validate/whole.js';
+import type { ClaimedDelivery, Outbox, WebhookEndpoint } from '../src/vocabulary/outbox.js';
 import { type FullRetryPolicy, nextAttemptMs, type RetryPolicy, validRetryPolicy } from './backoff.js';
 import { repeating } from './repeat.js';
 import { signWebhook } from './sign.js';

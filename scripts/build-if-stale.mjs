@@ -14,6 +14,8 @@ import { pathToFileURL } from 'node:url';
  */
 export const SOURCES = Object.freeze([
   'src',
+  'webhooks',
+  'leaks',
   'frameworks',
   'backends',
   'otel',

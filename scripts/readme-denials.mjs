@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The table of denials (status, code, title, detail) in README.md and on the docs site's page of the
-// check order is generated from `DENIALS` (src/auth/denials.ts), so that a code added there cannot be
+// check order is generated from `DENIALS` (src/vocabulary/denials.ts), so that a code added there cannot be
 // missing from either.
 //   node scripts/readme-denials.mjs           rewrites the table between the markers in each file
 //   node scripts/readme-denials.mjs --check   exits 1 if a file's table differs from DENIALS
@@ -43,7 +43,7 @@ export function withDenialsTable(readme, denials) {
 export async function loadDenials() {
   const { build } = await import('esbuild');
   const result = await build({
-    entryPoints: [new URL('../src/auth/denials.ts', import.meta.url).pathname],
+    entryPoints: [new URL('../src/vocabulary/denials.ts', import.meta.url).pathname],
     bundle: true,
     write: false,
     format: 'esm',

@@ -1,5 +1,5 @@
-import { redactKeys } from './key/redact.js';
-import { quote } from './validate/describe.js';
+import { quote } from './redact/describe.js';
+import { redactKeys } from './redact/keys.js';
 
 /**
  * Every error keygate throws carries one of these codes; `switch (err.code)` narrows them.

@@ -1,5 +1,5 @@
-import type { AuditAction } from './audit/types.js';
-import type { DenialCode } from './auth/denials.js';
+import type { AuditAction } from './vocabulary/audit-log.js';
+import type { DenialCode } from './vocabulary/denials.js';
 
 /**
  * What a report of a leaked key does to it (`keygate/leaks`): nothing but an event and an audit entry

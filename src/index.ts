@@ -19,16 +19,6 @@ export {
   UnsupportedError,
 } from '#errors';
 export type {
-  AuditAction,
-  AuditActor,
-  AuditChanges,
-  AuditContext,
-  AuditEntry,
-  AuditEntryInput,
-  AuditLog,
-  AuditQuery,
-} from './audit/types.js';
-export type {
   AuthenticateOptions,
   AuthFailure,
   AuthRequest,
@@ -39,25 +29,11 @@ export type {
   RateLimitOptions,
 } from './auth/authenticate.js';
 export { authenticate, authenticateEager } from './auth/authenticate.js';
-export type { DenialCode } from './auth/denials.js';
-export { DENIALS } from './auth/denials.js';
 export type { KeySource } from './auth/read-key.js';
-export { capabilityOf } from './capabilities.js';
 export type { CreditLeaseOptions } from './credits/leased.js';
 export { LeasedCreditLedger } from './credits/leased.js';
 export type { MemoryCreditLedgerOptions } from './credits/memory.js';
 export { MemoryCreditLedger } from './credits/memory.js';
-export type {
-  CreditBalance,
-  CreditEntry,
-  CreditLedger,
-  CreditReconciliation,
-  EntriesOptions,
-  HoldOptions,
-  HoldResult,
-  SettleResult,
-  TopUpOptions,
-} from './credits/types.js';
 export type { EventHook, KeygateEvent, KeygateEventType, LeakAction } from './events.js';
 export type { GenerateKeyOptions, ParsedKey } from './key/format.js';
 export { generateKey, isWellFormedKey, keyHint, parseKey } from './key/format.js';
@@ -83,26 +59,11 @@ export type {
   ValidKeyInput,
 } from './manager/key-manager.js';
 export { DEFAULT_QUIET_FOR_MS, KeyManager } from './manager/key-manager.js';
-// The outbox as an application reads and manages it; what only a backend's outbox and the dispatcher
-// exchange (`ClaimArgs`, `ClaimedDelivery`, `AttemptResult`, ...) is in `keygate/store-kit`.
-export type {
-  CreatedWebhookEndpoint,
-  DeliveryQuery,
-  Outbox,
-  OutboxEvent,
-  OutboxEventInput,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointChanges,
-  WebhookEndpointInput,
-  WebhookEndpoints,
-} from './outbox/types.js';
 export type { LeasedRateLimiterOptions } from './rate-limit/leased.js';
 export { LeasedRateLimiter } from './rate-limit/leased.js';
 export type { MemoryRateLimiterOptions } from './rate-limit/memory.js';
 export { MemoryRateLimiter } from './rate-limit/memory.js';
 export { LeasableMemoryRateLimiter } from './rate-limit/memory-leases.js';
-export type { RateLimitDecision, RateLimiter, RateLimitPolicyState, RateLimitState } from './rate-limit/types.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
 export { MemoryKeyStore } from './store/memory.js';
@@ -121,10 +82,54 @@ export type {
   KeyStatus,
   KeyStore,
   NamedRateLimit,
+  OutboxEvent,
   PublicKey,
   RateLimit,
   WritableKeyStore,
 } from './types.js';
 export type { SpikeOptions, UsageRecorderOptions } from './usage/recorder.js';
 export { UsageRecorder } from './usage/recorder.js';
-export type { UsageReport } from './usage/types.js';
+export { capabilityOf } from './vocabulary/capabilities.js';
+export type {
+  AuditAction,
+  AuditActor,
+  AuditChanges,
+  AuditContext,
+  AuditEntry,
+  AuditEntryInput,
+  AuditLog,
+  AuditQuery,
+} from './vocabulary/audit-log.js';
+export type {
+  CreditBalance,
+  CreditEntry,
+  CreditLedger,
+  CreditReconciliation,
+  EntriesOptions,
+  HoldOptions,
+  HoldResult,
+  SettleResult,
+  TopUpOptions,
+} from './vocabulary/credit-ledger.js';
+export type { DenialCode } from './vocabulary/denials.js';
+export { DENIALS } from './vocabulary/denials.js';
+// The outbox as an application reads and manages it; what only a backend's outbox and the dispatcher
+// exchange (`ClaimArgs`, `ClaimedDelivery`, `AttemptResult`, ...) is in `keygate/store-kit`.
+export type {
+  CreatedWebhookEndpoint,
+  DeliveryQuery,
+  Outbox,
+  OutboxEventInput,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+  WebhookEndpoints,
+} from './vocabulary/outbox.js';
+export type {
+  RateLimitDecision,
+  RateLimiter,
+  RateLimitPolicyState,
+  RateLimitState,
+} from './vocabulary/rate-limiter.js';
+export type { UsageReport } from './vocabulary/usage-store.js';

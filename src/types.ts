@@ -1,5 +1,3 @@
-import type { OutboxEvent } from './outbox/types.js';
-
 /** Whether a key touches real, billed data (`live`) or sandbox data that is never billed (`test`). */
 export type KeyMode = 'live' | 'test';
 
@@ -203,4 +201,24 @@ export interface WritableKeyStore extends KeyStore {
    * `KeyRevokedError`; with `condition.ifVersion`, `KeyConflictError` when the stored version differs.
    */
   update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord>;
+}
+
+/**
+ * An event as the outbox keeps it and a webhook carries it (the JSON body of every delivery).
+ * `id` (`evt_…`, time-ordered) is the `webhook-id` of every delivery of it, stable across retries, so a
+ * receiver de-duplicates on it. `data` holds the event's own fields (`keyId`, `hint`, `newKeyId`,
+ * `reason`, `balance`, ...); never a secret, digest or hash.
+ *
+ * @example
+ * { id: 'evt_0m3x9k2a1000018f3k2d9qz1', type: 'key.revoked', accountId: 'acct_1',
+ *   at: '2026-11-24T18:00:00.000Z', data: { keyId: 'key_…', hint: 'mk_live_…Xy9Z' } }
+ */
+export interface OutboxEvent {
+  readonly id: string;
+  /** Lower-case dotted words: `key.created`, `credits.low`, `webhook.endpoint_disabled`, ... */
+  readonly type: string;
+  readonly accountId: string;
+  /** When it happened, ISO 8601. */
+  readonly at: string;
+  readonly data: Readonly<Record<string, unknown>>;
 }

@@ -1,4 +1,4 @@
-import { readCapped } from '../../src/read-body.js';
+import { readCapped } from 'keygate/adapter-kit';
 
 /** Largest form body read, in bytes: far above any form of the dashboard, far below a memory problem. */
 export const MAX_FORM_BYTES = 64 * 1024;

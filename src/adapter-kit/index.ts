@@ -16,14 +16,14 @@ export type {
 export { authenticate, authenticateEager } from 'keygate';
 export type { ResolvedOptions } from '../auth/authenticate.js';
 export { resolveAuthOptions } from '../auth/authenticate.js';
-export type { HeaderSource } from '../auth/read-header.js';
-export { finishCredits, holdCredits } from '../credits/finish.js';
+export { finishCredits, holdCredits } from '../auth/finish-credits.js';
 export type { ResolvedCredits } from '../credits/options.js';
 export type { RateLimitHeaderFields } from '../rate-limit/header-fields.js';
 export { rateLimitHeaderFields, withRateLimitHeaders } from '../rate-limit/header-fields.js';
 // The one rule for every Retry-After (whole seconds, rounded up); the dashboard's sign-in throttle uses it too.
 export { retryAfterSeconds } from '../rate-limit/headers.js';
 export type { Answering, ResolvedRateLimit } from '../rate-limit/options.js';
+export type { HeaderSource } from '../vocabulary/result.js';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';
 export { createFetchDenier, denialResponse } from './fetch-denial.js';
@@ -33,4 +33,6 @@ export type { AdapterOptions, AdapterRequest, ResolvedAdapterOptions } from './o
 export { resolveAdapterOptions } from './options.js';
 export type { DenialResponder, DenialResponderOptions, DenialResponse } from './problem.js';
 export { createDenialResponder } from './problem.js';
+// Reading a request body under a byte limit: the dashboard's forms and keygate/leaks' reports use it.
+export { readCapped } from './read-body.js';
 export { createRouteOptions } from './route-options.js';

@@ -1,5 +1,5 @@
 import type { ApiKeyRecord } from '../types.js';
-import type { AuditChanges } from './types.js';
+import type { AuditChanges } from '../vocabulary/audit-log.js';
 
 // What a key write changed, as an audit entry's `changes`: the fields compared as JSON, so that an
 // array or object equal in content counts as unchanged.

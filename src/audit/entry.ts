@@ -1,10 +1,18 @@
 import type { InputIssueReason } from '#errors';
 import { InvalidInputError } from '#errors';
-import { looksLikeKey } from '../key/redact.js';
-import { describeValue, quote } from '../validate/describe.js';
+import { describeValue, quote } from '../redact/describe.js';
+import { looksLikeKey } from '../redact/keys.js';
 import { validAccountId } from '../validate/fields.js';
 import { textIssue } from '../validate/text.js';
-import type { AuditAction, AuditActor, AuditChanges, AuditContext, AuditEntry, AuditEntryInput } from './types.js';
+import { validWholeNumber } from '../validate/whole.js';
+import type {
+  AuditAction,
+  AuditActor,
+  AuditChanges,
+  AuditContext,
+  AuditEntry,
+  AuditEntryInput,
+} from '../vocabulary/audit-log.js';
 
 // The one place that decides what an audit entry may hold. Every backend's `append` runs it first, so
 // no backend can store a secret: a field named like one is refused, a secret-shaped value redacted.
@@ -242,13 +250,7 @@ export function validAuditQuery(value: unknown): {
     }
   }
   const { limit, before, keyId } = query;
-  if (limit !== undefined && (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > 1000)) {
-    refuse(
-      'limit',
-      typeof limit === 'number' ? 'out_of_range' : 'wrong_type',
-      `limit must be a whole number from 1 to 1000, got ${describeValue(limit)}`,
-    );
-  }
+  if (limit !== undefined) validWholeNumber('limit', limit, 1, 1000);
   if (before !== undefined && (typeof before !== 'string' || !ID_TEXT.test(before))) {
     refuse('before', 'wrong_type', `before must be an audit entry id, got ${describeValue(before)}`);
   }

@@ -1,6 +1,6 @@
+import type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../vocabulary/audit-log.js';
 import { freezeAuditEntry, validAuditEntry, validAuditQuery } from './entry.js';
 import { auditId } from './id.js';
-import type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from './types.js';
 
 /**
  * The audit log of a `MemoryKeyStore` (its `audit` capability): entries in this process's memory, in

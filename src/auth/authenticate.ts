@@ -1,19 +1,19 @@
-import { capabilityOf } from '../capabilities.js';
 import { withCredits } from '../credits/step.js';
 import { withRateLimit } from '../rate-limit/step.js';
 import { secondsSince } from '../telemetry/telemetry.js';
 import type { KeyStore } from '../types.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
+import type { AuthRequest, AuthResult } from '../vocabulary/result.js';
 import { decide } from './decide.js';
 import { type AuthenticateOptions, NO_OPTIONS, type ResolvedOptions, resolveAuthOptions } from './options.js';
-import type { AuthRequest, AuthResult } from './result.js';
 import { throttled } from './throttled.js';
 
 export type { CreditOptions } from '../credits/options.js';
-export type { HeldCredits } from '../credits/types.js';
 export type { RateLimitOptions } from '../rate-limit/options.js';
+export type { HeldCredits } from '../vocabulary/credit-ledger.js';
+export type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from '../vocabulary/result.js';
 export type { AuthenticateOptions, ResolvedOptions } from './options.js';
 export { resolveAuthOptions } from './options.js';
-export type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from './result.js';
 
 // Whether the shared limiter is failing and this process is counting alone (FallbackRateLimiter is `degradable`).
 function degraded(o: ResolvedOptions): boolean {

@@ -1,13 +1,13 @@
-import { CAPABILITIES, type Capable, capabilityOf } from '../capabilities.js';
+import { allowListOf, type CompiledKey, compileKey, expiresAtMsOf } from '../key/compiled-key.js';
 import { isWellFormedKey } from '../key/format.js';
 import { digestKey } from '../key/hash.js';
 import type { ApiKeyRecord, KeyStore, PublicKey } from '../types.js';
-import { allowListOf, type CompiledKey, compileKey, expiresAtMsOf } from './compiled-key.js';
-import { DENIALS, type DenialCode } from './denials.js';
+import { CAPABILITIES, type Capable, capabilityOf } from '../vocabulary/capabilities.js';
+import { DENIALS, type DenialCode } from '../vocabulary/denials.js';
+import type { AuthFailure, AuthRequest, AuthResult } from '../vocabulary/result.js';
 import type { ResolvedOptions } from './options.js';
 import { readHeader } from './read-header.js';
 import { readKey } from './read-key.js';
-import type { AuthFailure, AuthRequest, AuthResult } from './result.js';
 
 // The checks of the contract, in order. Synchronous until the store has to be asked (a cache miss, or
 // a Web Crypto digest), so that a cached key is judged without a single await.

@@ -2,11 +2,11 @@ import { InvalidInputError } from '#errors';
 import { type CreditOptions, type ResolvedCredits, resolveCredits } from '../credits/options.js';
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from '../rate-limit/options.js';
+import { quote } from '../redact/describe.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { AttemptThrottle } from '../throttle/types.js';
-import { quote } from '../validate/describe.js';
+import type { AuthRequest, AuthResult } from '../vocabulary/result.js';
 import type { KeySource } from './read-key.js';
-import type { AuthRequest, AuthResult } from './result.js';
 
 /** Options of `authenticate`. Build them once (per middleware or route), not per request. */
 export interface AuthenticateOptions {

@@ -1,7 +1,4 @@
-/** Request headers as the core accepts them: a Fetch `Headers` or a Node-style record. */
-export type HeaderSource =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | number | undefined>>;
+import type { HeaderSource } from '../vocabulary/result.js';
 
 /** Marks a header that is present but cannot hold one key (several values, not text). */
 export const SEVERAL_VALUES = null;

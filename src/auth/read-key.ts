@@ -1,4 +1,5 @@
-import { type HeaderSource, readHeader, SEVERAL_VALUES } from './read-header.js';
+import type { HeaderSource } from '../vocabulary/result.js';
+import { readHeader, SEVERAL_VALUES } from './read-header.js';
 
 /**
  * Where `authenticate` reads the key: the key header (`'header'`), `Authorization: Bearer <key>`

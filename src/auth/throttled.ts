@@ -1,10 +1,10 @@
 import { retryAfterSeconds } from '../rate-limit/headers.js';
 import type { AttemptReservation, AttemptThrottle } from '../throttle/types.js';
 import type { KeyStore } from '../types.js';
+import { DENIALS } from '../vocabulary/denials.js';
+import type { AuthFailure, AuthRequest, AuthResult } from '../vocabulary/result.js';
 import { lookUp, screen } from './decide.js';
-import { DENIALS } from './denials.js';
 import type { ResolvedOptions } from './options.js';
-import type { AuthFailure, AuthRequest, AuthResult } from './result.js';
 
 // The checks with failed-attempt throttling. A request whose key must be looked up reserves an attempt
 // first, so concurrent bad keys cannot all reach the store before one of them is counted; a request

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '#errors';
-import { describeValue } from '../validate/describe.js';
+import { describeValue } from '../redact/describe.js';
 
 // The one rule for credit amounts, shared by every ledger so that each refuses the same values the
 // same way: a safe integer (credits, or a currency's minor unit), never a fraction, NaN, an infinity,

@@ -1,8 +1,9 @@
 import type { InputIssueReason } from '#errors';
 import { InvalidInputError } from '#errors';
-import { describeValue } from '../validate/describe.js';
+import { describeValue } from '../redact/describe.js';
 import { validAccountId } from '../validate/fields.js';
 import { textIssue } from '../validate/text.js';
+import { validWholeNumber } from '../validate/whole.js';
 import { checkCreditAmount } from './amount.js';
 
 // The arguments of every `CreditLedger` method, checked as every keygate ledger checks them, before
@@ -43,14 +44,6 @@ function text(field: string, value: unknown, max: number): string {
   const problem = textIssue(field, value, max);
   if (problem) refuse(problem.field, problem.reason, problem.message);
   return value as string;
-}
-
-function wholeNumber(field: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    const reason = typeof value === 'number' ? 'out_of_range' : 'wrong_type';
-    refuse(field, reason, `${field} must be a whole number from ${min} to ${max}, got ${describeValue(value)}`);
-  }
-  return value;
 }
 
 // The options object: absent, or a plain object with only the named members (a misspelt `ttl` is refused).
@@ -138,7 +131,7 @@ export function validHoldArgs(accountId: unknown, amount: unknown, options?: unk
     accountId: account,
     amount: credits,
     keyId: keyId === undefined ? undefined : text('keyId', keyId, KEY_ID_MAX),
-    ttlMs: ttlMs === undefined ? DEFAULT_HOLD_TTL_MS : wholeNumber('ttlMs', ttlMs, 1, MAX_HOLD_TTL_MS),
+    ttlMs: ttlMs === undefined ? DEFAULT_HOLD_TTL_MS : validWholeNumber('ttlMs', ttlMs, 1, MAX_HOLD_TTL_MS),
   };
 }
 
@@ -180,6 +173,6 @@ export function validEntriesArgs(accountId: unknown, options?: unknown): { accou
   const { limit } = optionsOf(options, ['limit']);
   return {
     accountId: account,
-    limit: limit === undefined ? DEFAULT_ENTRIES_LIMIT : wholeNumber('limit', limit, 1, MAX_ENTRIES_LIMIT),
+    limit: limit === undefined ? DEFAULT_ENTRIES_LIMIT : validWholeNumber('limit', limit, 1, MAX_ENTRIES_LIMIT),
   };
 }

@@ -1,13 +1,11 @@
 import { InvalidInputError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
-import { inBackground, settledWithin } from '../deadline.js';
 import { randomBase62 } from '../key/base62.js';
-import { refillPoint } from '../refill-point.js';
-import { quote } from '../validate/describe.js';
-import { flag } from '../validate/flag.js';
-import { amountOverHold } from './amount.js';
-import { validHoldArgs, validSettleArgs } from './arguments.js';
-import { withLedgerDeadline } from './deadline.js';
+import { refillPoint } from '../leases/refill-point.js';
+import { RefillScheduler } from '../leases/refills.js';
+import { leaseSettings } from '../leases/settings.js';
+import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
+import { validWholeNumber } from '../validate/whole.js';
+import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
 import type {
   CreditBalance,
   CreditEntry,
@@ -18,7 +16,10 @@ import type {
   HoldResult,
   SettleResult,
   TopUpOptions,
-} from './types.js';
+} from '../vocabulary/credit-ledger.js';
+import { amountOverHold } from './amount.js';
+import { validHoldArgs, validSettleArgs } from './arguments.js';
+import { withLedgerDeadline } from './deadline.js';
 
 /**
  * Options of {@link LeasedCreditLedger}.
@@ -86,7 +87,7 @@ export interface CreditLeaseOptions {
   clock?: () => number;
 }
 
-interface Slice {
+interface Slice extends LeaseSlice {
   readonly accountId: string;
   readonly keyId: string | undefined;
   holdId: string;
@@ -101,13 +102,8 @@ interface Slice {
   /** Local epoch ms by which every request's hold on it has lapsed (a quarter ttl before its own does). */
   holdsUntil: number;
   retired: boolean;
-  /** When `free` falls to this, the next slice is taken in the background (-1: not before a request needs it). */
-  refillAt: number;
-  /** The next slice, taken in the background: requests move to it once this one cannot cover them. */
+  /** The next slice, taken in the background (`refilling` while on its way): requests move to it once this one cannot cover them. */
   next?: Slice;
-  /** The background take of `next` in flight: it settles within `timeoutMs`. */
-  refilling?: Promise<void>;
-  taking?: Promise<void>;
 }
 
 // Whether a slice takes a hold of `amount` now: not retired, not past its time, enough credits free.
@@ -121,14 +117,6 @@ interface LocalHold {
 }
 
 const PREFIX = 'lease_';
-
-function whole(field: string, value: unknown, fallback: number, min: number): number {
-  const v = value ?? fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) {
-    throw new InvalidInputError(field, `${field} must be a whole number >= ${min}, got ${quote(v)}`);
-  }
-  return v;
-}
 
 /**
  * A credit ledger that holds slices of an account's balance from a shared ledger (one `hold` each),
@@ -172,7 +160,8 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   uncharged = 0;
   private readonly inner: CreditLedger;
   private readonly clock: () => number;
-  private readonly slices = new Map<string, Slice>();
+  /** Each account and key's live slice (`${accountId}\n${keyId}`). */
+  private readonly slices = new SliceStore<Slice>();
   private readonly holds = new Map<string, LocalHold>();
   /** Slices retired and not yet settled in the shared ledger. */
   private readonly retired = new Set<Slice>();
@@ -181,8 +170,8 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   private readonly known = new Map<string, number>();
   /** Credits of each account free in live slices (what `free()` answers, kept as slices change). */
   private readonly freeBy = new Map<string, number>();
-  /** Background takes in flight, for `close()` to wait for. */
-  private readonly refills = new Set<Promise<void>>();
+  /** Background takes in flight, for `idle()` and `close()` to wait for. */
+  private readonly refills: RefillScheduler;
   private timer: ReturnType<typeof setInterval> | undefined;
   private serial = 0;
   private readonly tag = randomBase62(6);
@@ -192,22 +181,15 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     if (typeof ledger?.hold !== 'function' || typeof ledger.settle !== 'function') {
       throw new InvalidInputError('ledger', 'ledger must be a CreditLedger');
     }
-    if (options.clock !== undefined && typeof options.clock !== 'function') {
-      throw new InvalidInputError('clock', 'clock must be a function returning epoch milliseconds');
-    }
+    const settings = leaseSettings(options, ledger, { maxSlice: 1000, timeoutFloorMs: 2000, timeoutFallbackMs: 2000 });
     this.inner = ledger;
-    this.maxSlice = whole('maxSlice', options.maxSlice, 1000, 1);
-    this.divisor = whole('divisor', options.divisor, 8, 1);
-    this.sliceTtlMs = whole('sliceTtlMs', options.sliceTtlMs, 120_000, 1_000);
-    this.clock = options.clock ?? Date.now;
-    this.prefetch = flag('prefetch', options.prefetch);
-    const own = capabilityOf(ledger, 'deadline')?.timeoutMs;
-    this.timeoutMs = whole(
-      'timeoutMs',
-      options.timeoutMs,
-      typeof own === 'number' && own > 0 ? Math.max(2 * own, 2000) : 2000,
-      1,
-    );
+    this.maxSlice = settings.maxSlice;
+    this.divisor = settings.divisor;
+    this.sliceTtlMs = validWholeNumber('sliceTtlMs', options.sliceTtlMs ?? 120_000, 1_000);
+    this.clock = settings.clock;
+    this.prefetch = settings.prefetch;
+    this.timeoutMs = settings.timeoutMs;
+    this.refills = new RefillScheduler(this.timeoutMs);
     this[CAPABILITIES] = {
       wrapper: { wrapped: ledger },
       deadline: { timeoutMs: this.timeoutMs },
@@ -234,8 +216,8 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    * await ledger.idle();
    * ledger.free('acct_1'); // 240
    */
-  async idle(): Promise<void> {
-    while (this.refills.size > 0) await Promise.all(this.refills);
+  idle(): Promise<void> {
+    return this.refills.idle();
   }
 
   /**
@@ -321,7 +303,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     if (next === undefined || !covers(next, amount, now)) return undefined;
     slice.next = undefined;
     this.retire(slice);
-    this.slices.set(at, next);
+    this.slices.replace(at, next);
     if (slice.open === 0) void this.settleSlice(slice);
     return next;
   }
@@ -358,14 +340,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     };
     // Too late (past timeoutMs, which bounds the requests that wait for it): its credits go back.
     const late = (held: HoldResult) => void (held.ok && this.inner.release(held.holdId).catch(() => {}));
-    const refilling = inBackground(this.timeoutMs, () => this.inner.hold(accountId, size, options), landed, late).then(
-      () => {
-        slice.refilling = undefined;
-        this.refills.delete(refilling);
-      },
-    );
-    slice.refilling = refilling;
-    this.refills.add(refilling);
+    this.refills.start(slice, () => this.inner.hold(accountId, size, options), landed, late);
   }
 
   /** A new live slice of `holdId` in the shared ledger, taken at `sentAt`, with nothing free yet. */
@@ -525,7 +500,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     this.timer = undefined;
     // A background take lands (or times out) first, so that its slice is settled with the rest;
     // close() waits for it at most timeoutMs, on a timer of its own.
-    await settledWithin(Promise.all(this.refills), this.timeoutMs);
+    await this.refills.drain();
     for (const slice of this.slices.values()) this.retire(slice);
     this.slices.clear();
     for (let round = 0; this.retired.size > 0 || this.settling.size > 0; round++) {
@@ -556,11 +531,8 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       retired: false,
       refillAt: -1,
     };
-    let done!: () => void;
-    placeholder.taking = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    this.slices.set(at, placeholder);
+    const finish = beginTake(placeholder);
+    this.slices.place(at, placeholder);
     try {
       const sentAt = this.clock();
       const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
@@ -586,8 +558,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       this.slices.delete(at);
       throw err;
     } finally {
-      placeholder.taking = undefined;
-      done();
+      finish();
     }
   }
 
@@ -653,7 +624,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       const next = slice.next;
       slice.next = undefined;
       this.retire(slice);
-      if (next && now < next.usableUntil) this.slices.set(at, next);
+      if (next && now < next.usableUntil) this.slices.replace(at, next);
       else if (next) this.retire(next);
     }
     for (const [id, local] of this.holds) if (now >= local.expiresAt) this.close1(id, local, 0);

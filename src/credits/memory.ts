@@ -1,17 +1,7 @@
 import { InvalidInputError } from '#errors';
-import { CAPABILITIES, type Capabilities, type SynchronousLedger } from '../capabilities.js';
 import { randomBase62 } from '../key/base62.js';
 import { ExpiryHeap } from '../rate-limit/expiry-heap.js';
-import { amountOverflow, amountOverHold } from './amount.js';
-import {
-  DEFAULT_HOLD_TTL_MS,
-  validCreditAccount,
-  validEntriesArgs,
-  validHoldArgs,
-  validHoldId,
-  validSettleArgs,
-  validTopUpArgs,
-} from './arguments.js';
+import { CAPABILITIES, type Capabilities, type SynchronousLedger } from '../vocabulary/capabilities.js';
 import type {
   CreditBalance,
   CreditEntry,
@@ -22,7 +12,17 @@ import type {
   HoldResult,
   SettleResult,
   TopUpOptions,
-} from './types.js';
+} from '../vocabulary/credit-ledger.js';
+import { amountOverflow, amountOverHold } from './amount.js';
+import {
+  DEFAULT_HOLD_TTL_MS,
+  validCreditAccount,
+  validEntriesArgs,
+  validHoldArgs,
+  validHoldId,
+  validSettleArgs,
+  validTopUpArgs,
+} from './arguments.js';
 
 /**
  * Options of {@link MemoryCreditLedger}.

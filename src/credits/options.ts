@@ -1,9 +1,9 @@
 import { InvalidInputError } from '#errors';
-import type { AuthRequest } from '../auth/result.js';
-import { capabilityOf, type ImmediateLedger } from '../capabilities.js';
 import type { EventHook } from '../events.js';
-import { quote } from '../validate/describe.js';
-import type { CreditLedger } from './types.js';
+import { quote } from '../redact/describe.js';
+import { capabilityOf, type ImmediateLedger } from '../vocabulary/capabilities.js';
+import type { CreditLedger } from '../vocabulary/credit-ledger.js';
+import type { AuthRequest } from '../vocabulary/result.js';
 
 /**
  * The `credits` option of `authenticate` and of every adapter: prepaid billing (check row 10). A

@@ -1,12 +1,12 @@
-import { DENIALS, type DenialCode } from '../auth/denials.js';
-import { requestCost } from '../auth/request-cost.js';
-import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
 import { withDeadline } from '../deadline.js';
 import { emitSafely, type KeygateEvent, type KeygateEventType } from '../events.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import type { PublicKey } from '../types.js';
+import type { HoldResult } from '../vocabulary/credit-ledger.js';
+import { DENIALS, type DenialCode } from '../vocabulary/denials.js';
+import { requestCost } from '../vocabulary/request-cost.js';
+import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from '../vocabulary/result.js';
 import type { ResolvedCredits } from './options.js';
-import type { HoldResult } from './types.js';
 
 // Check row 10: a live key's request that passed rows 1 to 9 holds its cost from its account. A test
 // key, a denial and a free request are returned as they came; only a hold makes the path async.

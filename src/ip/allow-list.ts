@@ -1,5 +1,5 @@
 import { type InputIssue, InvalidInputError } from '#errors';
-import { quote } from '../validate/describe.js';
+import { quote } from '../redact/describe.js';
 import { attempt, refusal } from '../validate/issues.js';
 import { formatIPv4, formatIPv6, parseAddress } from './parse.js';
 

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#errors';
+import { describeValue, quote } from '../redact/describe.js';
 import type { KeyMode } from '../types.js';
-import { describeValue, quote } from '../validate/describe.js';
 import { base62Digit, encodeBase62, randomBase62 } from './base62.js';
 import { CRC32_START, crc32, crc32Final, crc32Step, crc32Update } from './crc32.js';
 

@@ -1,10 +1,17 @@
 import { KeygateError, UnsupportedError } from '#errors';
 import { validAuditQuery } from '../audit/entry.js';
-import type { AuditAction, AuditChanges, AuditContext, AuditEntry, AuditLog, AuditQuery } from '../audit/types.js';
-import { capabilityOf } from '../capabilities.js';
 import { type EventHook, emitSafely } from '../events.js';
-import { redactKeys } from '../key/redact.js';
+import { redactKeys } from '../redact/keys.js';
 import type { ApiKeyRecord, WritableKeyStore } from '../types.js';
+import type {
+  AuditAction,
+  AuditChanges,
+  AuditContext,
+  AuditEntry,
+  AuditLog,
+  AuditQuery,
+} from '../vocabulary/audit-log.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
 
 /**
  * What the audit trail needs of an action: the key it concerns (absent for an account's own action),

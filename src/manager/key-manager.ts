@@ -8,14 +8,13 @@ import {
 } from '#errors';
 import { changedFields, createdFields } from '../audit/changes.js';
 import { validAuditContext } from '../audit/entry.js';
-import type { AuditAction, AuditChanges, AuditContext, AuditEntry, AuditQuery } from '../audit/types.js';
-import { toPublicKey } from '../auth/compiled-key.js';
-import { capabilityOf } from '../capabilities.js';
 import { type EventHook, emitSafely, type KeygateEvent, type KeygateEventType } from '../events.js';
 import { randomBase62 } from '../key/base62.js';
+import { toPublicKey } from '../key/compiled-key.js';
 import { assertPrefix, DEFAULT_PREFIX, generateKey, isWellFormedKey, keyHint } from '../key/format.js';
 import { hashKey } from '../key/hash.js';
 import { outboxEventOf } from '../outbox/event.js';
+import { quote } from '../redact/describe.js';
 import type {
   ApiKeyRecord,
   KeyMetadata,
@@ -28,19 +27,20 @@ import type {
 } from '../types.js';
 import type { UsageRecorder } from '../usage/recorder.js';
 import { summarizeUsage } from '../usage/report.js';
-import { type UsageReport, type UsageStore, utcDay } from '../usage/types.js';
-import { quote } from '../validate/describe.js';
 import { MAX_PERMISSIONS, validAccountId, validDuration, validGraceMs, validReason } from '../validate/fields.js';
 import type { InputCheck } from '../validate/issues.js';
 import { refusal } from '../validate/issues.js';
-import { checkKeyFields, type KeyCheckOptions, type ValidKeyInput } from '../validate/key-input.js';
+import type { AuditAction, AuditChanges, AuditContext, AuditEntry, AuditQuery } from '../vocabulary/audit-log.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
+import { type UsageReport, type UsageStore, utcDay } from '../vocabulary/usage-store.js';
 import { AuditTrail } from './audit-trail.js';
 import { type ImportKeyInput, importedKey } from './import-key.js';
+import { checkKeyFields, type KeyCheckOptions, type ValidKeyInput } from './key-input.js';
 import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
 
 export type { InputCheck } from '../validate/issues.js';
-export type { KeyCheckOptions, ValidKeyInput } from '../validate/key-input.js';
 export type { ImportFromDigest, ImportFromSecret, ImportKeyFields, ImportKeyInput, KeyDigest } from './import-key.js';
+export type { KeyCheckOptions, ValidKeyInput } from './key-input.js';
 export { DEFAULT_QUIET_FOR_MS, type RotationStatus } from './rotation-status.js';
 
 /** Options of {@link KeyManager}. */

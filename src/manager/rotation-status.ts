@@ -1,5 +1,5 @@
 import type { ApiKeyRecord } from '../types.js';
-import type { KeyActivity } from '../usage/types.js';
+import type { KeyActivity } from '../vocabulary/usage-store.js';
 
 /**
  * Default quiet period of the rotation confirm step, in milliseconds: 15 minutes.

@@ -1,9 +1,15 @@
 import { InvalidInputError } from '#errors';
 import { randomBase62 } from '../key/base62.js';
-import { quote } from '../validate/describe.js';
+import { quote } from '../redact/describe.js';
 import { validAccountId } from '../validate/fields.js';
+import { validWholeNumber } from '../validate/whole.js';
+import type {
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+} from '../vocabulary/outbox.js';
 import { validEventType } from './event.js';
-import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointChanges, WebhookEndpointInput } from './types.js';
 
 // The one place that checks webhook endpoints and makes their ids and secrets, for every backend.
 
@@ -169,9 +175,7 @@ export function validClaimArgs(args: { nowMs: number; leaseMs: number; limit?: n
   if (typeof args.leaseMs !== 'number' || !(args.leaseMs > 0) || !Number.isFinite(args.leaseMs)) {
     throw new InvalidInputError('leaseMs', 'leaseMs must be a number of milliseconds > 0');
   }
-  const limit = args.limit ?? 20;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1_000)
-    throw new InvalidInputError('limit', 'limit must be 1 to 1,000');
+  const limit = validWholeNumber('limit', args.limit ?? 20, 1, 1_000);
   return { nowMs: Math.floor(nowMs), leaseMs: Math.ceil(args.leaseMs), limit };
 }
 
@@ -182,11 +186,7 @@ export function validClaimArgs(args: { nowMs: number; leaseMs: number; limit?: n
  * validDeliveryLimit(undefined) // 50
  */
 export function validDeliveryLimit(limit: unknown): number {
-  const value = limit ?? 50;
-  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > 1_000) {
-    throw new InvalidInputError('limit', 'limit must be 1 to 1,000');
-  }
-  return value as number;
+  return validWholeNumber('limit', limit ?? 50, 1, 1_000);
 }
 
 /**

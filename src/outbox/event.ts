@@ -1,9 +1,10 @@
 import { InvalidInputError } from '#errors';
 import { scrubSecrets } from '../audit/entry.js';
 import { auditId } from '../audit/id.js';
-import { quote } from '../validate/describe.js';
+import { quote } from '../redact/describe.js';
+import type { OutboxEvent } from '../types.js';
 import { validAccountId } from '../validate/fields.js';
-import type { OutboxEvent, OutboxEventInput } from './types.js';
+import type { OutboxEventInput } from '../vocabulary/outbox.js';
 
 // The one place that decides what an outbox event may hold: every backend's `publish` and every
 // event a KeyManager hands with a key write pass through `outboxEventOf`, so no backend stores a secret.

@@ -1,4 +1,21 @@
+import type { OutboxEvent } from '../types.js';
 import { validAccountId } from '../validate/fields.js';
+import type {
+  AttemptResult,
+  ClaimArgs,
+  ClaimedDelivery,
+  CreatedWebhookEndpoint,
+  DeliveryQuery,
+  FailedAttempt,
+  FailOutcome,
+  Outbox,
+  OutboxEventInput,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+  WebhookEndpoints,
+} from '../vocabulary/outbox.js';
 import {
   endpointView,
   freezeDelivery,
@@ -12,23 +29,6 @@ import {
   validWebhookId,
 } from './endpoint.js';
 import { outboxEventOf, takesEvent } from './event.js';
-import type {
-  AttemptResult,
-  ClaimArgs,
-  ClaimedDelivery,
-  CreatedWebhookEndpoint,
-  DeliveryQuery,
-  FailedAttempt,
-  FailOutcome,
-  Outbox,
-  OutboxEvent,
-  OutboxEventInput,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointChanges,
-  WebhookEndpointInput,
-  WebhookEndpoints,
-} from './types.js';
 
 interface DeliveryState {
   delivery: WebhookDelivery;

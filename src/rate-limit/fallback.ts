@@ -1,11 +1,11 @@
 import { InvalidInputError, RateLimiterUnavailableError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable, type Degradable } from '../capabilities.js';
 import { type EventHook, emitSafely } from '../events.js';
 import type { RateLimit } from '../types.js';
+import { CAPABILITIES, type Capabilities, type Capable, type Degradable } from '../vocabulary/capabilities.js';
+import type { RateLimitDecision, RateLimiter } from '../vocabulary/rate-limiter.js';
 import { withLimiterDeadline } from './deadline.js';
 import { MemoryRateLimiter } from './memory.js';
 import { consumeWindowMs } from './policy.js';
-import type { RateLimitDecision, RateLimiter } from './types.js';
 
 /**
  * Options of {@link FallbackRateLimiter}.

@@ -1,9 +1,9 @@
-import { capabilityOf } from '../capabilities.js';
 import type { EventHook } from '../events.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
+import type { RateLimiter } from '../vocabulary/rate-limiter.js';
 import { FallbackRateLimiter } from './fallback.js';
 import { MemoryRateLimiter } from './memory.js';
 import type { Answering, ResolvedRateLimit } from './options.js';
-import type { RateLimiter } from './types.js';
 
 // Which limiter answers for a `rateLimit` option: a MemoryRateLimiter itself (asked synchronously; it
 // never fails for an outage), or a shared limiter behind a per-process fallback. One fallback per

@@ -1,5 +1,5 @@
+import type { RateLimitState } from '../vocabulary/rate-limiter.js';
 import { type RateLimitHeaderFields, rateLimitHeaders } from './headers.js';
-import type { RateLimitState } from './types.js';
 
 export type { RateLimitHeaderFields } from './headers.js';
 

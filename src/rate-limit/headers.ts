@@ -1,4 +1,4 @@
-import type { RateLimitState } from './types.js';
+import type { RateLimitState } from '../vocabulary/rate-limiter.js';
 
 /**
  * The IETF httpapi rate-limit header fields of one response, by lower-case name (as every adapter writes them).

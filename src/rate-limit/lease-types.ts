@@ -1,51 +1,8 @@
 import { InvalidInputError } from '#errors';
-import type { RateLimit } from '../types.js';
-import { quote } from '../validate/describe.js';
+import { quote } from '../redact/describe.js';
+import { validWholeNumber } from '../validate/whole.js';
+import type { TakeRequest } from '../vocabulary/rate-limiter.js';
 import { type ConsumeArgs, validConsumeArgs } from './policy.js';
-
-/**
- * How many units a {@link LeasableRateLimiter.take} asks for. The limiter grants, from what remains
- * of the key's open window (opening one when none is open, like `consume`), nothing when fewer than
- * `need` units remain, else `min(remaining, max(need, min(want, floor(remaining / divisor))))`: at
- * least what the request needs, at most `want`, and never more than a `divisor`-th of what remains,
- * so slices shrink as the window's budget runs low.
- *
- * @example
- * const ask: TakeRequest = { need: 1, want: 100, divisor: 8 };
- */
-export interface TakeRequest {
-  /** Units the caller needs now (a whole number >= 0); fewer remaining grants nothing. */
-  readonly need: number;
-  /** The most units the caller would take (a whole number >= `need`). */
-  readonly want: number;
-  /** Beyond `need`, grant at most `floor(remaining / divisor)` (a whole number >= 1). */
-  readonly divisor: number;
-}
-
-/**
- * What {@link LeasableRateLimiter.take} answers: the units granted (counted in the window as used),
- * where the window stands after the grant, and the window's identity for a later `giveBack`.
- *
- * @example
- * const lease: RateLimitLease = { granted: 12, limit: 100, remaining: 88, resetMs: 60_000, window: 1_764_021_600_000 };
- */
-export interface RateLimitLease {
-  /** Units granted to the caller, 0 when fewer than `need` remained (then nothing was counted). */
-  readonly granted: number;
-  /** The window's limit, in units. */
-  readonly limit: number;
-  /** Units left in the window after the grant (0 or more). */
-  readonly remaining: number;
-  /** Milliseconds until the window ends, measured by the backend's clock (0 or more). */
-  readonly resetMs: number;
-  /**
-   * The window's end in the backend's epoch milliseconds: its identity. Two takes from one window may
-   * report it a millisecond or so apart (Redis reads its clock and the key's time to live one after
-   * the other); two windows of a key end at least `windowMs` apart, so windows within `windowMs / 2`
-   * of each other are one window (`sameWindow`), for backends and callers alike.
-   */
-  readonly window: number;
-}
 
 /**
  * Whether two leases' `window`s name one window of a key limited per `windowMs`: they lie within
@@ -61,32 +18,6 @@ export function sameWindow(a: number, b: number, windowMs: number): boolean {
 }
 
 /**
- * The backend primitive under `LeasedRateLimiter`, declared as a limiter's `leases` capability: take
- * a slice of a key's window in one round trip, and give back what was not spent. Both are atomic
- * per key across every process, like `consume`. `LeasableMemoryRateLimiter`, `RedisRateLimiter`
- * (one server or a Cluster), `PostgresRateLimiter`, `MysqlRateLimiter`, `SqliteRateLimiter` and
- * `DurableObjectRateLimiter` declare it; `describeRateLimiterContract` proves it.
- *
- * @example
- * const leases = capabilityOf(limiter, 'leases');
- * const lease = await leases?.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 });
- * if (lease) await leases?.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 3);
- */
-export interface LeasableRateLimiter {
-  /**
-   * Counts up to `ask.want` units of `keyId`'s open window as used and grants them (see
-   * {@link TakeRequest} for how many). Rejects like `consume`: `InvalidInputError` naming `keyId`,
-   * `limit`, `windowMs`, `need`, `want` or `divisor`; `RateLimiterUnavailableError` when the backend fails.
-   */
-  take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease>;
-  /**
-   * Uncounts `units` of `keyId`'s window `window` (a lease's `window`), never below 0; does nothing
-   * when that window has ended (its units went with it) or `units` is 0.
-   */
-  giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void>;
-}
-
-/**
  * A take's arguments once checked: `validConsumeArgs`'s plus the ask.
  *
  * @example
@@ -95,13 +26,6 @@ export interface LeasableRateLimiter {
 export interface TakeArgs extends ConsumeArgs {
   readonly want: number;
   readonly divisor: number;
-}
-
-function whole(field: string, value: unknown, min: number): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
-    throw new InvalidInputError(field, `${field} must be a whole number >= ${min}, got ${quote(value)}`);
-  }
-  return value;
 }
 
 /**
@@ -115,9 +39,13 @@ export function validTakeArgs(keyId: unknown, limit: unknown, ask: unknown): Tak
   if (ask === null || typeof ask !== 'object')
     throw new InvalidInputError('ask', 'ask must be { need, want, divisor }');
   const { need, want, divisor } = ask as Partial<TakeRequest>;
-  whole('need', need, 0);
+  validWholeNumber('need', need, 0);
   const args = validConsumeArgs(keyId, limit, need);
-  return { ...args, want: whole('want', want, need as number), divisor: whole('divisor', divisor, 1) };
+  return {
+    ...args,
+    want: validWholeNumber('want', want, need as number),
+    divisor: validWholeNumber('divisor', divisor),
+  };
 }
 
 /**
@@ -131,7 +59,7 @@ export function validGiveBackArgs(keyId: unknown, limit: unknown, window: unknow
   if (typeof window !== 'number' || !Number.isFinite(window)) {
     throw new InvalidInputError('window', `window must be a lease's window, got ${quote(window)}`);
   }
-  return validConsumeArgs(keyId, limit, whole('units', units, 0));
+  return validConsumeArgs(keyId, limit, validWholeNumber('units', units, 0));
 }
 
 /**

@@ -1,14 +1,20 @@
 import { InvalidInputError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
-import { inBackground, settledWithin } from '../deadline.js';
-import { refillPoint } from '../refill-point.js';
+import { refillPoint } from '../leases/refill-point.js';
+import { RefillScheduler } from '../leases/refills.js';
+import { leaseSettings } from '../leases/settings.js';
+import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
 import type { RateLimit } from '../types.js';
-import { quote } from '../validate/describe.js';
-import { flag } from '../validate/flag.js';
+import { validWholeNumber } from '../validate/whole.js';
+import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../vocabulary/capabilities.js';
+import type {
+  LeasableRateLimiter,
+  RateLimitDecision,
+  RateLimiter,
+  RateLimitLease,
+} from '../vocabulary/rate-limiter.js';
 import { withLimiterDeadline } from './deadline.js';
-import { type LeasableRateLimiter, type RateLimitLease, sameWindow } from './lease-types.js';
+import { sameWindow } from './lease-types.js';
 import { validConsumeArgs } from './policy.js';
-import type { RateLimitDecision, RateLimiter } from './types.js';
 
 /**
  * Options of {@link LeasedRateLimiter}.
@@ -69,7 +75,7 @@ export interface LeasedRateLimiterOptions {
   clock?: () => number;
 }
 
-interface Slice {
+interface Slice extends LeaseSlice {
   /** The backend's identity of the window the units belong to. */
   window: number;
   /** Local epoch ms by which the window has surely ended (send time of the take + its resetMs). */
@@ -80,29 +86,14 @@ interface Slice {
   units: number;
   /** Units the backend had left after the latest take (what `remaining` adds to `units`). */
   remaining: number;
-  /** When `units` falls to this, the next slice is taken in the background (-1: not before a request needs it). */
-  refillAt: number;
-  /**
-   * The take in flight for this key, if any. A request the slice cannot cover waits for it before
-   * taking on its own; while a background take is in flight, the slice's units are still spent.
-   */
-  taking?: Promise<void>;
-  /** The background take in flight, if `taking` is one: it settles within `timeoutMs`. */
-  refilling?: Promise<void>;
+  // `taking` is also set while a background top-up is in flight (then `refilling` is the same
+  // promise): the slice's units are still spent meanwhile, but a request they cannot cover waits.
 }
 
 // Whether a slice answers a request of `cost` now: taken for this limit, enough units, and a read
 // (cost 0) only while its window lasts.
 const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now: number) =>
   slice.units >= cost && slice.limit === limit && slice.windowMs === windowMs && (cost > 0 || slice.endsAt > now);
-
-function whole(field: string, value: unknown, fallback: number): number {
-  const v = value ?? fallback;
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
-    throw new InvalidInputError(field, `${field} must be a whole number >= 1, got ${quote(v)}`);
-  }
-  return v;
-}
 
 /**
  * A rate limiter that takes slices of each key's window from a shared limiter in one round trip,
@@ -143,31 +134,28 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   private readonly inner: RateLimiter;
   private readonly leases: LeasableRateLimiter;
   private readonly clock: () => number;
-  // Insertion order is recency (deleted and set again on use), so the first key is the least recent.
-  private readonly slices = new Map<string, Slice>();
-  // The key last moved to the end of `slices` (the most recent), while it is there: a key used again
-  // and again keeps its place with no delete and set per request.
-  private last: string | undefined;
+  /** Each key's slice, the least recently used given back first once `max` keys hold one. */
+  private readonly slices: SliceStore<Slice>;
+  private readonly refills: RefillScheduler;
 
   constructor(options: LeasedRateLimiterOptions) {
     const leases = capabilityOf(options?.limiter, 'leases');
     if (!leases) throw new InvalidInputError('limiter', 'limiter must declare the leases capability');
-    if (options.clock !== undefined && typeof options.clock !== 'function') {
-      throw new InvalidInputError('clock', 'clock must be a function returning epoch milliseconds');
-    }
+    const settings = leaseSettings(options, options.limiter, {
+      maxSlice: 300,
+      timeoutFloorMs: 500,
+      timeoutFallbackMs: 1000,
+    });
     this.inner = options.limiter;
     this.leases = leases;
-    this.maxSlice = whole('maxSlice', options.maxSlice, 300);
-    this.divisor = whole('divisor', options.divisor, 8);
-    this.max = whole('max', options.max, 10_000);
-    this.clock = options.clock ?? Date.now;
-    this.prefetch = flag('prefetch', options.prefetch);
-    const own = capabilityOf(options.limiter, 'deadline')?.timeoutMs;
-    this.timeoutMs = whole(
-      'timeoutMs',
-      options.timeoutMs,
-      typeof own === 'number' && own > 0 ? Math.max(2 * own, 500) : 1000,
-    );
+    this.maxSlice = settings.maxSlice;
+    this.divisor = settings.divisor;
+    this.max = validWholeNumber('max', options.max ?? 10_000);
+    this.clock = settings.clock;
+    this.prefetch = settings.prefetch;
+    this.timeoutMs = settings.timeoutMs;
+    this.slices = new SliceStore<Slice>(this.max, (keyId, evicted) => void this.giveBack(keyId, evicted));
+    this.refills = new RefillScheduler(this.timeoutMs);
     this[CAPABILITIES] = {
       wrapper: { wrapped: options.limiter },
       deadline: { timeoutMs: this.timeoutMs },
@@ -190,12 +178,8 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
    * await limiter.idle();
    * limiter.held('key_1'); // 99
    */
-  async idle(): Promise<void> {
-    for (;;) {
-      const pending = [...this.slices.values()].flatMap((slice) => (slice.refilling ? [slice.refilling] : []));
-      if (pending.length === 0) return;
-      await Promise.all(pending);
-    }
+  idle(): Promise<void> {
+    return this.refills.idle();
   }
 
   /**
@@ -266,13 +250,12 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     const late = (lease: RateLimitLease) =>
       void this.leases.giveBack(keyId, limit, lease.window, lease.granted).catch(() => {});
     const ask = { need: 0, want, divisor: this.divisor };
-    slice.taking = inBackground(this.timeoutMs, () => this.leases.take(keyId, limit, ask), landed, late).then(() => {
+    const landedThen = () => {
       slice.taking = undefined;
-      slice.refilling = undefined;
       // Dropped meanwhile (closed, evicted, limit changed): what it holds goes back.
-      if (this.slices.get(keyId) !== slice) return this.giveBack(keyId, slice);
-    });
-    slice.refilling = slice.taking;
+      return this.slices.get(keyId) !== slice ? this.giveBack(keyId, slice) : undefined;
+    };
+    slice.taking = this.refills.start(slice, () => this.leases.take(keyId, limit, ask), landed, late, landedThen);
   }
 
   private async consumeSlowly(args: ReturnType<typeof validConsumeArgs>, limit: RateLimit): Promise<RateLimitDecision> {
@@ -300,16 +283,12 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
    * process.on('SIGTERM', async () => { await server.close(); await limiter.close(); });
    */
   async close(): Promise<void> {
-    const slices = [...this.slices];
-    this.slices.clear();
-    this.last = undefined;
+    const slices = this.slices.clear();
     // A background take still in flight gives the slice back itself once it lands (or times out);
     // close() waits for it at most timeoutMs, on a timer of its own.
-    await Promise.all(
-      slices.map(([keyId, slice]) =>
-        slice.refilling ? settledWithin(slice.refilling, this.timeoutMs) : this.giveBack(keyId, slice),
-      ),
-    );
+    const refilling = this.refills.drain();
+    await Promise.all(slices.map(([keyId, slice]) => (slice.refilling ? undefined : this.giveBack(keyId, slice))));
+    await refilling;
   }
 
   /** The key's live slice for this limit, marked most recent; an ended or re-limited one is dropped. */
@@ -318,15 +297,10 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     if (slice === undefined) return undefined;
     if (!slice.taking && (slice.endsAt <= now || slice.limit !== limit || slice.windowMs !== windowMs)) {
       this.slices.delete(keyId);
-      if (this.last === keyId) this.last = undefined;
       void this.giveBack(keyId, slice);
       return undefined;
     }
-    if (this.last !== keyId) {
-      this.slices.delete(keyId);
-      this.slices.set(keyId, slice);
-      this.last = keyId;
-    }
+    this.slices.use(keyId, slice);
     return slice;
   }
 
@@ -348,23 +322,18 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       refillAt: -1,
     };
     slice.units = 0;
-    if (!old) this.remember(keyId, slice);
+    if (!old) this.slices.place(keyId, slice);
     const sentAt = this.clock();
-    let done!: () => void;
-    slice.taking = new Promise<void>((resolve) => {
-      done = resolve;
-    });
+    const finish = beginTake(slice);
     let lease: RateLimitLease;
     try {
       lease = await this.leases.take(keyId, limit, { need: cost - mine, want: this.maxSlice, divisor: this.divisor });
     } catch (err) {
       slice.units += mine;
-      slice.taking = undefined;
-      done();
+      finish();
       throw err;
     }
-    slice.taking = undefined;
-    done();
+    finish();
     const endsAt = sentAt + lease.resetMs;
     if (mine > 0 && !sameWindow(slice.window, lease.window, slice.windowMs)) {
       // A new window opened: the old one's units ended with it, so the need was understated; spend
@@ -393,19 +362,6 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       remaining: Math.min(slice.limit, slice.remaining + slice.units),
       resetMs: resetMs ?? Math.max(0, slice.endsAt - now),
     };
-  }
-
-  private remember(keyId: string, slice: Slice): void {
-    if (this.slices.size >= this.max) {
-      for (const [oldest, evicted] of this.slices) {
-        if (evicted.taking) continue;
-        this.slices.delete(oldest);
-        void this.giveBack(oldest, evicted);
-        break;
-      }
-    }
-    this.slices.set(keyId, slice);
-    this.last = keyId;
   }
 
   private async giveBack(keyId: string, slice: Slice): Promise<void> {

@@ -1,10 +1,10 @@
-import { DENIALS } from '../auth/denials.js';
-import type { AuthResult } from '../auth/result.js';
 import type { PublicKey } from '../types.js';
+import { DENIALS } from '../vocabulary/denials.js';
+import type { RateLimitDecision, RateLimitPolicyState, RateLimitState } from '../vocabulary/rate-limiter.js';
+import type { AuthResult } from '../vocabulary/result.js';
+import { isDecision, unavailable } from './decision.js';
 import type { Answering } from './options.js';
 import { type Plan, type PlannedLimit, subjectOf } from './plan.js';
-import { isDecision, unavailable } from './step.js';
-import type { RateLimitDecision, RateLimitPolicyState, RateLimitState } from './types.js';
 
 // Row 9 for a request held to several limits: each is counted in the plan's order (shortest window
 // first) until one refuses; the request is allowed only when every one allowed it, and the most

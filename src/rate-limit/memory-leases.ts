@@ -1,14 +1,7 @@
-import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import type { RateLimit } from '../types.js';
-import {
-  grantOf,
-  type LeasableRateLimiter,
-  type RateLimitLease,
-  sameWindow,
-  type TakeRequest,
-  validGiveBackArgs,
-  validTakeArgs,
-} from './lease-types.js';
+import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
+import type { LeasableRateLimiter, RateLimitLease, TakeRequest } from '../vocabulary/rate-limiter.js';
+import { grantOf, sameWindow, validGiveBackArgs, validTakeArgs } from './lease-types.js';
 import { MemoryRateLimiter, type MemoryRateLimiterOptions } from './memory.js';
 
 /**

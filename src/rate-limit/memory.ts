@@ -1,8 +1,9 @@
 import { InvalidInputError } from '#errors';
 import type { RateLimit } from '../types.js';
+import { validWholeNumber } from '../validate/whole.js';
+import type { RateLimitDecision, RateLimiter } from '../vocabulary/rate-limiter.js';
 import { ExpiryHeap } from './expiry-heap.js';
 import { consumeWindowMs } from './policy.js';
-import type { RateLimitDecision, RateLimiter } from './types.js';
 
 /**
  * Options of {@link MemoryRateLimiter}.
@@ -70,10 +71,7 @@ export class MemoryRateLimiter implements RateLimiter {
   private newest: string | undefined;
 
   constructor(options: MemoryRateLimiterOptions = {}) {
-    const max = options.max ?? 100_000;
-    if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
-      throw new InvalidInputError('max', `max must be a whole number >= 1, got ${String(max)}`);
-    }
+    const max = validWholeNumber('max', options.max ?? 100_000);
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw new InvalidInputError('clock', 'clock must be a function returning epoch milliseconds');
     }

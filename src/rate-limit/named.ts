@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#errors';
+import { quote } from '../redact/describe.js';
 import type { KeyRateLimit, NamedRateLimit, RateLimit } from '../types.js';
-import { quote } from '../validate/describe.js';
 import { checkRateLimit } from './policy.js';
 
 /** The most named limits one key (or one account) is held to: 10. */

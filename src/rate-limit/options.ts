@@ -1,11 +1,11 @@
 import { InvalidInputError } from '#errors';
-import type { AuthRequest } from '../auth/result.js';
-import { capabilityOf, type ImmediateLimiter } from '../capabilities.js';
 import type { EventHook } from '../events.js';
+import { quote } from '../redact/describe.js';
 import type { KeyRateLimit, PublicKey } from '../types.js';
-import { quote } from '../validate/describe.js';
+import { capabilityOf, type ImmediateLimiter } from '../vocabulary/capabilities.js';
+import type { RateLimiter } from '../vocabulary/rate-limiter.js';
+import type { AuthRequest } from '../vocabulary/result.js';
 import { checkKeyRateLimit } from './named.js';
-import type { RateLimiter } from './types.js';
 
 /**
  * The `rateLimit` option of `authenticate` and of every adapter: per-key rate limiting (check row 9).

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#errors';
+import { quote } from '../redact/describe.js';
 import type { RateLimit } from '../types.js';
-import { quote } from '../validate/describe.js';
 
 // The longest rate-limit window, in milliseconds: 366 days. Longer "windows" are quotas, which want
 // billing periods rather than a window opened by a first request.

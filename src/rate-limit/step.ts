@@ -1,30 +1,19 @@
-import { DENIALS } from '../auth/denials.js';
-import { requestCost } from '../auth/request-cost.js';
-import type { AuthFailure, AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
 import type { KeyRateLimit, PublicKey, RateLimit } from '../types.js';
+import { DENIALS } from '../vocabulary/denials.js';
+import type { RateLimitDecision, RateLimitState } from '../vocabulary/rate-limiter.js';
+import { requestCost } from '../vocabulary/request-cost.js';
+import type { AuthRequest, AuthResult, AuthSuccess } from '../vocabulary/result.js';
 import { accountLimitOf } from './account.js';
+import { isDecision, unavailable } from './decision.js';
 import { answering } from './fallbacks.js';
 import { countAll } from './many.js';
 import type { ResolvedRateLimit } from './options.js';
 import { planOf } from './plan.js';
-import type { RateLimitDecision, RateLimitState } from './types.js';
 
 // Check row 9: a request that passed rows 1 to 8 consumes its cost from its key's limit. Synchronous
 // with a MemoryRateLimiter, and with a LeasedRateLimiter whose slice covers it, so a cached key stays
 // free of promises; a result without a limit (a
 // denial, a key with no limit of its own and no default) is returned as it came, allocating nothing.
-
-/** 503 `rate_limiter_unavailable` for `key`. @internal */
-export function unavailable(key: PublicKey): AuthFailure {
-  const d = DENIALS.rate_limiter_unavailable;
-  return { ok: false, status: d.status, code: 'rate_limiter_unavailable', message: d.detail, key };
-}
-
-const isCount = (n: unknown): n is number => typeof n === 'number' && n >= 0 && n < Number.POSITIVE_INFINITY;
-
-/** Whether a limiter's answer can be written as header fields (a custom limiter's garbage cannot). @internal */
-export const isDecision = (d: RateLimitDecision): boolean =>
-  typeof d?.allowed === 'boolean' && isCount(d.limit) && isCount(d.remaining) && isCount(d.resetMs);
 
 // A decision that cannot be written as headers (a custom limiter's garbage) is a limiter fault: fail closed.
 function decided(key: PublicKey, policy: RateLimit, d: RateLimitDecision): AuthResult {

@@ -1,4 +1,4 @@
-import type { UsageCount } from '../usage/types.js';
+import type { UsageCount } from '../vocabulary/usage-store.js';
 import type { DailyTotal } from './dashboard-store.js';
 
 /**

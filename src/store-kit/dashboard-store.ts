@@ -1,5 +1,5 @@
 import type { ApiKeyRecord, KeyMode, KeyStatus } from '../types.js';
-import type { KeyActivity } from '../usage/types.js';
+import type { KeyActivity } from '../vocabulary/usage-store.js';
 
 /**
  * Which keys of an account one page of the dashboard's key list shows: `limit` keys from `offset`,

@@ -21,22 +21,6 @@
 // For authors of audit logs over other backends (keygate/postgres and keygate/redis use them).
 export { AUDIT_ACTIONS, freezeAuditEntry, validAuditEntry, validAuditQuery } from '../audit/entry.js';
 export { auditId } from '../audit/id.js';
-export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../audit/types.js';
-export { toPublicKey } from '../auth/compiled-key.js';
-export type {
-  Capabilities,
-  Capable,
-  ChangeSource,
-  Deadline,
-  Degradable,
-  ImmediateLedger,
-  ImmediateLimiter,
-  SynchronousLedger,
-  ViewSource,
-  Wrapper,
-} from '../capabilities.js';
-// `capabilityOf`, which reads them, is in `keygate`: applications read a store's outbox and audit log with it.
-export { CAPABILITIES } from '../capabilities.js';
 // For authors of credit ledgers over other backends (keygate/postgres and keygate/redis use them).
 export { amountOverflow, amountOverHold, checkCreditAmount } from '../credits/amount.js';
 export type { HoldArgs, TopUpArgs } from '../credits/arguments.js';
@@ -51,19 +35,7 @@ export {
   validTopUpArgs,
 } from '../credits/arguments.js';
 export { withLedgerDeadline } from '../credits/deadline.js';
-export type {
-  CreditBalance,
-  CreditEntry,
-  CreditLedger,
-  CreditReconciliation,
-  EntriesOptions,
-  HoldOptions,
-  HoldResult,
-  SettleResult,
-  TopUpOptions,
-} from '../credits/types.js';
-// For messages that carry what a driver or a user echoed back: a raw key never reaches an error.
-export { redactKeys } from '../key/redact.js';
+export { toPublicKey } from '../key/compiled-key.js';
 // For authors of outboxes over other backends (keygate/postgres and keygate/redis use them).
 export {
   endpointView,
@@ -78,29 +50,15 @@ export {
   validWebhookId,
 } from '../outbox/endpoint.js';
 export { outboxEventOf, takesEvent } from '../outbox/event.js';
-export type {
-  AttemptResult,
-  ClaimArgs,
-  ClaimedDelivery,
-  CreatedWebhookEndpoint,
-  DeliveryQuery,
-  FailedAttempt,
-  FailOutcome,
-  Outbox,
-  OutboxEvent,
-  OutboxEventInput,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointChanges,
-  WebhookEndpointInput,
-  WebhookEndpoints,
-} from '../outbox/types.js';
 // For authors of rate limiters over other backends (keygate/redis and keygate/postgres use them).
 export { withLimiterDeadline } from '../rate-limit/deadline.js';
-export type { LeasableRateLimiter, RateLimitLease, TakeArgs, TakeRequest } from '../rate-limit/lease-types.js';
+export type { TakeArgs } from '../rate-limit/lease-types.js';
 export { grantOf, sameWindow, validGiveBackArgs, validTakeArgs } from '../rate-limit/lease-types.js';
 export type { ConsumeArgs } from '../rate-limit/policy.js';
 export { validConsumeArgs } from '../rate-limit/policy.js';
+export { quote } from '../redact/describe.js';
+// For messages that carry what a driver or a user echoed back: a raw key never reaches an error.
+export { redactKeys } from '../redact/keys.js';
 export { applyPatch, freezeRecord } from '../store/apply-patch.js';
 export { ChangeFeed, changeOf } from '../store/change-feed.js';
 export { ChangeRelay, parseChange } from '../store/change-relay.js';
@@ -117,16 +75,59 @@ export type {
   KeyPatch,
   KeyResync,
   KeyStore,
+  OutboxEvent,
   WritableKeyStore,
   WriteCondition,
   WriteOptions,
 } from '../types.js';
 export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';
-export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../usage/types.js';
-export { utcDay } from '../usage/types.js';
-export { quote } from '../validate/describe.js';
 export { validTimeoutMs } from '../validate/timeout.js';
+export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../vocabulary/audit-log.js';
+export type {
+  Capabilities,
+  Capable,
+  ChangeSource,
+  Deadline,
+  Degradable,
+  ImmediateLedger,
+  ImmediateLimiter,
+  SynchronousLedger,
+  ViewSource,
+  Wrapper,
+} from '../vocabulary/capabilities.js';
+// `capabilityOf`, which reads them, is in `keygate`: applications read a store's outbox and audit log with it.
+export { CAPABILITIES } from '../vocabulary/capabilities.js';
+export type {
+  CreditBalance,
+  CreditEntry,
+  CreditLedger,
+  CreditReconciliation,
+  EntriesOptions,
+  HoldOptions,
+  HoldResult,
+  SettleResult,
+  TopUpOptions,
+} from '../vocabulary/credit-ledger.js';
+export type {
+  AttemptResult,
+  ClaimArgs,
+  ClaimedDelivery,
+  CreatedWebhookEndpoint,
+  DeliveryQuery,
+  FailedAttempt,
+  FailOutcome,
+  Outbox,
+  OutboxEventInput,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointChanges,
+  WebhookEndpointInput,
+  WebhookEndpoints,
+} from '../vocabulary/outbox.js';
+export type { LeasableRateLimiter, RateLimitLease, TakeRequest } from '../vocabulary/rate-limiter.js';
+export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../vocabulary/usage-store.js';
+export { utcDay } from '../vocabulary/usage-store.js';
 // The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
 export { dailyTotals } from './daily-totals.js';
 export type { DailyTotal, DashboardStore, KeyPage, KeyPageQuery } from './dashboard-store.js';

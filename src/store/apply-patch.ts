@@ -1,7 +1,7 @@
 import { InvalidInputError, KeyConflictError, KeyRevokedError } from '#errors';
-import { sealCopy } from '../auth/compiled-key.js';
+import { sealCopy } from '../key/compiled-key.js';
+import { quote } from '../redact/describe.js';
 import type { ApiKeyRecord, KeyPatch, WriteCondition } from '../types.js';
-import { quote } from '../validate/describe.js';
 
 /**
  * The record that results from applying `patch` to `current`, with `version` bumped, frozen.

@@ -1,5 +1,4 @@
 import { KeyStoreUnavailableError, UnsupportedError } from '#errors';
-import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../capabilities.js';
 import { createTelemetry, observedLookup, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type {
   ApiKeyRecord,
@@ -10,7 +9,8 @@ import type {
   WritableKeyStore,
   WriteOptions,
 } from '../types.js';
-import { validPositiveInteger } from '../validate/fields.js';
+import { validWholeNumber } from '../validate/whole.js';
+import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../vocabulary/capabilities.js';
 import { compactView, recordOf } from './compact-record.js';
 import { ExpiringMap } from './expiring-map.js';
 
@@ -115,11 +115,11 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     readonly store: KeyStore,
     options: CachedKeyStoreOptions = {},
   ) {
-    this.ttlMs = validPositiveInteger('ttlMs', options.ttlMs ?? 30_000);
-    const max = validPositiveInteger('max', options.max ?? 10_000);
-    const negativeTtlMs = validPositiveInteger('negativeTtlMs', options.negativeTtlMs ?? Math.min(5_000, this.ttlMs));
-    const negativeMax = validPositiveInteger('negativeMax', options.negativeMax ?? 10_000);
-    this.timeoutMs = validPositiveInteger('timeoutMs', options.timeoutMs ?? 2_000);
+    this.ttlMs = validWholeNumber('ttlMs', options.ttlMs ?? 30_000);
+    const max = validWholeNumber('max', options.max ?? 10_000);
+    const negativeTtlMs = validWholeNumber('negativeTtlMs', options.negativeTtlMs ?? Math.min(5_000, this.ttlMs));
+    const negativeMax = validWholeNumber('negativeMax', options.negativeMax ?? 10_000);
+    this.timeoutMs = validWholeNumber('timeoutMs', options.timeoutMs ?? 2_000);
     this.telemetry = createTelemetry(options.telemetry);
     this.storeName = store.constructor?.name ?? 'store';
     this.found = new ExpiringMap(max, this.ttlMs);

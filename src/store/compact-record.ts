@@ -1,5 +1,5 @@
-import { allowListOf } from '../auth/compiled-key.js';
-import { isSealed } from '../auth/record-snapshot.js';
+import { allowListOf } from '../key/compiled-key.js';
+import { isSealed } from '../key/record-snapshot.js';
 import type { ApiKeyRecord, PublicKey } from '../types.js';
 
 // What a cache keeps of a record: its public view alone (the object `authenticate` hands out as a

@@ -1,10 +1,10 @@
 import { KeyConflictError, KeyNotFoundError } from '#errors';
 import { MemoryAuditLog } from '../audit/memory.js';
-import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import type { MemoryOutbox } from '../outbox/memory.js';
+import { quote } from '../redact/describe.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteOptions } from '../types.js';
-import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../usage/types.js';
-import { quote } from '../validate/describe.js';
+import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
+import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../vocabulary/usage-store.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
 import { ChangeFeed, changeOf } from './change-feed.js';
 

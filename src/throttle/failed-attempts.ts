@@ -1,5 +1,5 @@
 import { InvalidInputError } from '#errors';
-import { validPositiveInteger } from '../validate/fields.js';
+import { validWholeNumber } from '../validate/whole.js';
 import { clientBucket } from './client-bucket.js';
 import { BUSY_WAIT_MS, LocalAttempts } from './local-attempts.js';
 import type { AttemptReservation, AttemptThrottle, SharedAttemptCounter, SharedReservation } from './types.js';
@@ -78,14 +78,14 @@ export class FailedAttemptThrottle implements AttemptThrottle {
   private readonly clock: () => number;
 
   constructor(options: FailedAttemptThrottleOptions = {}) {
-    this.max = validPositiveInteger('max', options.max ?? 10);
-    this.windowMs = validPositiveInteger('windowMs', options.windowMs ?? 60_000);
+    this.max = validWholeNumber('max', options.max ?? 10);
+    this.windowMs = validWholeNumber('windowMs', options.windowMs ?? 60_000);
     this.local = new LocalAttempts(
       this.max,
       this.windowMs,
-      validPositiveInteger('maxClients', options.maxClients ?? 10_000),
+      validWholeNumber('maxClients', options.maxClients ?? 10_000),
     );
-    this.sharedTimeoutMs = validPositiveInteger('sharedTimeoutMs', options.sharedTimeoutMs ?? 100);
+    this.sharedTimeoutMs = validWholeNumber('sharedTimeoutMs', options.sharedTimeoutMs ?? 100);
     const shared = options.shared as Partial<SharedAttemptCounter> | undefined;
     if (
       shared !== undefined &&

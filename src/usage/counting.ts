@@ -1,7 +1,7 @@
 import type { KeygateEvent, KeygateEventType } from '../events.js';
 import type { PublicKey } from '../types.js';
-import type { KeyActivity, UsageBatch, UsageCount, UsageOutcome } from './types.js';
-import { utcDay } from './types.js';
+import type { KeyActivity, UsageBatch, UsageCount, UsageOutcome } from '../vocabulary/usage-store.js';
+import { utcDay } from '../vocabulary/usage-store.js';
 
 const DAY = 86_400_000;
 

@@ -1,4 +1,4 @@
-import type { KeyActivity, UsageBatch, UsageCount } from './types.js';
+import type { KeyActivity, UsageBatch, UsageCount } from '../vocabulary/usage-store.js';
 
 /**
  * A batch with one count per (key, day, outcome) and one activity per key (the newest), so that a

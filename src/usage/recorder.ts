@@ -1,13 +1,13 @@
 import { InvalidInputError } from '#errors';
-import type { AuthFailure, AuthRequest, AuthResult } from '../auth/result.js';
-import { capabilityOf } from '../capabilities.js';
 import { type EventHook, emitSafely } from '../events.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
-import { describeValue } from '../validate/describe.js';
+import { validWholeNumber } from '../validate/whole.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
+import type { AuthFailure, AuthRequest, AuthResult } from '../vocabulary/result.js';
+import type { UsageBatch, UsageStore } from '../vocabulary/usage-store.js';
 import { type KeyTally, keyEvent, UsageCounts } from './counting.js';
 import { SerialFlush } from './serial-flush.js';
 import { SpikeDetector, type SpikeOptions } from './spikes.js';
-import type { UsageBatch, UsageStore } from './types.js';
 
 export type { SpikeOptions } from './spikes.js';
 
@@ -38,16 +38,6 @@ export interface UsageRecorderOptions {
    * and its write) and `keygate.usage.flush.failures`. @default undefined (none)
    */
   telemetry?: TelemetryOptions;
-}
-
-function validInterval(intervalMs: unknown): number {
-  if (typeof intervalMs !== 'number' || !Number.isInteger(intervalMs) || intervalMs < 0) {
-    throw new InvalidInputError(
-      'intervalMs',
-      `intervalMs must be a whole number of milliseconds >= 0, got ${describeValue(intervalMs)}`,
-    );
-  }
-  return intervalMs;
 }
 
 /**
@@ -85,7 +75,10 @@ export class UsageRecorder {
     this.telemetry = createTelemetry(options.telemetry);
     const emit = (event: Parameters<EventHook>[0]) => emitSafely(this.onEvent, event);
     this.spikes = options.spike === false ? undefined : new SpikeDetector(options.spike ?? {}, emit);
-    this.flusher = new SerialFlush(() => this.flushOnce(), validInterval(options.intervalMs ?? 5_000));
+    this.flusher = new SerialFlush(
+      () => this.flushOnce(),
+      validWholeNumber('intervalMs', options.intervalMs ?? 5_000, 0),
+    );
   }
 
   /** Records one result. Pass it as `onResult`; it is bound, so it can be passed around. */

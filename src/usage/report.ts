@@ -1,5 +1,5 @@
-import type { DenialCode } from '../auth/denials.js';
-import type { KeyActivity, UsageCount, UsageReport } from './types.js';
+import type { DenialCode } from '../vocabulary/denials.js';
+import type { KeyActivity, UsageCount, UsageReport } from '../vocabulary/usage-store.js';
 
 type Tally = { allowed: number; denied: number; deniedBy: Partial<Record<DenialCode, number>> };
 

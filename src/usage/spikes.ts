@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import type { KeygateEvent } from '../events.js';
-import { describeValue } from '../validate/describe.js';
+import { describeValue } from '../redact/describe.js';
+import { validWholeNumber } from '../validate/whole.js';
 import { type KeyTally, keyEvent } from './counting.js';
 
 const MINUTE = 60_000;
@@ -45,16 +46,9 @@ export function validSpikeOptions(options: SpikeOptions | null | undefined): Req
   }
   return {
     factor,
-    minRequests: wholeNumber('spike.minRequests', minRequests),
-    warmupMinutes: wholeNumber('spike.warmupMinutes', warmupMinutes),
+    minRequests: validWholeNumber('spike.minRequests', minRequests, 0),
+    warmupMinutes: validWholeNumber('spike.warmupMinutes', warmupMinutes, 0),
   };
-}
-
-function wholeNumber(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new InvalidInputError(field, `${field} must be a whole number >= 0, got ${describeValue(value)}`);
-  }
-  return value;
 }
 
 // One key's requests per minute: the current minute's count and the usual rate before it.

@@ -1,10 +1,8 @@
 import type { InputIssue, InputIssueReason } from '#errors';
-import { normalizeAllowList } from '../ip/allow-list.js';
-import { looksLikeKey } from '../key/redact.js';
-import { checkKeyRateLimit } from '../rate-limit/named.js';
-import type { KeyMetadata, KeyMode, KeyRateLimit } from '../types.js';
-import { describeValue, quote } from './describe.js';
-import { attempt, issue, refusal, refuse } from './issues.js';
+import { describeValue, quote } from '../redact/describe.js';
+import { looksLikeKey } from '../redact/keys.js';
+import type { KeyMetadata, KeyMode } from '../types.js';
+import { issue, refusal, refuse } from './issues.js';
 import { textIssue } from './text.js';
 
 // Write-time validation: every check a management call needs, each naming its field and giving a
@@ -105,11 +103,6 @@ export function validPermissions(value: unknown): string[] {
   return [...new Set<string>(value)];
 }
 
-/** Allow-list entries, strictly parsed and canonicalised; every bad entry reported, with its index. */
-export function validAllowList(value: unknown): string[] {
-  return normalizeAllowList(value, 'allowedIps');
-}
-
 /** An expiry: a `Date`, an ISO-8601 string or `null` (never); must lie after `now`. Returns ISO text or null. */
 export function validExpiry(value: unknown, nowMs: number): string | null {
   if (value === null || value === undefined) return null;
@@ -166,22 +159,6 @@ export function validReason(value: unknown): string | null {
   return reason;
 }
 
-/**
- * A whole number >= 1 (a count, a size): anything else throws `InvalidInputError` naming `field`, with
- * the refused value described (its type and size), never quoted, since it may be a pasted secret.
- *
- * @example
- * validPositiveInteger('max', 10)  // 10
- * validPositiveInteger('max', 0.5) // throws InvalidInputError, field 'max': 'max must be a whole number >= 1, got 0.5'
- */
-export function validPositiveInteger(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    const reason = typeof value === 'number' ? 'out_of_range' : 'wrong_type';
-    refuse(field, reason, `${field} must be a whole number >= 1, got ${describeValue(value)}`);
-  }
-  return value;
-}
-
 /** Metadata: a plain JSON object of at most 8 KiB once serialised. */
 export function validMetadata(value: unknown): KeyMetadata {
   if (value === undefined) return {};
@@ -196,33 +173,4 @@ export function validMetadata(value: unknown): KeyMetadata {
   }
   if (json.length > 8192) refuse('metadata', 'too_long', 'metadata is larger than 8 KiB once serialised');
   return JSON.parse(json) as KeyMetadata;
-}
-
-/**
- * A key's own rate limit: `null` or absent for none; exactly `{ limit, windowMs }` with `limit` a
- * whole number >= 1 and `windowMs` a number of milliseconds > 0 (at most 366 days); or a list of 1 to
- * 10 such limits, each with a unique `name` (1-32 letters, digits, `_`, `-` or `.`). Errors name
- * `rateLimit`, `rateLimit.limit`, `rateLimit[1].name`, ... or the unknown member.
- */
-export function validRateLimit(value: unknown): KeyRateLimit | null {
-  if (value === null || value === undefined) return null;
-  const checked = attempt(() => checkKeyRateLimit(value, 'rateLimit'));
-  if (!checked.ok) {
-    const { field, message } = checked.issues[0] as InputIssue;
-    refuse(field, rateLimitReason(value, field, message), message);
-  }
-  return checked.value;
-}
-
-// Why `checkKeyRateLimit` refused `field` of `value` (it names the field; the request path's copy of
-// it stays small, so the reason is worked out here, where keys are written).
-function rateLimitReason(value: unknown, field: string, message: string): InputIssueReason {
-  if (field === 'rateLimit') return Array.isArray(value) ? 'too_many' : 'wrong_type';
-  const match = /^rateLimit(?:\[(\d+)\])?(?:\.(\w+))?$/.exec(field);
-  const entry = match?.[1] === undefined ? value : (value as unknown[])[Number(match[1])];
-  const member = match?.[2];
-  if (member === undefined) return 'wrong_type';
-  if (member === 'name') return message.includes('repeats') ? 'not_allowed' : 'invalid';
-  if (member !== 'limit' && member !== 'windowMs') return 'not_allowed';
-  return typeof (entry as Record<string, unknown>)[member] === 'number' ? 'out_of_range' : 'wrong_type';
 }

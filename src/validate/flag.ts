@@ -1,5 +1,5 @@
 import { InvalidInputError } from '#errors';
-import { quote } from './describe.js';
+import { quote } from '../redact/describe.js';
 
 /**
  * `value` as a boolean option, `true` when it is undefined; anything else is an `InvalidInputError`

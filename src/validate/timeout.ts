@@ -1,5 +1,5 @@
 import { InvalidInputError } from '#errors';
-import { quote } from './describe.js';
+import { quote } from '../redact/describe.js';
 
 /** The longest timer `setTimeout` keeps (about 24.8 days); a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;

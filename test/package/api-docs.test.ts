@@ -35,7 +35,6 @@ const TYPES_WITHOUT_EXAMPLE_YET = new Set([
   'FastifyRequestLike',
   'FetchHandler',
   'GenerateKeyOptions',
-  'HeaderSource',
   'KeyActivity',
   'KeyChange',
   'KeyManagerOptions',

@@ -14,8 +14,8 @@ import {
 } from 'keygate';
 import { CAPABILITIES, type Capable } from 'keygate/store-kit';
 import { describe, expect, it } from 'vitest';
-import { allowListOf, compileKey, toPublicKey } from '../../src/auth/compiled-key.js';
 import { compileAllowList } from '../../src/ip/allow-list.js';
+import { allowListOf, compileKey, toPublicKey } from '../../src/key/compiled-key.js';
 import { freezeRecord } from '../../src/store/apply-patch.js';
 import type { ApiKeyRecord, PublicKey } from '../../src/types.js';
 

@@ -2,15 +2,14 @@ import type { InputIssue } from '#errors';
 import type { KeyMetadata, KeyMode, KeyRateLimit } from '../types.js';
 import {
   validAccountId,
-  validAllowList,
   validExpiry,
   validMetadata,
   validMode,
   validName,
   validPermissions,
-  validRateLimit,
-} from './fields.js';
-import { attempt, type InputCheck, issue } from './issues.js';
+} from '../validate/fields.js';
+import { attempt, type InputCheck, issue } from '../validate/issues.js';
+import { validAllowList, validRateLimit } from './key-limits.js';
 
 /**
  * A key's fields as `KeyManager` writes them: trimmed, canonical, duplicates removed, defaults filled in.

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
-import type { KeyManager, ManagedKey } from '../manager/key-manager.js';
-import type { Outbox, OutboxEvent } from '../outbox/types.js';
+import type { KeyManager, ManagedKey } from '../src/manager/key-manager.js';
+import type { OutboxEvent } from '../src/types.js';
+import type { Outbox } from '../src/vocabulary/outbox.js';
 import { repeating } from './repeat.js';
 import { stableEventId } from './stable-id.js';
 

@@ -7,10 +7,10 @@ import {
   type LeakAction,
   type ManagedKey,
 } from 'keygate';
+import { readCapped } from 'keygate/adapter-kit';
 import { sha256Hex } from '#digest';
 import { InvalidInputError, KeygateError } from '#errors';
-import { looksLikeKey } from '../key/redact.js';
-import { readCapped } from '../read-body.js';
+import { looksLikeKey } from '../src/redact/keys.js';
 import { parseReports, type ReportedToken } from './payload.js';
 import { type FetchFunction, GITHUB_SECRET_SCANNING_KEYS_URL, PublicKeyRing } from './public-keys.js';
 import { feedbackResponse, problem } from './respond.js';

@@ -1,26 +1,8 @@
+import type { OutboxEvent } from '../types.js';
+
 // The outbox (docs/guide/webhooks.md, "How an event leaves the process"): events that must leave the
 // process, written in the same step as the change that caused them, and their deliveries to each
 // account's webhook endpoints. A backend that holds one declares it as its `outbox` capability.
-
-/**
- * An event as the outbox keeps it and a webhook carries it (the JSON body of every delivery).
- * `id` (`evt_…`, time-ordered) is the `webhook-id` of every delivery of it, stable across retries, so a
- * receiver de-duplicates on it. `data` holds the event's own fields (`keyId`, `hint`, `newKeyId`,
- * `reason`, `balance`, ...); never a secret, digest or hash.
- *
- * @example
- * { id: 'evt_0m3x9k2a1000018f3k2d9qz1', type: 'key.revoked', accountId: 'acct_1',
- *   at: '2026-11-24T18:00:00.000Z', data: { keyId: 'key_…', hint: 'mk_live_…Xy9Z' } }
- */
-export interface OutboxEvent {
-  readonly id: string;
-  /** Lower-case dotted words: `key.created`, `credits.low`, `webhook.endpoint_disabled`, ... */
-  readonly type: string;
-  readonly accountId: string;
-  /** When it happened, ISO 8601. */
-  readonly at: string;
-  readonly data: Readonly<Record<string, unknown>>;
-}
 
 /**
  * An event handed to `Outbox.publish`: a `KeygateEvent` (its fields other than `type`, `accountId`

@@ -1,8 +1,8 @@
 import { type CompiledAllowList, compileAllowList } from '../ip/allow-list.js';
 import type { ApiKeyRecord, KeyRateLimit, NamedRateLimit, PublicKey, RateLimit } from '../types.js';
-import type { DenialCode } from './denials.js';
+import type { DenialCode } from '../vocabulary/denials.js';
+import type { AuthResult } from '../vocabulary/result.js';
 import { isSealed, matchesSnapshot, type RecordSnapshot, snapshotOf } from './record-snapshot.js';
-import type { AuthResult } from './result.js';
 
 /** What the request path needs of a record, computed once per record object (and version of it). */
 export interface CompiledKey {

@@ -1,5 +1,5 @@
 import { InvalidSignatureError } from '#errors';
-import type { OutboxEvent } from '../outbox/types.js';
+import type { OutboxEvent } from '../src/types.js';
 import { decodeBase64, hmacKey, signedContent } from './sign.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { DenialCode } from '../auth/denials.js';
+import type { DenialCode } from './denials.js';
 
 /** What happened to one authenticated request of a key: allowed, or the reason it was refused. */
 export type UsageOutcome = 'allowed' | DenialCode;

@@ -1,4 +1,4 @@
-import { redactKeys } from '../key/redact.js';
+import { redactKeys } from './keys.js';
 
 // How a refused value appears in a message: quoted with keys cut out, or described without its content.
 

@@ -1,10 +1,10 @@
-import type { AuthenticateOptions } from '../auth/options.js';
-import { resolveAuthOptions } from '../auth/options.js';
-import type { AuthRequest, AuthResult, AuthSuccess } from '../auth/result.js';
+import type { ResolvedCredits } from '../credits/options.js';
+import { creditEvent, holdCredits as hold } from '../credits/step.js';
 import { withDeadline } from '../deadline.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
-import type { ResolvedCredits } from './options.js';
-import { creditEvent, holdCredits as hold } from './step.js';
+import type { AuthRequest, AuthResult, AuthSuccess } from '../vocabulary/result.js';
+import type { AuthenticateOptions } from './options.js';
+import { resolveAuthOptions } from './options.js';
 
 const NO_ERRORS = { timedOut: () => 0, failed: () => 0 };
 const DONE = Promise.resolve();

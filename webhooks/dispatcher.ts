@@ -1,7 +1,8 @@
 import { InvalidInputError } from '#errors';
-import { type EventHook, emitSafely } from '../events.js';
-import { redactKeys } from '../key/redact.js';
-import type { ClaimedDelivery, Outbox, WebhookEndpoint } from '../outbox/types.js';
+import { type EventHook, emitSafely } from '../src/events.js';
+import { redactKeys } from '../src/redact/keys.js';
+import { validWholeNumber } from '../src/validate/whole.js';
+import type { ClaimedDelivery, Outbox, WebhookEndpoint } from '../src/vocabulary/outbox.js';
 import { type FullRetryPolicy, nextAttemptMs, type RetryPolicy, validRetryPolicy } from './backoff.js';
 import { repeating } from './repeat.js';
 import { signWebhook } from './sign.js';
@@ -103,10 +104,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const timeoutMs = positive('timeoutMs', options.timeoutMs ?? 10_000);
   const leaseMs = positive('leaseMs', options.leaseMs ?? 60_000);
   if (leaseMs <= timeoutMs) throw new InvalidInputError('leaseMs', 'leaseMs must be more than timeoutMs');
-  const batchSize = options.batchSize ?? 20;
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1 || batchSize > 1_000) {
-    throw new InvalidInputError('batchSize', 'batchSize must be 1 to 1,000');
-  }
+  const batchSize = validWholeNumber('batchSize', options.batchSize ?? 20, 1, 1_000);
   const retry: FullRetryPolicy = validRetryPolicy(options.retry);
   const disableAfterMs = positive('disableAfterMs', options.disableAfterMs ?? 24 * 3_600_000);
 

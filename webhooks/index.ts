@@ -11,7 +11,8 @@
  */
 
 export { InvalidSignatureError } from '#errors';
-export { MemoryOutbox } from '../outbox/memory.js';
+export { MemoryOutbox } from '../src/outbox/memory.js';
+export type { OutboxEvent } from '../src/types.js';
 export type {
   AttemptResult,
   ClaimArgs,
@@ -21,14 +22,13 @@ export type {
   FailedAttempt,
   FailOutcome,
   Outbox,
-  OutboxEvent,
   OutboxEventInput,
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointChanges,
   WebhookEndpointInput,
   WebhookEndpoints,
-} from '../outbox/types.js';
+} from '../src/vocabulary/outbox.js';
 export { DEFAULT_RETRY, type FullRetryPolicy, type RetryPolicy } from './backoff.js';
 export {
   createWebhookDispatcher,

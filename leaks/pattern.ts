@@ -1,5 +1,5 @@
 import { InvalidInputError } from '#errors';
-import { assertPrefix, CHECKSUM_LENGTH, DEFAULT_PREFIX, RANDOM_LENGTH } from '../key/format.js';
+import { assertPrefix, CHECKSUM_LENGTH, DEFAULT_PREFIX, RANDOM_LENGTH } from '../src/key/format.js';
 
 /**
  * The regular expression an operator hands GitHub for the secret scanning partner program: the key

@@ -1,11 +1,20 @@
-import type { HeldCredits } from '../credits/types.js';
-import type { RateLimitState } from '../rate-limit/types.js';
 import type { PublicKey } from '../types.js';
+import type { HeldCredits } from './credit-ledger.js';
 import type { DenialCode } from './denials.js';
-import type { HeaderSource } from './read-header.js';
+import type { RateLimitState } from './rate-limiter.js';
 
 // The values authenticate() takes and returns, in a module of their own so that the modules that build
 // results (compiled-key) and the one that decides them (authenticate) do not import each other.
+
+/**
+ * Request headers as the core accepts them: a Fetch `Headers` or a Node-style record.
+ *
+ * @example
+ * const headers: HeaderSource = { 'x-api-key': 'mk_test_…' };
+ */
+export type HeaderSource =
+  | { get(name: string): string | null }
+  | Readonly<Record<string, string | readonly string[] | number | undefined>>;
 
 /** What `authenticate` needs of a request. Adapters build it from their framework's request. */
 export interface AuthRequest {

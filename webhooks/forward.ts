@@ -1,6 +1,7 @@
-import type { AuthResult } from '../auth/result.js';
-import type { KeygateEvent } from '../events.js';
-import type { Outbox, OutboxEvent } from '../outbox/types.js';
+import type { KeygateEvent } from '../src/events.js';
+import type { OutboxEvent } from '../src/types.js';
+import type { Outbox } from '../src/vocabulary/outbox.js';
+import type { AuthResult } from '../src/vocabulary/result.js';
 
 /** The in-process events {@link outboxEvents} forwards by default: none a key write already stores. */
 const FORWARDED: readonly string[] = ['credits.low', 'credits.exhausted', 'key.leaked'];

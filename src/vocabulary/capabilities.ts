@@ -1,10 +1,9 @@
-import type { AuditLog } from './audit/types.js';
-import type { CreditBalance, HoldOptions, HoldResult, SettleResult } from './credits/types.js';
-import type { Outbox } from './outbox/types.js';
-import type { LeasableRateLimiter } from './rate-limit/lease-types.js';
-import type { RateLimitDecision } from './rate-limit/types.js';
-import type { KeyChangeEvent, PublicKey, RateLimit } from './types.js';
-import type { UsageStore } from './usage/types.js';
+import type { KeyChangeEvent, PublicKey, RateLimit } from '../types.js';
+import type { AuditLog } from './audit-log.js';
+import type { CreditBalance, HoldOptions, HoldResult, SettleResult } from './credit-ledger.js';
+import type { Outbox } from './outbox.js';
+import type { LeasableRateLimiter, RateLimitDecision } from './rate-limiter.js';
+import type { UsageStore } from './usage-store.js';
 
 /**
  * The one property through which a part of keygate (a store, a limiter, a wrapper) declares what it

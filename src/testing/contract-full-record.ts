@@ -3,11 +3,11 @@ import type { KeyPatch } from 'keygate/store-kit';
 import { ACCOUNT, type ContractCase, type ContractContext } from './contract-context.js';
 
 /** Every field of a key set, none at its default: a store that drops or mangles one fails the read-back. */
-function fullRecord(id: string, hash: string): ApiKeyRecord {
+export function fullRecord(id: string, hash: string, accountId = ACCOUNT): ApiKeyRecord {
   return {
     id,
     hash,
-    accountId: ACCOUNT,
+    accountId,
     name: 'every field — ünïcode',
     mode: 'live',
     status: 'suspended',
@@ -31,12 +31,12 @@ function fullRecord(id: string, hash: string): ApiKeyRecord {
   };
 }
 
-/** Every optional field empty or null. */
-function bareRecord(id: string, hash: string): ApiKeyRecord {
+/** A key with every optional field empty or null. */
+export function bareRecord(id: string, hash: string, accountId = ACCOUNT): ApiKeyRecord {
   return {
     id,
     hash,
-    accountId: ACCOUNT,
+    accountId,
     name: 'bare',
     mode: 'test',
     status: 'active',

@@ -1,5 +1,6 @@
 import type { CreditEntry, CreditLedger, HoldResult } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
+import { CREDIT_RECORD_CASES } from './credit-full-record.js';
 import { leasedNeverOverdraws } from './credit-lease-contract.js';
 
 /**
@@ -492,6 +493,7 @@ export function describeCreditLedgerContract(
       'refuses a top-up that would take the credits, available and held, past 2**53 - 1, writing nothing',
       refusesOverflow,
     ],
+    ...CREDIT_RECORD_CASES,
   ];
   describe(`credit ledger contract: ${name}`, () => {
     beforeEach(async () => {

@@ -4,11 +4,19 @@ import { type ContractCase, type ContractContext, contractContext } from './cont
 import { EXPIRY_CASES } from './contract-expiry.js';
 import { FULL_RECORD_CASES } from './contract-full-record.js';
 import { lifecycleCases } from './contract-lifecycle.js';
+import { migrateCases } from './contract-migrate.js';
 import { RACE_CASES } from './contract-races.js';
 import { RECORD_CASES } from './contract-records.js';
 import type { ContractOptions, ContractTestApi, StoreFixture } from './contract-types.js';
 
-export type { ContractAssertion, ContractOptions, ContractTestApi, StoreFixture } from './contract-types.js';
+export type {
+  ContractAssertion,
+  ContractOptions,
+  ContractTestApi,
+  KeyStoreHook,
+  MigratableKeyStore,
+  StoreFixture,
+} from './contract-types.js';
 
 /**
  * The behaviour every writable key store must have, as a test suite a host runs against its own
@@ -38,6 +46,7 @@ export function describeKeyStoreContract(
     ...lifecycleCases(options),
     ...RACE_CASES,
     ...changeCases(options),
+    ...migrateCases(options.hooks),
   ];
   const caches: CachedKeyStore[] = [];
   let context: ContractContext;

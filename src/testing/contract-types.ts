@@ -50,7 +50,12 @@ export interface StoreFixture {
  */
 export type MigratableKeyStore = WritableKeyStore & { migrate(): Promise<{ readonly applied: readonly number[] }> };
 
-/** The name of an optional hook of {@link StoreFixture} that adds cases to the suite. */
+/**
+ * The name of an optional hook of {@link StoreFixture} that adds cases to the suite.
+ *
+ * @example
+ * describeKeyStoreContract('MyStore', factory, t, { hooks: ['unmigrated'] });
+ */
 export type KeyStoreHook = 'unmigrated';
 
 /** Options of {@link describeKeyStoreContract}. */

@@ -34,5 +34,10 @@ export interface CreditLedgerHooks {
   unmigrated?(count: number): Promise<{ ledgers: MigratableCreditLedger[]; drop?(): Promise<void> }>;
 }
 
-/** The name of one of the {@link CreditLedgerHooks}. */
+/**
+ * The name of one of the {@link CreditLedgerHooks}, as the options' `hooks` list them.
+ *
+ * @example
+ * const hooks: CreditLedgerHook[] = ['writeAround', 'stalled'];
+ */
 export type CreditLedgerHook = keyof CreditLedgerHooks;

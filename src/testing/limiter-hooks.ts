@@ -37,5 +37,11 @@ export interface RateLimiterHooks {
   severable?(): Promise<{ limiter: RateLimiter; cut(): Promise<void>; restore(): Promise<void> }>;
 }
 
-/** The name of one of the {@link RateLimiterHooks}; `prune` stands for `prune` with `rowsOf`. */
+/**
+ * The name of one of the {@link RateLimiterHooks}, as the options' `hooks` list them; `prune` stands
+ * for `prune` with `rowsOf`.
+ *
+ * @example
+ * const hooks: RateLimiterHook[] = ['prune', 'ended'];
+ */
 export type RateLimiterHook = keyof RateLimiterHooks;

@@ -68,6 +68,8 @@ export interface ContractOptions {
   patienceMs?: number;
   /** The store keeps usage statistics. Default: whether it declares the `usage` capability. */
   usage?: boolean;
+  /** The store holds an outbox its writes record events in. Default: whether it declares the `outbox` capability. */
+  outbox?: boolean;
   /** The optional hooks every fixture has (`unmigrated`: concurrent migration); the suite adds their cases. Default `[]`. */
   hooks?: readonly KeyStoreHook[];
 }

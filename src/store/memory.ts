@@ -63,8 +63,10 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
   }
 
   async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
-    if (this.byId.has(record.id)) throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`);
-    if (this.byHash.has(record.hash)) throw new KeyConflictError('a key with the same digest already exists');
+    if (this.byId.has(record.id))
+      throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`, { keyId: record.id });
+    if (this.byHash.has(record.hash))
+      throw new KeyConflictError('a key with the same digest already exists', { keyId: record.id });
     const stored = freezeRecord({ ...record, version: 1 });
     this.put(stored);
     const ids = this.byAccount.get(stored.accountId) ?? new Set<string>();

@@ -1,4 +1,5 @@
 import { type AuditEntry, type AuditEntryInput, type AuditLog, generateKey, hashKey } from 'keygate';
+import { AUDIT_RECORD_CASES } from './audit-full-record.js';
 import type { ContractTestApi } from './contract-types.js';
 
 /**
@@ -314,6 +315,7 @@ export function describeAuditLogContract(
     ["keeps accounts apart: another account's entries, even of a key asked by id, are not listed", isolated],
     ['returns entries whose change changes nothing stored', immutable],
     ['stores no secret: a key, a digest or a token-named member in a change is redacted', noSecret],
+    ...AUDIT_RECORD_CASES,
   ];
   describe(`audit log contract: ${name}`, () => {
     beforeEach(async () => {

@@ -1,4 +1,12 @@
-import { authenticate, type CreatedKey, capabilityOf, KeyManager, UsageRecorder, type WritableKeyStore } from 'keygate';
+import {
+  authenticate,
+  CachedKeyStore,
+  type CreatedKey,
+  capabilityOf,
+  KeyManager,
+  UsageRecorder,
+  type WritableKeyStore,
+} from 'keygate';
 import { ACCOUNT, type ContractCase, type ContractContext, nextChange, sleep } from './contract-context.js';
 
 async function sameProcessCache({ fx, keys, expect, auth, cache, create }: ContractContext): Promise<void> {
@@ -96,8 +104,30 @@ async function failsClosed({ fx, expect, auth, cache, create, patienceMs }: Cont
   expect(result).toMatchObject({ ok: true, status: 200 });
 }
 
+async function outboxThroughCache({ fx, expect }: ContractContext): Promise<void> {
+  const inner = capabilityOf(fx.store, 'outbox');
+  if (!inner) throw new Error('options.outbox is set, so the store must declare the outbox capability');
+  const cached = new CachedKeyStore(fx.store, { ttlMs: 60_000 });
+  try {
+    const outbox = capabilityOf(cached, 'outbox');
+    expect(outbox).toBe(inner);
+    // An account of its own: a fixture may share its outbox between tests.
+    const accountId = `acct_outbox_${Math.random().toString(36).slice(2, 10)}`;
+    await inner.endpoints.create({ accountId, url: 'https://hooks.example.com/contract' });
+    await new KeyManager({ store: cached }).create({ accountId, name: 'ci', mode: 'live' });
+    expect((await inner.deliveries({ accountId })).map((d) => d.eventType)).toEqual(['key.created']);
+  } finally {
+    cached.close();
+  }
+}
+
 /** The cases about changes reaching caches, usage and outages that apply to this store, as `options` declares them. */
-export function changeCases(options: { channel?: boolean; outage?: boolean; usage?: boolean }): ContractCase[] {
+export function changeCases(options: {
+  channel?: boolean;
+  outage?: boolean;
+  usage?: boolean;
+  outbox?: boolean;
+}): ContractCase[] {
   const cases: ContractCase[] = [
     ['tells a CachedKeyStore of changes made in the same process: the next request sees them', sameProcessCache],
   ];
@@ -111,6 +141,12 @@ export function changeCases(options: { channel?: boolean; outage?: boolean; usag
     'keeps usage, if it does: concurrent flushes from several recorders add up exactly',
     async (c) => {
       if (options.usage ?? capabilityOf(c.fx.store, 'usage') !== undefined) await keepsUsage(c);
+    },
+  ]);
+  cases.push([
+    'keeps its outbox, if it has one, reachable through a CachedKeyStore, which passes the events on with the write',
+    async (c) => {
+      if (options.outbox ?? capabilityOf(c.fx.store, 'outbox') !== undefined) await outboxThroughCache(c);
     },
   ]);
   if (options.outage) cases.push(['answers 503 while the store is away and recovers when it returns', failsClosed]);

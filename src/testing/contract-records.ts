@@ -15,8 +15,14 @@ async function storesAndFinds({ fx, expect, auth, create }: ContractContext): Pr
 async function refusesDuplicates({ fx, expect, create }: ContractContext): Promise<void> {
   const { key } = await create();
   const record = (await fx.store.findById(key.id)) as ApiKeyRecord;
+  // A conflict, never a store failure, naming the key being written.
+  const sameId = await rejection(fx.store.insert({ ...record, name: 'dup', hash: 'e'.repeat(64) }));
+  expect(sameId).toBeInstanceOf(KeyConflictError);
+  expect(sameId).toMatchObject({ code: 'key_conflict', keyId: key.id });
+  const sameDigest = await rejection(fx.store.insert({ ...record, id: 'key_other' }));
+  expect(sameDigest).toBeInstanceOf(KeyConflictError);
+  expect(sameDigest).toMatchObject({ code: 'key_conflict', keyId: 'key_other' });
   expect(await rejection(fx.store.insert({ ...record, name: 'dup' }))).toBeInstanceOf(KeyConflictError);
-  expect(await rejection(fx.store.insert({ ...record, id: 'key_other' }))).toBeInstanceOf(KeyConflictError);
   expect(await fx.store.findById(key.id)).toEqual(record);
   expect((await fx.store.findById('key_other')) ?? null).toBe(null);
 }
@@ -92,7 +98,7 @@ async function listsByAccount({ fx, expect, create }: ContractContext): Promise<
 /** Creating, finding, changing, rotating, revoking and listing keys, one caller at a time. */
 export const RECORD_CASES: readonly ContractCase[] = [
   ['stores a new key at version 1 and finds it by digest and by id', storesAndFinds],
-  ['refuses a second key with the same id or digest and keeps the first', refusesDuplicates],
+  ['refuses a second key with the same id or digest as key_conflict naming it, and keeps the first', refusesDuplicates],
   ['applies an update, bumps the version and persists it', updates],
   ['keeps a key’s rate limit, one or several named, through create, update, rotate and removal', keepsRateLimit],
   ['rotates: both keys work during the overlap and are linked both ways', rotates],

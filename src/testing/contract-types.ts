@@ -34,7 +34,29 @@ export interface StoreFixture {
   restoreStore?(): Promise<void>;
   /** Releases what the fixture opened. */
   close?(): Promise<void>;
+  /**
+   * `count` stores over one fresh database nobody has migrated, as that many processes would open it;
+   * `drop` removes it. Used when the options' `hooks` name `unmigrated`.
+   */
+  unmigrated?(count: number): Promise<{ stores: MigratableKeyStore[]; drop?(): Promise<void> }>;
 }
+
+/**
+ * A key store that creates its own tables: `migrate()` applies the migrations it has not applied yet
+ * and answers their versions, in order (`[]` when there were none).
+ *
+ * @example
+ * const store: MigratableKeyStore = new SqliteKeyStore({ database });
+ */
+export type MigratableKeyStore = WritableKeyStore & { migrate(): Promise<{ readonly applied: readonly number[] }> };
+
+/**
+ * The name of an optional hook of {@link StoreFixture} that adds cases to the suite.
+ *
+ * @example
+ * describeKeyStoreContract('MyStore', factory, t, { hooks: ['unmigrated'] });
+ */
+export type KeyStoreHook = 'unmigrated';
 
 /** Options of {@link describeKeyStoreContract}. */
 export interface ContractOptions {
@@ -46,4 +68,8 @@ export interface ContractOptions {
   patienceMs?: number;
   /** The store keeps usage statistics. Default: whether it declares the `usage` capability. */
   usage?: boolean;
+  /** The store holds an outbox its writes record events in. Default: whether it declares the `outbox` capability. */
+  outbox?: boolean;
+  /** The optional hooks every fixture has (`unmigrated`: concurrent migration); the suite adds their cases. Default `[]`. */
+  hooks?: readonly KeyStoreHook[];
 }

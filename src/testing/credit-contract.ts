@@ -1,5 +1,8 @@
 import type { CreditEntry, CreditLedger, HoldResult } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
+import { CREDIT_EDGE_CASES, CREDIT_HOOK_CASES } from './credit-engine-cases.js';
+import { CREDIT_RECORD_CASES } from './credit-full-record.js';
+import type { CreditLedgerHook, CreditLedgerHooks } from './credit-hooks.js';
 import { leasedNeverOverdraws } from './credit-lease-contract.js';
 
 /**
@@ -9,7 +12,7 @@ import { leasedNeverOverdraws } from './credit-lease-contract.js';
  * @example
  * const fixture: CreditLedgerFixture = { ledger: new MemoryCreditLedger() };
  */
-export interface CreditLedgerFixture {
+export interface CreditLedgerFixture extends CreditLedgerHooks {
   ledger: CreditLedger;
   /** A second ledger over the same data, as another process would hold it; concurrent calls are spread over both. Default: `ledger`. */
   peer?: CreditLedger;
@@ -26,6 +29,12 @@ export interface CreditLedgerFixture {
 export interface CreditLedgerContractOptions {
   /** The `ttlMs` of the hold the suite lets lapse, in milliseconds. Default `300`. */
   lapseMs?: number;
+  /**
+   * The {@link CreditLedgerHooks} every fixture has; the suite adds the cases that reach around the
+   * ledger through them (a write around it, a hold's stored state, the stored figures, a stalled or
+   * ended client, a concurrent migration). Default `[]`.
+   */
+  hooks?: readonly CreditLedgerHook[];
 }
 
 interface Context {
@@ -492,6 +501,7 @@ export function describeCreditLedgerContract(
       'refuses a top-up that would take the credits, available and held, past 2**53 - 1, writing nothing',
       refusesOverflow,
     ],
+    ...CREDIT_RECORD_CASES,
   ];
   describe(`credit ledger contract: ${name}`, () => {
     beforeEach(async () => {
@@ -502,6 +512,11 @@ export function describeCreditLedgerContract(
       await fixture.close?.();
     });
     for (const [title, run] of cases) it(title, () => run(context));
+    const engine = () => ({ ...context, hooks: fixture });
+    for (const [title, run, timeoutMs] of CREDIT_EDGE_CASES) it(title, () => run(engine()), timeoutMs);
+    for (const [hook, title, run, timeoutMs] of CREDIT_HOOK_CASES) {
+      if (options.hooks?.includes(hook)) it(title, () => run(engine()), timeoutMs);
+    }
     it(
       'lapses a hold not closed within its ttlMs: its credits return within a second, and a later settle charges 0',
       () => lapses(context),

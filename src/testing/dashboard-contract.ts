@@ -1,6 +1,7 @@
 import { authenticate, KeyManager, UsageRecorder, type WritableKeyStore } from 'keygate';
 import type { DashboardStore, UsageStore } from 'keygate/store-kit';
 import type { ContractTestApi } from './contract-types.js';
+import { DASHBOARD_RECORD_CASES } from './dashboard-full-record.js';
 
 /**
  * A fresh, empty backend for one test of {@link describeDashboardStoreContract}.
@@ -216,6 +217,7 @@ export function describeDashboardStoreContract(
     ['records a token once: true for the first call only, seen by another instance', tokenOnce],
     ['of 20 concurrent calls through two instances, exactly one records a token', tokenRace],
     ['forgets a token once it has expired, and may record it again', tokenExpiry],
+    ...DASHBOARD_RECORD_CASES,
   ];
   describe(`dashboard store contract: ${name}`, () => {
     beforeEach(async () => {

@@ -1,5 +1,7 @@
 import type { RateLimitDecision, RateLimiter } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
+import { LIMITER_HOOK_CASES } from './limiter-engine-cases.js';
+import type { RateLimiterHook, RateLimiterHooks } from './limiter-hooks.js';
 import { describeLeaseCases } from './limiter-lease-contract.js';
 
 /**
@@ -9,7 +11,7 @@ import { describeLeaseCases } from './limiter-lease-contract.js';
  * let now = 0;
  * const fixture: LimiterFixture = { limiter: new MemoryRateLimiter({ clock: () => now }), advance: (ms) => { now += ms; } };
  */
-export interface LimiterFixture {
+export interface LimiterFixture extends RateLimiterHooks {
   limiter: RateLimiter;
   /** Moves the limiter's clock on by `ms` (limiters with an injected clock); without it, real time passes. */
   advance?: (ms: number) => void;
@@ -184,6 +186,12 @@ const BAD_ARGUMENTS: ReadonlyArray<
 export interface RateLimiterContractOptions {
   /** How long to wait for a window to end in real time (fixtures without `advance`), in milliseconds. Default `10_000`. */
   patience?: number;
+  /**
+   * The {@link RateLimiterHooks} every fixture has; the suite adds the cases that reach around the
+   * limiter through them (stored rows and `prune()`, a stalled, ended or cut client, a concurrent
+   * migration). Default `[]`.
+   */
+  hooks?: readonly RateLimiterHook[];
 }
 
 /**
@@ -223,6 +231,9 @@ export function describeRateLimiterContract(
     it('opens a fresh window with the whole limit once the window has ended', () =>
       opensFreshWindow(factory, expect, patience));
     describeLeaseCases(t, factory, patience);
+    for (const [hook, title, run] of LIMITER_HOOK_CASES) {
+      if (options.hooks?.includes(hook)) it(title, async () => run(await factory(), expect));
+    }
     for (const [field, title, keyId, limit, cost] of BAD_ARGUMENTS) {
       it(`names ${field} in the invalid_input error for ${title}`, async () => {
         const { limiter } = await factory();

@@ -1,5 +1,6 @@
 import { generateKey, type Outbox, type OutboxEvent } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
+import { OUTBOX_RECORD_CASES } from './outbox-full-record.js';
 
 /**
  * An outbox for one test of {@link describeOutboxContract}: empty (a fresh schema, prefix or store),
@@ -375,6 +376,7 @@ export function describeOutboxContract(name: string, factory: () => Promise<Outb
     ['stores an event published with an id it already holds once, and returns the stored one', publishesAnIdOnce],
     ['stores no secret: a key, a digest or a secret-named member in an event is redacted', noSecret],
     ['refuses bad input as invalid_input naming the field, writing nothing', refusesBadInput],
+    ...OUTBOX_RECORD_CASES,
   ];
   describe(`outbox contract: ${name}`, () => {
     beforeEach(async () => {

@@ -1,16 +1,27 @@
 import type { CachedKeyStore } from 'keygate';
 import { changeCases } from './contract-changes.js';
 import { type ContractCase, type ContractContext, contractContext } from './contract-context.js';
+import { EXPIRY_CASES } from './contract-expiry.js';
+import { FULL_RECORD_CASES } from './contract-full-record.js';
 import { lifecycleCases } from './contract-lifecycle.js';
+import { migrateCases } from './contract-migrate.js';
 import { RACE_CASES } from './contract-races.js';
 import { RECORD_CASES } from './contract-records.js';
 import type { ContractOptions, ContractTestApi, StoreFixture } from './contract-types.js';
 
-export type { ContractAssertion, ContractOptions, ContractTestApi, StoreFixture } from './contract-types.js';
+export type {
+  ContractAssertion,
+  ContractOptions,
+  ContractTestApi,
+  KeyStoreHook,
+  MigratableKeyStore,
+  StoreFixture,
+} from './contract-types.js';
 
 /**
  * The behaviour every writable key store must have, as a test suite a host runs against its own
- * store: create, lookups, update, conditional writes (`ifVersion`), rotation (one successor under
+ * store: create, lookups, every field of a record read back as written, expiry (set, changed, cleared,
+ * and reached after a rotation's grace, as another instance reads it), update, conditional writes (`ifVersion`), rotation (one successor under
  * concurrency), suspension and resumption, permanent revocation (also of a suspended key), listing,
  * concurrent writers,
  * change notifications reaching a `CachedKeyStore`, and, as `options` declares, changes through a
@@ -28,7 +39,15 @@ export function describeKeyStoreContract(
   options: ContractOptions = {},
 ): void {
   const { describe, it, expect, beforeEach, afterEach } = t;
-  const cases: ContractCase[] = [...RECORD_CASES, ...lifecycleCases(options), ...RACE_CASES, ...changeCases(options)];
+  const cases: ContractCase[] = [
+    ...RECORD_CASES,
+    ...FULL_RECORD_CASES,
+    ...EXPIRY_CASES,
+    ...lifecycleCases(options),
+    ...RACE_CASES,
+    ...changeCases(options),
+    ...migrateCases(options.hooks),
+  ];
   const caches: CachedKeyStore[] = [];
   let context: ContractContext;
 

@@ -129,15 +129,6 @@ describe('D1KeyStore with a KV cache', () => {
 });
 
 describe('D1KeyStore', () => {
-  it('migrates once when two instances migrate at the same time, and a later migrate is a no-op', async () => {
-    const { db } = await pool.take();
-    const results = await Promise.all([new D1KeyStore({ db }).migrate(), new D1KeyStore({ db }).migrate()]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], [1]]);
-    expect(await new D1KeyStore({ db }).migrate()).toEqual({ applied: [] });
-    const { results: versions } = await db.prepare('SELECT version FROM keygate_migrations').all();
-    expect(versions).toEqual([{ version: 1 }]);
-  });
-
   it('refuses a hand-written UPDATE of a revoked key in D1 itself (the trigger of the shared schema)', async () => {
     const { db } = await pool.take();
     const store = new D1KeyStore({ db });
@@ -149,22 +140,6 @@ describe('D1KeyStore', () => {
       db.prepare(`UPDATE keygate_keys SET status = 'active' WHERE id = ?`).bind(key.id).run(),
     ).rejects.toThrow(/the key is revoked and can no longer be changed/);
     expect(await store.findById(key.id)).toMatchObject({ status: 'revoked' });
-  });
-
-  it('keeps a duplicate id or digest a key_conflict (with keyId), not a store failure', async () => {
-    const { db } = await pool.take();
-    const store = new D1KeyStore({ db });
-    await store.migrate();
-    const { key } = await new KeyManager({ store }).create({ accountId: 'a', name: 'k', mode: 'test' });
-    const record = (await store.findById(key.id))!;
-    await expect(store.insert({ ...record, hash: 'e'.repeat(64) })).rejects.toMatchObject({
-      code: 'key_conflict',
-      keyId: key.id,
-    });
-    await expect(store.insert({ ...record, id: 'key_other' })).rejects.toMatchObject({
-      code: 'key_conflict',
-      keyId: 'key_other',
-    });
   });
 });
 

@@ -23,10 +23,17 @@ async function migratedStore(withCache: boolean) {
       const away = await db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'keygate_keys_away'`).first();
       if (away) await db.prepare('ALTER TABLE keygate_keys_away RENAME TO keygate_keys').run();
     },
+    unmigrated: async (count: number) => {
+      const fresh = await pool.take();
+      return { stores: Array.from({ length: count }, () => new D1KeyStore({ db: fresh.db })) };
+    },
   };
 }
 
-describeKeyStoreContract('D1KeyStore (Miniflare D1)', () => migratedStore(false), t, { outage: true });
+describeKeyStoreContract('D1KeyStore (Miniflare D1)', () => migratedStore(false), t, {
+  outage: true,
+  hooks: ['unmigrated'],
+});
 describeKeyStoreContract('D1KeyStore with a KV cache (Miniflare D1 and KV)', () => migratedStore(true), t, {
   outage: true,
 });

@@ -1,10 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
-import { CreditLedgerUnavailableError, capabilityOf } from 'keygate';
+import { capabilityOf } from 'keygate';
 import { PostgresCreditLedger } from 'keygate/postgres';
 import { describeCreditLedgerContract } from 'keygate/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { rejectedWith, settlesAt } from '../rate-limit/support/deadline.js';
 import { rejection } from '../rate-limit/support/rejection.js';
 import { PG_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
 
@@ -13,7 +12,6 @@ const SCHEMA = `keygate_cl${RUN_ID}`;
 const pools: pg.Pool[] = [];
 let accounts = 0;
 const freshAccount = (label: string) => `acct_${label}_${RUN_ID}_${++accounts}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function pool(): pg.Pool {
   const p = new pg.Pool({ connectionString: PG_URL, max: 10 });
@@ -42,6 +40,17 @@ afterAll(async () => {
   await Promise.all(pools.filter((p) => !p.ended).map((p) => p.end()));
 });
 
+/** A pg Pool whose connections and queries never settle, until `unstick` fails the connection it waits for. */
+function stalled(timeoutMs: number) {
+  let fail: (err: Error) => void = () => {};
+  const stuck = {
+    totalCount: 0,
+    connect: () => new Promise((_, reject) => (fail = reject)),
+    query: () => new Promise(() => {}),
+  } as unknown as pg.Pool;
+  return { ledger: new PostgresCreditLedger({ client: stuck, timeoutMs }), unstick: (err: Error) => fail(err) };
+}
+
 describeCreditLedgerContract(
   'PostgresCreditLedger over PGlite',
   async () => {
@@ -49,95 +58,32 @@ describeCreditLedgerContract(
     return {
       ledger: new PostgresCreditLedger({ client: db, schema: 'credits', timeoutMs: 10_000 }),
       peer: new PostgresCreditLedger({ client: db, schema: 'credits', timeoutMs: 10_000 }),
+      writeAround: async (accountId, amount) => {
+        await db.query(
+          `INSERT INTO credits.keygate_credit_entries (account_id, kind, amount, balance, created_at) VALUES ($1, 'top_up', $2, 0, now())`,
+          [accountId, amount],
+        );
+      },
+      stalled,
+      ended: async () => {
+        const closed = await PGlite.create();
+        const ledger = new PostgresCreditLedger({ client: closed });
+        await ledger.migrate();
+        await ledger.topUp('acct_1', 5);
+        await closed.close();
+        return ledger;
+      },
     };
   },
   { describe, it, expect, beforeEach, afterEach },
+  { hooks: ['writeAround', 'stalled', 'ended'] },
 );
 
 describe('PostgresCreditLedger over PGlite', () => {
-  it('rejects with credit_ledger_unavailable at its timeout when the database never answers', async () => {
-    let fail: (err: Error) => void = () => {};
-    // A pg Pool whose connections and queries never settle (until the test fails one, after the deadline).
-    const stuck = {
-      totalCount: 0,
-      connect: () => new Promise((_, reject) => (fail = reject)),
-      query: () => new Promise(() => {}),
-    } as unknown as pg.Pool;
-    const ledger = new PostgresCreditLedger({ client: stuck, timeoutMs: 50 });
-    const err = rejectedWith(await settlesAt(50, () => ledger.hold('acct_1', 1)));
-    expect(err).toBeInstanceOf(CreditLedgerUnavailableError);
-    expect(err).toMatchObject({ code: 'credit_ledger_unavailable' });
-    expect(String((err.cause as Error).message)).toMatch(/timed out after 50 ms/);
-    fail(new Error('connection reset'));
-    await sleep(20);
-  });
-
   it('waits 1,000 ms by default, and declares it as its deadline capability', async () => {
     const ledger = new PostgresCreditLedger({ client: await embedded(), schema: 'credits' });
     expect(ledger.timeoutMs).toBe(1_000);
     expect(capabilityOf(ledger, 'deadline')?.timeoutMs).toBe(1_000);
-  });
-
-  it('refuses to settle more than an open hold, but a settle of more than a closed hold changes nothing', async () => {
-    const ledger = new PostgresCreditLedger({ client: await embedded(), schema: 'credits' });
-    const account = freshAccount('over_closed');
-    await ledger.topUp(account, 10);
-    const held = await ledger.hold(account, 3);
-    const holdId = held.ok ? held.holdId : '';
-    expect(await rejection(ledger.settle(holdId, 4))).toMatchObject({ code: 'invalid_input', field: 'amount' });
-    expect(await ledger.release(holdId)).toEqual({ balance: 10 });
-    expect(await ledger.settle(holdId, 4)).toEqual({ charged: 0, balance: 10 });
-    expect(await ledger.entries(account)).toHaveLength(1);
-  });
-
-  it('reconciles as not ok, with the figures, once an entry was written around the ledger', async () => {
-    const db = await embedded();
-    const ledger = new PostgresCreditLedger({ client: db, schema: 'credits' });
-    const account = freshAccount('tampered');
-    await ledger.topUp(account, 10);
-    await ledger.hold(account, 3);
-    await db.query(
-      `INSERT INTO credits.keygate_credit_entries (account_id, kind, amount, balance, created_at) VALUES ($1, 'top_up', 5, 12, now())`,
-      [account],
-    );
-    expect(await ledger.reconcile(account)).toEqual({
-      accountId: account,
-      entries: 15,
-      balance: 7,
-      held: 3,
-      ok: false,
-    });
-  });
-
-  it('sums entries past 2**31 and past one page of entries exactly', async () => {
-    const ledger = new PostgresCreditLedger({ client: await embedded(), schema: 'credits', timeoutMs: 10_000 });
-    const account = freshAccount('big');
-    await ledger.topUp(account, Number.MAX_SAFE_INTEGER - 1_200);
-    for (let i = 0; i < 1_100; i++) await ledger.topUp(account, 1);
-    expect(await ledger.reconcile(account)).toEqual({
-      accountId: account,
-      entries: Number.MAX_SAFE_INTEGER - 100,
-      balance: Number.MAX_SAFE_INTEGER - 100,
-      held: 0,
-      ok: true,
-    });
-  }, 60_000);
-
-  it('rejects with credit_ledger_unavailable, the client error as cause, once the database is closed', async () => {
-    const db = await PGlite.create();
-    const ledger = new PostgresCreditLedger({ client: db });
-    await ledger.migrate();
-    await ledger.topUp('acct_1', 5);
-    await db.close();
-    for (const call of [
-      () => ledger.balance('acct_1'),
-      () => ledger.hold('acct_1', 1),
-      () => ledger.settle('hold_1'),
-    ]) {
-      const err = await rejection(call());
-      expect(err).toBeInstanceOf(CreditLedgerUnavailableError);
-      expect(err.cause).toBeInstanceOf(Error);
-    }
   });
 });
 
@@ -153,33 +99,47 @@ describe.skipIf(!available)('PostgresCreditLedger over pg', () => {
   const ledgerOn = (p: pg.Pool | undefined) =>
     new PostgresCreditLedger({ client: p as pg.Pool, schema: SCHEMA, timeoutMs: 10_000 });
 
+  const figuresSql = (schema: string) => `SELECT
+    (SELECT sum(amount) FROM "${schema}".keygate_credit_entries WHERE account_id = $1) AS entries,
+    (SELECT available FROM "${schema}".keygate_credit_balances WHERE account_id = $1) AS available,
+    (SELECT sum(amount) FROM "${schema}".keygate_credit_holds WHERE account_id = $1 AND state = 'open') AS open`;
+  let migrations = 0;
+
   describeCreditLedgerContract(
     'PostgresCreditLedger over a pg Pool',
-    async () => ({ ledger: ledgerOn(shared), peer: ledgerOn(other) }),
+    async () => ({
+      ledger: ledgerOn(shared),
+      peer: ledgerOn(other),
+      writeAround: async (accountId, amount) => {
+        await shared!.query(
+          `INSERT INTO "${SCHEMA}".keygate_credit_entries (account_id, kind, amount, balance, created_at) VALUES ($1, 'top_up', $2, 0, now())`,
+          [accountId, amount],
+        );
+      },
+      holdState: async (holdId) =>
+        (await shared!.query(`SELECT state FROM "${SCHEMA}".keygate_credit_holds WHERE id = $1`, [holdId])).rows[0]
+          ?.state,
+      storedFigures: async (accountId) => {
+        const row = (await shared!.query(figuresSql(SCHEMA), [accountId])).rows[0];
+        return { entries: Number(row.entries), available: Number(row.available), open: Number(row.open) };
+      },
+      ended: async () => {
+        const p = pool();
+        const ledger = new PostgresCreditLedger({ client: p, schema: SCHEMA });
+        await ledger.balance('acct_1');
+        await p.end();
+        return ledger;
+      },
+      unmigrated: async (count) => {
+        const schema = `${SCHEMA}_m${++migrations}`;
+        const p = pool();
+        const ledgers = Array.from({ length: count }, () => new PostgresCreditLedger({ client: p, schema }));
+        return { ledgers, drop: async () => void (await p.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)) };
+      },
+    }),
     { describe, it, expect, beforeEach, afterEach },
+    { hooks: ['writeAround', 'holdState', 'storedFigures', 'ended', 'unmigrated'] },
   );
-
-  it('migrates idempotently, also when several instances migrate at once', async () => {
-    const schema = `${SCHEMA}_m`;
-    const p = pool();
-    try {
-      const ledgers = Array.from({ length: 4 }, () => new PostgresCreditLedger({ client: p, schema }));
-      await Promise.all(ledgers.map((l) => l.migrate()));
-      await ledgers[0]!.migrate();
-      expect(await ledgers[1]!.topUp('acct_1', 3)).toEqual({ balance: 3 });
-      const { rows } = await p.query(
-        `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
-        [schema],
-      );
-      expect(rows.map((r) => r.table_name)).toEqual([
-        'keygate_credit_balances',
-        'keygate_credit_entries',
-        'keygate_credit_holds',
-      ]);
-    } finally {
-      await p.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    }
-  });
 
   it('sends one statement per hold, settle and release (no BEGIN or COMMIT of its own)', async () => {
     const p = pool();
@@ -222,51 +182,6 @@ describe.skipIf(!available)('PostgresCreditLedger over pg', () => {
     } finally {
       await p.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     }
-  });
-
-  it('lapses an expired hold inside the next call on its account, with no background job', async () => {
-    const ledger = ledgerOn(shared);
-    const account = freshAccount('sweep');
-    await ledger.topUp(account, 10);
-    const held = await ledger.hold(account, 4, { ttlMs: 100 });
-    const state = async () =>
-      (
-        await shared!.query(`SELECT state FROM "${SCHEMA}".keygate_credit_holds WHERE id = $1`, [
-          held.ok ? held.holdId : '',
-        ])
-      ).rows[0]?.state;
-    await sleep(200);
-    // Expired but not yet swept: balance() counts it as returned without writing anything.
-    expect(await ledger.balance(account)).toBe(10);
-    expect(await state()).toBe('open');
-    expect(await ledger.hold(account, 10)).toMatchObject({ ok: true, balance: 0 });
-    expect(await state()).toBe('lapsed');
-  });
-
-  it('keeps the sum of the entries equal to the stored balance plus the open holds', async () => {
-    const ledger = ledgerOn(shared);
-    const account = freshAccount('invariant');
-    await ledger.topUp(account, 50);
-    const holds = await Promise.all(Array.from({ length: 6 }, () => ledger.hold(account, 5)));
-    await ledger.settle(holds[0]!.ok ? holds[0]!.holdId : '', 2);
-    await ledger.release(holds[1]!.ok ? holds[1]!.holdId : '');
-    const { rows } = await shared!.query(
-      `SELECT
-        (SELECT sum(amount) FROM "${SCHEMA}".keygate_credit_entries WHERE account_id = $1) AS entries,
-        (SELECT available FROM "${SCHEMA}".keygate_credit_balances WHERE account_id = $1) AS available,
-        (SELECT sum(amount) FROM "${SCHEMA}".keygate_credit_holds WHERE account_id = $1 AND state = 'open') AS open`,
-      [account],
-    );
-    expect(rows[0]).toEqual({ entries: '48', available: '28', open: '20' });
-  });
-
-  it('rejects with credit_ledger_unavailable once its pool has ended', async () => {
-    const p = pool();
-    const ledger = new PostgresCreditLedger({ client: p, schema: SCHEMA });
-    await p.end();
-    const err = await rejection(ledger.topUp(freshAccount('ended'), 1));
-    expect(err).toMatchObject({ code: 'credit_ledger_unavailable' });
-    expect(err.cause).toBeInstanceOf(Error);
   });
 
   it.each([

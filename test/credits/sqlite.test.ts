@@ -10,7 +10,6 @@ const files = new SqliteFiles();
 let path: string;
 let accounts = 0;
 const freshAccount = (label: string) => `acct_${label}_${++accounts}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
   path = files.path();
@@ -23,80 +22,39 @@ const ledgerOn = () => new SqliteCreditLedger({ database: files.connect(path), t
 // Two connections to one file, as two processes would hold it; concurrent calls are spread over both.
 describeCreditLedgerContract(
   'SqliteCreditLedger over better-sqlite3 (a file, two connections)',
-  async () => ({ ledger: ledgerOn(), peer: ledgerOn() }),
+  async () => {
+    const db = files.connect(path);
+    return {
+      ledger: ledgerOn(),
+      peer: ledgerOn(),
+      writeAround: async (accountId, amount) => {
+        db.prepare(
+          `INSERT INTO keygate_credit_entries (account_id, kind, amount, balance, created_at) VALUES (?, 'top_up', ?, 0, '2026-01-01T00:00:00.000Z')`,
+        ).run(accountId, amount);
+      },
+      holdState: async (holdId) =>
+        (db.prepare('SELECT state FROM keygate_credit_holds WHERE id = ?').get(holdId) as { state: string } | undefined)
+          ?.state,
+      ended: async () => {
+        const conn = reopenable(files, path);
+        const ledger = new SqliteCreditLedger({ database: conn.driver });
+        await ledger.balance('acct_1');
+        conn.close();
+        return ledger;
+      },
+      unmigrated: async (count) => {
+        const fresh = files.path();
+        return {
+          ledgers: Array.from({ length: count }, () => new SqliteCreditLedger({ database: files.connect(fresh) })),
+        };
+      },
+    };
+  },
   { describe, it, expect, beforeEach, afterEach },
+  { hooks: ['writeAround', 'holdState', 'ended', 'unmigrated'] },
 );
 
 describe('SqliteCreditLedger', () => {
-  it('migrates idempotently, also when several connections migrate at once', async () => {
-    const fresh = files.path();
-    const ledgers = Array.from({ length: 4 }, () => new SqliteCreditLedger({ database: files.connect(fresh) }));
-    await Promise.all(ledgers.map((l) => l.migrate()));
-    await ledgers[0]!.migrate();
-    expect(await ledgers[1]!.topUp('acct_1', 3)).toEqual({ balance: 3 });
-    const tables = files
-      .connect(fresh)
-      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'keygate_%' ORDER BY name`)
-      .all();
-    expect(tables).toEqual([
-      { name: 'keygate_credit_balances' },
-      { name: 'keygate_credit_entries' },
-      { name: 'keygate_credit_holds' },
-    ]);
-  });
-
-  it('lapses an expired hold inside the next call on its account, with no background job', async () => {
-    const db = files.connect(path);
-    const ledger = new SqliteCreditLedger({ database: db });
-    const account = freshAccount('sweep');
-    await ledger.topUp(account, 10);
-    const held = await ledger.hold(account, 4, { ttlMs: 100 });
-    const state = () =>
-      (
-        db.prepare('SELECT state FROM keygate_credit_holds WHERE id = ?').get(held.ok ? held.holdId : '') as {
-          state: string;
-        }
-      ).state;
-    await sleep(200);
-    // Expired but not yet swept: balance() counts it as returned without writing anything.
-    expect(await ledger.balance(account)).toBe(10);
-    expect(state()).toBe('open');
-    expect(await ledger.hold(account, 10)).toMatchObject({ ok: true, balance: 0 });
-    expect(state()).toBe('lapsed');
-  });
-
-  it('reconciles as not ok, with the figures, once an entry was written around the ledger', async () => {
-    const db = files.connect(path);
-    const ledger = new SqliteCreditLedger({ database: db });
-    const account = freshAccount('tampered');
-    await ledger.topUp(account, 10);
-    await ledger.hold(account, 3);
-    db.prepare(
-      `INSERT INTO keygate_credit_entries (account_id, kind, amount, balance, created_at) VALUES (?, 'top_up', 5, 12, '2026-01-01T00:00:00.000Z')`,
-    ).run(account);
-    expect(await ledger.reconcile(account)).toEqual({
-      accountId: account,
-      entries: 15,
-      balance: 7,
-      held: 3,
-      ok: false,
-    });
-  });
-
-  it('sums entries near 2**53 exactly', async () => {
-    const ledger = ledgerOn();
-    const account = freshAccount('big');
-    await ledger.topUp(account, Number.MAX_SAFE_INTEGER - 1_200);
-    for (let i = 0; i < 1_100; i++) await ledger.topUp(account, 1);
-    expect(await ledger.reconcile(account)).toEqual({
-      accountId: account,
-      entries: Number.MAX_SAFE_INTEGER - 100,
-      balance: Number.MAX_SAFE_INTEGER - 100,
-      held: 0,
-      ok: true,
-    });
-  });
-
   it('offers the synchronous capability: holds, settles and releases with the same transactions', () => {
     const ledger = ledgerOn();
     const sync = capabilityOf(ledger, 'synchronous');
@@ -149,22 +107,6 @@ describe('SqliteCreditLedger', () => {
       holder.exec('ROLLBACK');
     }
     expect(await ledger.balance(account)).toBe(5);
-  });
-
-  it('rejects with credit_ledger_unavailable, SQLite error as cause, once the database is closed', async () => {
-    const conn = reopenable(files, path);
-    const ledger = new SqliteCreditLedger({ database: conn.driver });
-    await ledger.topUp(freshAccount('closed'), 5);
-    conn.close();
-    for (const call of [
-      () => ledger.balance('acct_1'),
-      () => ledger.hold('acct_1', 1),
-      () => ledger.settle('hold_1'),
-    ]) {
-      const err = await rejection(call());
-      expect(err).toBeInstanceOf(CreditLedgerUnavailableError);
-      expect(err.cause).toBeInstanceOf(Error);
-    }
   });
 
   it.each([

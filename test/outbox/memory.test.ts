@@ -1,4 +1,4 @@
-import { CachedKeyStore, capabilityOf, KeyManager, MemoryKeyStore } from 'keygate';
+import { capabilityOf, KeyManager, MemoryKeyStore } from 'keygate';
 import type { Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
 import { MemoryOutbox } from 'keygate/webhooks';
@@ -22,17 +22,6 @@ describe('a KeyManager over a store with an outbox', () => {
     await expect(keys.update(key.id, { name: 'x' })).rejects.toMatchObject({ code: 'key_revoked' });
     const log = await outbox.deliveries({ accountId: 'acct_1' });
     expect(log.map((d) => d.eventType)).toEqual(['key.revoked', 'key.created']);
-  });
-
-  it('reaches the outbox through a CachedKeyStore, which passes the events on with the write', async () => {
-    const inner = new MemoryKeyStore({ outbox: new MemoryOutbox() });
-    const cached = new CachedKeyStore(inner);
-    expect(capabilityOf(cached, 'outbox')).toBe(capabilityOf(inner, 'outbox'));
-    const outbox = capabilityOf(cached, 'outbox') as Outbox;
-    await outbox.endpoints.create({ accountId: 'acct_1', url: 'https://hooks.example.com/k' });
-    await new KeyManager({ store: cached }).create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
-    expect((await outbox.deliveries({ accountId: 'acct_1' })).map((d) => d.eventType)).toEqual(['key.created']);
-    cached.close();
   });
 });
 

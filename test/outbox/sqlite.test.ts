@@ -1,4 +1,4 @@
-import { CachedKeyStore, capabilityOf, KeyManager } from 'keygate';
+import { capabilityOf, KeyManager } from 'keygate';
 import { SqliteKeyStore, SqliteOutbox } from 'keygate/sqlite';
 import type { Outbox } from 'keygate/store-kit';
 import { describeOutboxContract } from 'keygate/testing';
@@ -65,18 +65,5 @@ describe('a KeyManager over a SqliteKeyStore (its outbox)', () => {
     const db = files.connect(path);
     expect(db.prepare('SELECT count(*) AS n FROM keygate_outbox WHERE id = ?').get('evt_lost')).toEqual({ n: 0 });
     expect((await outbox.deliveries({ accountId: 'acct_1' })).map((d) => d.eventType)).toEqual(['key.created']);
-  });
-
-  it('reaches the outbox through a CachedKeyStore, which passes the events on with the write', async () => {
-    const inner = new SqliteKeyStore({ database: files.connect(files.path()) });
-    await inner.migrate();
-    const cached = new CachedKeyStore(inner);
-    const outbox = capabilityOf(cached, 'outbox') as Outbox;
-    expect(outbox).toBe(capabilityOf(inner, 'outbox'));
-    await outbox.endpoints.create({ accountId: 'acct_1', url: 'https://hooks.example.com/k' });
-    await new KeyManager({ store: cached }).create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
-    expect((await outbox.deliveries({ accountId: 'acct_1' })).map((d) => d.eventType)).toEqual(['key.created']);
-    cached.close();
-    inner.close();
   });
 });

@@ -51,23 +51,17 @@ describe.skipIf(!available)('MysqlKeyStore over MariaDB', () => {
           store.close();
           await proxy.cut();
         },
+        unmigrated: async (count) => {
+          const fresh = nextPrefix();
+          return {
+            stores: Array.from({ length: count }, () => new MysqlKeyStore({ client: db.pool(), tablePrefix: fresh })),
+          };
+        },
       };
     },
     { describe, it, expect, beforeEach, afterEach },
-    { channel: true, outage: true },
+    { channel: true, outage: true, hooks: ['unmigrated'] },
   );
-
-  it('migrates once when two instances migrate at the same time, and a second migrate is a no-op', async () => {
-    const tablePrefix = nextPrefix();
-    const first = db.pool();
-    const a = new MysqlKeyStore({ client: first, tablePrefix });
-    const b = new MysqlKeyStore({ client: db.pool(), tablePrefix });
-    const results = await Promise.all([a.migrate(), b.migrate()]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], [1]]);
-    expect(await a.migrate()).toEqual({ applied: [] });
-    const [rows] = await first.query(`SELECT version FROM ${tablePrefix}migrations`);
-    expect(rows).toEqual([{ version: 1 }]);
-  });
 
   it('finds a key by digest through the unique index', async () => {
     const tablePrefix = nextPrefix();
@@ -111,21 +105,6 @@ describe.skipIf(!available)('MysqlKeyStore over MariaDB', () => {
       expect((err as Error).cause).not.toBeInstanceOf(KeyStoreUnavailableError);
     },
   );
-
-  it('keeps a duplicate id and a duplicate digest key_conflict (with keyId), not a store failure', async () => {
-    const { store } = await proxiedStore();
-    const { key } = await new KeyManager({ store }).create({ accountId: 'a', name: 'k', mode: 'test' });
-    const record = await store.findById(key.id);
-    await expect(store.insert({ ...record!, hash: 'e'.repeat(64) })).rejects.toMatchObject({
-      code: 'key_conflict',
-      keyId: key.id,
-      message: expect.stringContaining('id'),
-    });
-    await expect(store.insert({ ...record!, id: 'key_other' })).rejects.toMatchObject({
-      code: 'key_conflict',
-      message: expect.stringContaining('digest'),
-    });
-  });
 
   it('a key revoked while polling was cut off is refused once the connection is back, not at the TTL', async () => {
     const { proxy, tablePrefix, store } = await proxiedStore();

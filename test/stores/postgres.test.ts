@@ -62,23 +62,17 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
           store.close();
           await proxy.cut();
         },
+        unmigrated: async (count) => {
+          const fresh = nextSchema();
+          return {
+            stores: Array.from({ length: count }, () => new PostgresKeyStore({ client: pool(PG_URL), schema: fresh })),
+          };
+        },
       };
     },
     { describe, it, expect, beforeEach, afterEach },
-    { channel: true, outage: true },
+    { channel: true, outage: true, hooks: ['unmigrated'] },
   );
-
-  it('migrates once when two instances migrate at the same time, and a second migrate is a no-op', async () => {
-    const schema = nextSchema();
-    const first = pool(PG_URL);
-    const a = new PostgresKeyStore({ client: first, schema });
-    const b = new PostgresKeyStore({ client: pool(PG_URL), schema });
-    const results = await Promise.all([a.migrate(), b.migrate()]);
-    expect(results.map((r) => r.applied).sort()).toEqual([[], [1, 2, 3, 4, 5, 6, 7]]);
-    expect(await a.migrate()).toEqual({ applied: [] });
-    const { rows } = await first.query(`SELECT version FROM "${schema}".keygate_migrations`);
-    expect(rows).toEqual([1, 2, 3, 4, 5, 6, 7].map((version) => ({ version })));
-  });
 
   it('finds a key by digest through the unique index', async () => {
     const schema = nextSchema();
@@ -148,16 +142,6 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
       expect((err as Error).cause).not.toBeInstanceOf(KeyStoreUnavailableError);
     },
   );
-
-  it('keeps a duplicate id a key_conflict (with keyId), not a store failure', async () => {
-    const { store } = await proxiedStore();
-    const { key } = await new KeyManager({ store }).create({ accountId: 'a', name: 'k', mode: 'test' });
-    const record = await store.findById(key.id);
-    await expect(store.insert({ ...record!, hash: 'e'.repeat(64) })).rejects.toMatchObject({
-      code: 'key_conflict',
-      keyId: key.id,
-    });
-  });
 
   it('a key revoked while the LISTEN connection was down is refused once it reconnects, not at the TTL', async () => {
     const { proxy, schema, store, errors } = await proxiedStore();

@@ -1,0 +1,93 @@
+import { type ApiKeyRecord, hashKey } from 'keygate';
+import type { DashboardStore, KeyPatch } from 'keygate/store-kit';
+import { bareRecord, fullRecord } from './contract-full-record.js';
+import type { ContractTestApi } from './contract-types.js';
+import type { DashboardStoreFixture } from './dashboard-contract.js';
+
+/** What a full-record case of the dashboard-store contract works with. */
+export interface DashboardRecordContext {
+  readonly fx: DashboardStoreFixture;
+  readonly peer: DashboardStore;
+  readonly expect: ContractTestApi['expect'];
+}
+
+const ACCOUNT = 'acct_dashboard_full';
+
+async function keepsEveryKeyField({ fx, peer, expect }: DashboardRecordContext): Promise<void> {
+  const full = fullRecord('key_dash_full', await hashKey('mk_live_dashboard_full_record_secret_0'), ACCOUNT);
+  const bare = bareRecord('key_dash_bare', await hashKey('mk_test_dashboard_bare_record_secret_0'), ACCOUNT);
+  await fx.keys.insert(full);
+  await fx.keys.insert(bare);
+  // Newest first: the full record was created later.
+  const page = (store: DashboardStore) => store.listKeysPage(ACCOUNT, { offset: 0, limit: 10 });
+  for (const store of [fx.store, peer]) expect(await page(store)).toEqual({ records: [full, bare], total: 2 });
+  const patch: KeyPatch = {
+    name: 'filled',
+    permissions: ['a:b'],
+    allowedIps: ['192.0.2.1'],
+    metadata: { added: ['later'] },
+    rateLimit: { limit: 5, windowMs: 1_500 },
+    expiresAt: '2028-03-04T05:06:07.089Z',
+    rotatedTo: 'key_dash_next',
+    status: 'revoked',
+    revokedAt: '2026-02-01T00:00:00.002Z',
+    updatedAt: '2026-02-01T00:00:00.002Z',
+  };
+  const revoked = { ...bare, ...patch, version: 2 } as ApiKeyRecord;
+  await fx.keys.update(bare.id, patch);
+  for (const store of [fx.store, peer]) {
+    expect(await page(store)).toEqual({ records: [full, revoked], total: 2 });
+    expect(await store.listKeysPage(ACCOUNT, { offset: 0, limit: 10, status: 'suspended' })).toEqual({
+      records: [full],
+      total: 1,
+    });
+    expect(await store.listKeysPage(ACCOUNT, { offset: 0, limit: 10, search: 'FILLED' })).toEqual({
+      records: [revoked],
+      total: 1,
+    });
+  }
+}
+
+async function keepsEveryUsageField({ fx, peer, expect }: DashboardRecordContext): Promise<void> {
+  const counts = [
+    { keyId: 'key_use_a', accountId: ACCOUNT, day: '2026-03-01', outcome: 'allowed', count: 7 },
+    { keyId: 'key_use_a', accountId: ACCOUNT, day: '2026-03-01', outcome: 'ip_not_allowed', count: 2 },
+    { keyId: 'key_use_a', accountId: ACCOUNT, day: '2026-03-02', outcome: 'rate_limited', count: 1 },
+    { keyId: 'key_use_b', accountId: ACCOUNT, day: '2026-03-02', outcome: 'allowed', count: 4 },
+  ] as const;
+  const activity = [
+    { keyId: 'key_use_a', lastUsedAt: '2026-03-02T10:11:12.345Z', lastUsedIp: '2001:db8::9' },
+    { keyId: 'key_use_b', lastUsedAt: '2026-03-02T01:02:03.004Z', lastUsedIp: null },
+  ];
+  await fx.keys.addUsage({ counts, activity });
+  const byDayAndOutcome = (a: { day: string; outcome: string }, b: { day: string; outcome: string }) =>
+    `${a.day}${a.outcome}` < `${b.day}${b.outcome}` ? -1 : 1;
+  const usage = await fx.keys.getUsage('key_use_a', '2026-03-01', '2026-03-02');
+  expect([...usage].sort(byDayAndOutcome)).toEqual(counts.slice(0, 3));
+  expect(await fx.keys.getActivity('key_use_a')).toEqual(activity[0]);
+  expect(await fx.keys.getActivity('key_use_b')).toEqual(activity[1]);
+  for (const store of [fx.store, peer]) {
+    const byKey = (a: { keyId: string }, b: { keyId: string }) => (a.keyId < b.keyId ? -1 : 1);
+    expect([...(await store.getActivityOfKeys(['key_use_b', 'key_use_a']))].sort(byKey)).toEqual(activity);
+    const totals = await store.getDailyTotalsOfKeys(['key_use_a', 'key_use_b'], '2026-03-01', '2026-03-02');
+    const byKeyAndDay = (a: { keyId: string; day: string }, b: { keyId: string; day: string }) =>
+      `${a.keyId}${a.day}` < `${b.keyId}${b.day}` ? -1 : 1;
+    expect([...totals].sort(byKeyAndDay)).toEqual([
+      { keyId: 'key_use_a', day: '2026-03-01', total: 9 },
+      { keyId: 'key_use_a', day: '2026-03-02', total: 1 },
+      { keyId: 'key_use_b', day: '2026-03-02', total: 4 },
+    ]);
+  }
+}
+
+/** Every stored field of the rows a dashboard store reads: key records, daily totals and last uses. */
+export const DASHBOARD_RECORD_CASES: ReadonlyArray<readonly [string, (c: DashboardRecordContext) => Promise<void>]> = [
+  [
+    'pages every field of a key, set and empty, as written and after an update, through either instance',
+    keepsEveryKeyField,
+  ],
+  [
+    'keeps every field of a usage count and a last use (with and without an address), read by either instance',
+    keepsEveryUsageField,
+  ],
+];

@@ -89,7 +89,6 @@ export type {
 } from './types.js';
 export type { SpikeOptions, UsageRecorderOptions } from './usage/recorder.js';
 export { UsageRecorder } from './usage/recorder.js';
-export { capabilityOf } from './vocabulary/capabilities.js';
 export type {
   AuditAction,
   AuditActor,
@@ -100,6 +99,7 @@ export type {
   AuditLog,
   AuditQuery,
 } from './vocabulary/audit-log.js';
+export { capabilityOf } from './vocabulary/capabilities.js';
 export type {
   CreditBalance,
   CreditEntry,

@@ -132,6 +132,9 @@ export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } fr
 export { utcDay } from '../usage/types.js';
 export { quote } from '../validate/describe.js';
 export { validTimeoutMs } from '../validate/timeout.js';
+// The shells every shared limiter and ledger extends: argument checks, deadline, capabilities.
+export { BackendCreditLedger } from './backend-credit-ledger.js';
+export { BackendRateLimiter } from './backend-rate-limiter.js';
 // The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
 export { dailyTotals } from './daily-totals.js';
 export type { DailyTotal, DashboardStore, KeyPage, KeyPageQuery } from './dashboard-store.js';

@@ -1,19 +1,5 @@
-import {
-  type CreditBalance,
-  type CreditEntry,
-  CreditLedgerUnavailableError,
-  type CreditReconciliation,
-  type HoldResult,
-  type SettleResult,
-} from 'keygate';
-import {
-  amountOverflow,
-  amountOverHold,
-  DEFAULT_LEDGER_TIMEOUT_MS,
-  type HoldArgs,
-  type TopUpArgs,
-  validTimeoutMs,
-} from 'keygate/store-kit';
+import { CreditLedgerUnavailableError, type HoldResult } from 'keygate';
+import { amountOverflow, amountOverHold, type HoldArgs, type TopUpArgs } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
 import { type CreditEntryRow, newHoldId, SqlCreditLedger } from '../sql/credit-ledger-shell.js';
 import { CREDIT_PROCEDURES_VERSION, creditProcedures } from './credit-procedures.js';
@@ -77,7 +63,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
   constructor(options: MysqlCreditLedgerOptions) {
     const sql = sqlClient(options?.client);
     const tablePrefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
-    super('MysqlCreditLedger', validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS));
+    super('MysqlCreditLedger', options.timeoutMs);
     this.sql = sql;
     this.tablePrefix = tablePrefix;
     this.balances = `${tablePrefix}credit_balances`;
@@ -114,7 +100,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
     });
   }
 
-  protected applyTopUp(args: TopUpArgs): Promise<CreditBalance> {
+  protected applyTopUp(args: TopUpArgs) {
     const reference = args.reference ?? null;
     return this.sql.transaction(async (q) => {
       await q(`INSERT IGNORE INTO ${this.balances} (account_id, available) VALUES (?, 0)`, [args.accountId]);
@@ -144,7 +130,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
     });
   }
 
-  protected async readBalance(account: string): Promise<number> {
+  protected async readBalance(account: string) {
     const { rows } = await this.sql.query<{ available: Int }>(
       `SELECT b.available + COALESCE((SELECT SUM(h.amount) FROM ${this.holds} h WHERE h.account_id = ? AND h.${EXPIRED}), 0)
         AS available FROM ${this.balances} b WHERE b.account_id = ?`,
@@ -166,7 +152,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
     return Number(row.ok) === 1 ? { ok: true, holdId, balance } : { ok: false, balance };
   }
 
-  protected async settleHold(holdId: string, amount: number | undefined): Promise<SettleResult> {
+  protected async settleHold(holdId: string, amount: number | undefined) {
     const { rows } = await this.sql.call<{ state: string; charged: Int; available: Int; held: Int }>(
       `CALL ${this.procedures.settle}(?, ?)`,
       [holdId, amount ?? null],
@@ -177,12 +163,12 @@ export class MysqlCreditLedger extends SqlCreditLedger {
     return { charged: Number(row.charged), balance: Number(row.available) };
   }
 
-  protected async releaseHold(holdId: string): Promise<CreditBalance> {
+  protected async releaseHold(holdId: string) {
     const { rows } = await this.sql.call<{ available: Int }>(`CALL ${this.procedures.release}(?)`, [holdId]);
     return { balance: Number(answered(rows[0], 'release').available) };
   }
 
-  protected async readEntries(account: string, limit: number): Promise<CreditEntry[]> {
+  protected async readEntries(account: string, limit: number) {
     const { rows } = await this.sql.query<CreditEntryRow>(
       `SELECT seq, account_id, kind, amount, balance, key_id, reference, created_at
         FROM ${this.entriesTable} WHERE account_id = ? ORDER BY seq DESC LIMIT ${Number(limit)}`,
@@ -193,7 +179,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
 
   // One aggregate over the account's index, with its balance and open holds in the same statement,
   // so the figures are of one moment; takes no lock.
-  protected async readFigures(account: string): Promise<CreditReconciliation> {
+  protected async readFigures(account: string) {
     const { rows } = await this.sql.query<{ entries: Int; available: Int; held: Int }>(
       `SELECT
         (SELECT COALESCE(SUM(amount), 0) FROM ${this.entriesTable} WHERE account_id = ?) AS entries,

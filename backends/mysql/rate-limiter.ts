@@ -1,12 +1,5 @@
 import type { RateLimitDecision } from 'keygate';
-import {
-  BackendRateLimiter,
-  type ConsumeArgs,
-  grantOf,
-  type RateLimitLease,
-  type TakeArgs,
-  validTimeoutMs,
-} from 'keygate/store-kit';
+import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
 import { withMigrationLock } from './migrate.js';
 import { rateLimitTables } from './migrations.js';
@@ -66,7 +59,7 @@ export class MysqlRateLimiter extends BackendRateLimiter {
   constructor(options: MysqlRateLimiterOptions) {
     const sql = sqlClient(options?.client);
     const tablePrefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
-    super('MysqlRateLimiter', validTimeoutMs(options.timeoutMs, 250));
+    super('MysqlRateLimiter', options.timeoutMs, 250);
     this.sql = sql;
     this.tablePrefix = tablePrefix;
     this.table = `${tablePrefix}rate_limits`;
@@ -137,11 +130,7 @@ export class MysqlRateLimiter extends BackendRateLimiter {
       const row = rows[0];
       if (!row) throw new Error('the rate-limit row was not there after its upsert');
       const used = Number(row.used);
-      const granted = grantOf(Math.max(0, args.limit - used), {
-        need: args.cost,
-        want: args.want,
-        divisor: args.divisor,
-      });
+      const granted = this.grantFor(args, used);
       if (granted > 0) {
         await q(`UPDATE ${this.table} SET used = used + ?, allowed = TRUE WHERE key_id = ?`, [granted, args.keyId]);
       }

@@ -1,19 +1,5 @@
-import {
-  type CreditBalance,
-  type CreditEntry,
-  CreditLedgerUnavailableError,
-  type CreditReconciliation,
-  type HoldResult,
-  type SettleResult,
-} from 'keygate';
-import {
-  amountOverflow,
-  amountOverHold,
-  DEFAULT_LEDGER_TIMEOUT_MS,
-  type HoldArgs,
-  type TopUpArgs,
-  validTimeoutMs,
-} from 'keygate/store-kit';
+import { CreditLedgerUnavailableError, type HoldResult } from 'keygate';
+import { amountOverflow, amountOverHold, type HoldArgs, type TopUpArgs } from 'keygate/store-kit';
 import type { Pool } from 'pg';
 import { type CreditEntryRow, newHoldId, SqlCreditLedger } from '../sql/credit-ledger-shell.js';
 import { CREDIT_FUNCTIONS } from './credit-functions.js';
@@ -109,7 +95,7 @@ export class PostgresCreditLedger extends SqlCreditLedger {
   constructor(options: PostgresCreditLedgerOptions) {
     const sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    super('PostgresCreditLedger', validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS));
+    super('PostgresCreditLedger', options.timeoutMs);
     this.sql = sql;
     this.schema = schema;
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.
@@ -134,7 +120,7 @@ export class PostgresCreditLedger extends SqlCreditLedger {
     });
   }
 
-  protected applyTopUp(args: TopUpArgs): Promise<CreditBalance> {
+  protected applyTopUp(args: TopUpArgs) {
     return this.sql.transaction(async (q) => {
       await q(this.statements.open, [args.accountId]);
       const before = (await this.lockAndSweep(q, args.accountId)) ?? 0;
@@ -148,7 +134,7 @@ export class PostgresCreditLedger extends SqlCreditLedger {
     });
   }
 
-  protected async readBalance(account: string): Promise<number> {
+  protected async readBalance(account: string) {
     const { rows } = await this.sql.query<Available>(this.statements.balance, [account]);
     return rows[0] ? Number(rows[0].available) : 0;
   }
@@ -164,7 +150,7 @@ export class PostgresCreditLedger extends SqlCreditLedger {
     return row.r_ok === true ? { ok: true, holdId, balance } : { ok: false, balance };
   }
 
-  protected async settleHold(holdId: string, amount: number | undefined): Promise<SettleResult> {
+  protected async settleHold(holdId: string, amount: number | undefined) {
     const { rows } = await this.sql.query<Settled>(this.statements.settle, [holdId, amount ?? null]);
     const row = rows[0];
     if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the settle function returned no row');
@@ -173,19 +159,19 @@ export class PostgresCreditLedger extends SqlCreditLedger {
     return { charged: Number(row.r_charged), balance: Number(row.r_available) };
   }
 
-  protected async releaseHold(holdId: string): Promise<CreditBalance> {
+  protected async releaseHold(holdId: string) {
     const { rows } = await this.sql.query<Released>(this.statements.release, [holdId]);
     return { balance: Number(rows[0]?.r_available ?? 0) };
   }
 
-  protected async readEntries(account: string, limit: number): Promise<CreditEntry[]> {
+  protected async readEntries(account: string, limit: number) {
     const { rows } = await this.sql.query<CreditEntryRow>(this.statements.entries, [account, limit]);
     return rows.map((row) => this.entryOfRow(row, isoOf));
   }
 
   // One aggregate over the account's index, with its balance and open holds in the same statement,
   // so the figures are of one moment; takes no lock.
-  protected async readFigures(account: string): Promise<CreditReconciliation> {
+  protected async readFigures(account: string) {
     const { rows } = await this.sql.query<Figures>(this.statements.reconcile, [account]);
     const row = rows[0];
     if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the reconcile statement returned no row');

@@ -1,11 +1,5 @@
 import type { RateLimitDecision } from 'keygate';
-import {
-  BackendRateLimiter,
-  type ConsumeArgs,
-  type RateLimitLease,
-  type TakeArgs,
-  validTimeoutMs,
-} from 'keygate/store-kit';
+import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
 import type { Pool } from 'pg';
 import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
@@ -67,7 +61,7 @@ export class PostgresRateLimiter extends BackendRateLimiter {
   constructor(options: PostgresRateLimiterOptions) {
     const sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    super('PostgresRateLimiter', validTimeoutMs(options.timeoutMs, 250));
+    super('PostgresRateLimiter', options.timeoutMs, 250);
     this.sql = sql;
     this.schema = schema;
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.

@@ -1,20 +1,5 @@
-import {
-  type CreditBalance,
-  type CreditEntry,
-  type CreditReconciliation,
-  type HoldResult,
-  InvalidInputError,
-  type SettleResult,
-} from 'keygate';
-import {
-  amountOverflow,
-  amountOverHold,
-  BackendCreditLedger,
-  DEFAULT_LEDGER_TIMEOUT_MS,
-  type HoldArgs,
-  type TopUpArgs,
-  validTimeoutMs,
-} from 'keygate/store-kit';
+import { type HoldResult, InvalidInputError } from 'keygate';
+import { amountOverflow, amountOverHold, BackendCreditLedger, type HoldArgs, type TopUpArgs } from 'keygate/store-kit';
 import { accountKeys, accountTag, newEntryId, newHoldId, tagOfHold } from './credit-keys.js';
 import { BALANCE, ENTRIES, HOLD, RECONCILE, RELEASE, SETTLE, TOP_UP } from './credit-scripts.js';
 import { validPrefix } from './prefix.js';
@@ -80,20 +65,20 @@ export class RedisCreditLedger extends BackendCreditLedger {
       });
     }
     const prefix = validPrefix(options.prefix ?? 'keygate:credits:');
-    super('RedisCreditLedger', validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS));
+    super('RedisCreditLedger', options.timeoutMs);
     this.prefix = prefix;
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
   }
 
-  protected async applyTopUp(args: TopUpArgs): Promise<CreditBalance> {
+  protected async applyTopUp(args: TopUpArgs) {
     const argv = [String(args.amount), newEntryId(), args.reference ?? ''];
     const [status, balance] = await this.run(TOP_UP, await accountTag(args.accountId), argv, tuple);
     if (status === 'overflow') throw amountOverflow(args.amount);
     return { balance };
   }
 
-  protected async readBalance(account: string): Promise<number> {
+  protected async readBalance(account: string) {
     return this.run(BALANCE, await accountTag(account), [], count);
   }
 
@@ -105,7 +90,7 @@ export class RedisCreditLedger extends BackendCreditLedger {
     return status === 'ok' ? { ok: true, holdId, balance } : { ok: false, balance };
   }
 
-  protected async settleHold(holdId: string, amount: number | undefined): Promise<SettleResult> {
+  protected async settleHold(holdId: string, amount: number | undefined) {
     const tag = tagOfHold(holdId);
     // An id this ledger cannot have made names no hold: nothing to change, and no account to read.
     if (tag === undefined) return { charged: 0, balance: 0 };
@@ -115,21 +100,21 @@ export class RedisCreditLedger extends BackendCreditLedger {
     return { charged: status === 'ok' ? third : 0, balance };
   }
 
-  protected async releaseHold(holdId: string): Promise<CreditBalance> {
+  protected async releaseHold(holdId: string) {
     const tag = tagOfHold(holdId);
     if (tag === undefined) return { balance: 0 };
     return { balance: await this.run(RELEASE, tag, [holdId], count) };
   }
 
-  protected async readEntries(account: string, limit: number): Promise<CreditEntry[]> {
+  protected async readEntries(account: string, limit: number) {
     const read = (reply: unknown) => list(reply).map((text) => this.entryOf(account, text));
     return this.run(ENTRIES, await accountTag(account), [String(limit)], read);
   }
 
   // It reads all the account's entries while Redis serves nothing else: run it from a tool, not on a
   // request's path.
-  protected async readFigures(account: string): Promise<CreditReconciliation> {
-    const read = (reply: unknown): CreditReconciliation => {
+  protected async readFigures(account: string) {
+    const read = (reply: unknown) => {
       const [balance, held, entries] = list(reply).map(count);
       if (balance === undefined || held === undefined || entries === undefined) throw unexpected(reply);
       return { accountId: account, entries, balance, held, ok: entries === balance + held };
@@ -143,7 +128,7 @@ export class RedisCreditLedger extends BackendCreditLedger {
   }
 
   /** An entry as the scripts store it: its numbers as decimal text, its time as epoch milliseconds. */
-  private entryOf(accountId: string, text: string): CreditEntry {
+  private entryOf(accountId: string, text: string) {
     const stored = JSON.parse(text) as StoredEntry;
     return this.entry({ ...stored, accountId, createdAt: new Date(Number(stored.at)).toISOString() });
   }

@@ -1,11 +1,5 @@
 import { InvalidInputError, type RateLimitDecision } from 'keygate';
-import {
-  BackendRateLimiter,
-  type ConsumeArgs,
-  type RateLimitLease,
-  type TakeArgs,
-  validTimeoutMs,
-} from 'keygate/store-kit';
+import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
 import { validPrefix } from './prefix.js';
 import { ScriptRunner } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
@@ -115,7 +109,7 @@ export class RedisRateLimiter extends BackendRateLimiter {
       throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
     }
     const prefix = validPrefix(options.prefix ?? 'keygate:ratelimit:');
-    super('RedisRateLimiter', validTimeoutMs(options.timeoutMs, 250));
+    super('RedisRateLimiter', options.timeoutMs, 250);
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = prefix;

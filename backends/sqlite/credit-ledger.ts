@@ -1,12 +1,4 @@
-import {
-  type CreditBalance,
-  type CreditEntry,
-  CreditLedgerUnavailableError,
-  type CreditReconciliation,
-  type HoldResult,
-  KeygateError,
-  type SettleResult,
-} from 'keygate';
+import { CreditLedgerUnavailableError, type HoldResult, KeygateError } from 'keygate';
 import {
   amountOverflow,
   amountOverHold,
@@ -102,7 +94,7 @@ export class SqliteCreditLedger extends SqlCreditLedger {
     return this.call(() => migrateTables(this.driver, CREDIT_TABLES, this.timeoutMs));
   }
 
-  protected applyTopUp(args: TopUpArgs): CreditBalance {
+  protected applyTopUp(args: TopUpArgs) {
     return this.write((now) => {
       this.driver.run(CREDIT_SQL.open, [args.accountId]);
       const before = this.sweep(args.accountId, now) ?? 0;
@@ -119,7 +111,7 @@ export class SqliteCreditLedger extends SqlCreditLedger {
     });
   }
 
-  protected readBalance(account: string): number {
+  protected readBalance(account: string) {
     const row = this.driver.get<{ available: number }>(CREDIT_SQL.balance, [Date.now(), account]);
     return row ? Number(row.available) : 0;
   }
@@ -137,8 +129,8 @@ export class SqliteCreditLedger extends SqlCreditLedger {
     });
   }
 
-  protected settleHold(holdId: string, amount: number | undefined): SettleResult {
-    return this.write((now): SettleResult => {
+  protected settleHold(holdId: string, amount: number | undefined) {
+    return this.write((now) => {
       const hold = this.driver.get<HoldRow>(CREDIT_SQL.findHold, [holdId]);
       if (!hold) return { charged: 0, balance: 0 };
       const before = this.sweep(hold.account_id, now) ?? 0;
@@ -167,8 +159,8 @@ export class SqliteCreditLedger extends SqlCreditLedger {
     });
   }
 
-  protected releaseHold(holdId: string): CreditBalance {
-    return this.write((now): CreditBalance => {
+  protected releaseHold(holdId: string) {
+    return this.write((now) => {
       const hold = this.driver.get<HoldRow>(CREDIT_SQL.findHold, [holdId]);
       if (!hold) return { balance: 0 };
       const before = this.sweep(hold.account_id, now) ?? 0;
@@ -178,13 +170,13 @@ export class SqliteCreditLedger extends SqlCreditLedger {
     });
   }
 
-  protected readEntries(account: string, limit: number): CreditEntry[] {
+  protected readEntries(account: string, limit: number) {
     const rows = this.driver.all<CreditEntryRow>(CREDIT_SQL.entries, [account, limit]);
     return rows.map((row) => this.entryOfRow(row, (time) => new Date(time).toISOString()));
   }
 
   // The entries' sum, the balance and the open holds in one statement (one snapshot of the file); no lock.
-  protected readFigures(account: string): CreditReconciliation {
+  protected readFigures(account: string) {
     const now = Date.now();
     const params = [account, account, account, now, account, now];
     const row = this.driver.get<{ entries: number; available: number; held: number }>(CREDIT_SQL.reconcile, params);

@@ -2,7 +2,6 @@ import type { RateLimitDecision } from 'keygate';
 import {
   BackendRateLimiter,
   type ConsumeArgs,
-  grantOf,
   type RateLimitLease,
   type TakeArgs,
   validTimeoutMs,
@@ -61,7 +60,7 @@ export class SqliteRateLimiter extends BackendRateLimiter {
   constructor(options: SqliteRateLimiterOptions) {
     const driver = sqliteDriver(options?.database);
     // A whole number: SQLite's busy_timeout, the lock wait, is the deadline.
-    super('SqliteRateLimiter', Math.ceil(validTimeoutMs(options.timeoutMs, 250)));
+    super('SqliteRateLimiter', Math.ceil(validTimeoutMs(options.timeoutMs, 250)), 250);
     this.driver = driver;
   }
 
@@ -106,11 +105,7 @@ export class SqliteRateLimiter extends BackendRateLimiter {
       const row = this.driver.get<OpenRow>(RATE_LIMIT_SQL.open, [args.keyId, now + args.windowMs, now, now]);
       if (!row) throw new Error('the rate-limit take statement returned no row');
       const used = Number(row.used);
-      const granted = grantOf(Math.max(0, args.limit - used), {
-        need: args.cost,
-        want: args.want,
-        divisor: args.divisor,
-      });
+      const granted = this.grantFor(args, used);
       if (granted > 0) this.driver.run(RATE_LIMIT_SQL.grant, [granted, args.keyId]);
       const windowEnd = Number(row.window_end);
       return this.lease(args.limit, granted, used + granted, windowEnd - now, windowEnd);

@@ -1,5 +1,6 @@
 import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import {
+  DEFAULT_LEDGER_TIMEOUT_MS,
   type HoldArgs,
   type TopUpArgs,
   validCreditAccount,
@@ -21,6 +22,7 @@ import type {
   SettleResult,
   TopUpOptions,
 } from '../credits/types.js';
+import { validTimeoutMs } from '../validate/timeout.js';
 
 /** A hook's answer: at once (a synchronous driver) or later. */
 type Answer<T> = T | Promise<T>;
@@ -48,7 +50,7 @@ type StoredEntry = Omit<CreditEntry, 'amount' | 'balance' | 'keyId' | 'reference
  * @example
  * class MyCreditLedger extends BackendCreditLedger {
  *   constructor(options: { timeoutMs?: number }) {
- *     super('MyCreditLedger', validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS));
+ *     super('MyCreditLedger', options.timeoutMs);
  *   }
  *   protected applyTopUp(args: TopUpArgs) { ... } // and the six other hooks
  * }
@@ -63,11 +65,12 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
 
   /**
    * @param name The subclass's name, as its errors carry it (`'RedisCreditLedger'`).
-   * @param timeoutMs Milliseconds a call may take, already checked (`validTimeoutMs`).
+   * @param timeoutMs The `timeoutMs` option as given, checked here (`validTimeoutMs`); absent,
+   * `DEFAULT_LEDGER_TIMEOUT_MS` (1,000).
    */
-  protected constructor(name: string, timeoutMs: number) {
+  protected constructor(name: string, timeoutMs: unknown) {
     this.ledgerName = name;
-    this.timeoutMs = timeoutMs;
+    this.timeoutMs = validTimeoutMs(timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS);
     this[CAPABILITIES] = { deadline: this };
   }
 

@@ -1,6 +1,7 @@
 import { CAPABILITIES, type Capabilities, type Capable } from '../capabilities.js';
 import { withLimiterDeadline } from '../rate-limit/deadline.js';
 import {
+  grantOf,
   type LeasableRateLimiter,
   type RateLimitLease,
   type TakeArgs,
@@ -11,6 +12,7 @@ import {
 import { type ConsumeArgs, validConsumeArgs } from '../rate-limit/policy.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limit/types.js';
 import type { RateLimit } from '../types.js';
+import { validTimeoutMs } from '../validate/timeout.js';
 
 /**
  * What every shared rate limiter does the same way, whatever counts underneath: it checks each
@@ -24,7 +26,7 @@ import type { RateLimit } from '../types.js';
  * @example
  * class MyRateLimiter extends BackendRateLimiter {
  *   constructor(options: { timeoutMs?: number }) {
- *     super('MyRateLimiter', validTimeoutMs(options.timeoutMs, 250));
+ *     super('MyRateLimiter', options.timeoutMs, 250);
  *   }
  *   protected async count(args: ConsumeArgs) { ... }
  *   protected async grant(args: TakeArgs) { ... }
@@ -41,11 +43,12 @@ export abstract class BackendRateLimiter implements RateLimiter, LeasableRateLim
 
   /**
    * @param name The subclass's name, as its errors carry it (`'RedisRateLimiter'`).
-   * @param timeoutMs Milliseconds a call may take, already checked (`validTimeoutMs`).
+   * @param timeoutMs The `timeoutMs` option as given, checked here (`validTimeoutMs`).
+   * @param defaultMs Milliseconds a call may take when `timeoutMs` is absent.
    */
-  protected constructor(name: string, timeoutMs: number) {
+  protected constructor(name: string, timeoutMs: unknown, defaultMs: number) {
     this.limiterName = name;
-    this.timeoutMs = timeoutMs;
+    this.timeoutMs = validTimeoutMs(timeoutMs, defaultMs);
     this[CAPABILITIES] = { deadline: this, leases: this };
   }
 
@@ -130,6 +133,17 @@ export abstract class BackendRateLimiter implements RateLimiter, LeasableRateLim
    */
   protected decision(limit: number, used: number, allowed: boolean, resetMs: number): RateLimitDecision {
     return { allowed, limit, remaining: Math.max(0, limit - used), resetMs: Math.max(0, resetMs) };
+  }
+
+  /**
+   * The units a take grants when `used` units of the window are counted: `grantOf` the remaining
+   * units, for backends that read the window and count the grant in one transaction.
+   *
+   * @example
+   * this.grantFor({ keyId: 'key_1', limit: 100, windowMs: 60_000, cost: 1, want: 50, divisor: 8 }, 0); // 12
+   */
+  protected grantFor(args: TakeArgs, used: number): number {
+    return grantOf(Math.max(0, args.limit - used), { need: args.cost, want: args.want, divisor: args.divisor });
   }
 
   /**

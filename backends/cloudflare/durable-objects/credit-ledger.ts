@@ -1,11 +1,5 @@
 import type { CreditBalance, CreditEntry, CreditReconciliation, HoldResult, SettleResult } from 'keygate';
-import {
-  BackendCreditLedger,
-  DEFAULT_LEDGER_TIMEOUT_MS,
-  type HoldArgs,
-  type TopUpArgs,
-  validTimeoutMs,
-} from 'keygate/store-kit';
+import { BackendCreditLedger, type HoldArgs, type TopUpArgs } from 'keygate/store-kit';
 import { validNamespace } from './namespace.js';
 import { callObject } from './protocol.js';
 import type { DurableObjectIdLike, DurableObjectNamespaceLike } from './workers-types.js';
@@ -50,7 +44,7 @@ export class DurableObjectCreditLedger extends BackendCreditLedger {
 
   constructor(options: DurableObjectCreditLedgerOptions) {
     const namespace = validNamespace(options?.namespace);
-    super('DurableObjectCreditLedger', validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS));
+    super('DurableObjectCreditLedger', options.timeoutMs);
     this.namespace = namespace;
   }
 

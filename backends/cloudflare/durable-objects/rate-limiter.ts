@@ -1,11 +1,5 @@
 import type { RateLimitDecision } from 'keygate';
-import {
-  BackendRateLimiter,
-  type ConsumeArgs,
-  type RateLimitLease,
-  type TakeArgs,
-  validTimeoutMs,
-} from 'keygate/store-kit';
+import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
 import { validNamespace } from './namespace.js';
 import { callObject } from './protocol.js';
 import type { DurableObjectNamespaceLike } from './workers-types.js';
@@ -47,7 +41,7 @@ export class DurableObjectRateLimiter extends BackendRateLimiter {
 
   constructor(options: DurableObjectRateLimiterOptions) {
     const namespace = validNamespace(options?.namespace);
-    super('DurableObjectRateLimiter', validTimeoutMs(options.timeoutMs, 1_000));
+    super('DurableObjectRateLimiter', options.timeoutMs, 1_000);
     this.namespace = namespace;
   }
 

@@ -1,5 +1,6 @@
-import { type HoldResult, InvalidInputError } from 'keygate';
+import type { HoldResult } from 'keygate';
 import { amountOverflow, amountOverHold, BackendCreditLedger, type HoldArgs, type TopUpArgs } from 'keygate/store-kit';
+import { requireMethods } from './client-shape.js';
 import { accountKeys, accountTag, newEntryId, newHoldId, tagOfHold } from './credit-keys.js';
 import { BALANCE, ENTRIES, HOLD, RECONCILE, RELEASE, SETTLE, TOP_UP } from './credit-scripts.js';
 import { validPrefix } from './prefix.js';
@@ -59,11 +60,13 @@ export class RedisCreditLedger extends BackendCreditLedger {
   private readonly scripts: ScriptRunner;
 
   constructor(options: RedisCreditLedgerOptions) {
-    if (typeof options?.client?.sendCommand !== 'function') {
-      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")', {
-        reason: 'wrong_type',
-      });
-    }
+    requireMethods(
+      options?.client,
+      ['sendCommand'],
+      'client',
+      'a node-redis client (createClient() from "redis")',
+      'wrong_type',
+    );
     const prefix = validPrefix(options.prefix ?? 'keygate:credits:');
     super('RedisCreditLedger', options.timeoutMs);
     this.prefix = prefix;

@@ -1,5 +1,6 @@
-import { InvalidInputError, type RateLimitDecision } from 'keygate';
+import type { RateLimitDecision } from 'keygate';
 import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
+import { requireMethods } from './client-shape.js';
 import { validPrefix } from './prefix.js';
 import { ScriptRunner } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
@@ -105,9 +106,7 @@ export class RedisRateLimiter extends BackendRateLimiter {
   private readonly scripts: ScriptRunner;
 
   constructor(options: RedisRateLimiterOptions) {
-    if (typeof options?.client?.sendCommand !== 'function') {
-      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
-    }
+    requireMethods(options?.client, ['sendCommand'], 'client', 'a node-redis client (createClient() from "redis")');
     const prefix = validPrefix(options.prefix ?? 'keygate:ratelimit:');
     super('RedisRateLimiter', options.timeoutMs, 250);
     const client = options.client;

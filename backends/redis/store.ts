@@ -1,5 +1,4 @@
 import {
-  InvalidInputError,
   KeyConflictError,
   KeyNotFoundError,
   KeyRevokedError,
@@ -31,6 +30,7 @@ import {
   type WriteOptions,
 } from 'keygate/store-kit';
 import { RedisAuditLog } from './audit-log.js';
+import { requireMethods } from './client-shape.js';
 import { unavailable } from './errors.js';
 import { RedisOutbox } from './outbox.js';
 import { withEvents } from './outbox-scripts.js';
@@ -123,10 +123,12 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
   private closed = false;
 
   constructor(options: RedisKeyStoreOptions) {
-    const client = options?.client as Partial<RedisClientLike> | undefined;
-    if (!client || typeof client.sendCommand !== 'function' || typeof client.duplicate !== 'function') {
-      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
-    }
+    requireMethods(
+      options?.client,
+      ['sendCommand', 'duplicate'],
+      'client',
+      'a node-redis client (createClient() from "redis")',
+    );
     const prefix = storePrefix(options.prefix, options.client.cluster);
     this.client = options.client;
     this.scripts = new ScriptRunner((args) => this.client.sendCommand(args));

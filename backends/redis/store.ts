@@ -5,29 +5,31 @@ import {
   KeyStoreUnavailableError,
   type TelemetryOptions,
 } from 'keygate';
+import type {
+  ApiKeyRecord,
+  Capabilities,
+  Capable,
+  KeyActivity,
+  KeyChangeEvent,
+  KeyPatch,
+  Telemetry,
+  UsageBatch,
+  UsageCount,
+  UsageStore,
+  WritableKeyStore,
+  WriteOptions,
+} from 'keygate/store-kit';
 import {
-  type ApiKeyRecord,
   applyPatch,
   CAPABILITIES,
-  type Capabilities,
-  type Capable,
   ChangeRelay,
   changeOf,
   createTelemetry,
   freezeRecord,
-  type KeyActivity,
-  type KeyChangeEvent,
-  type KeyPatch,
   mergeUsage,
   observedLookup,
   parseChange,
   quote,
-  type Telemetry,
-  type UsageBatch,
-  type UsageCount,
-  type UsageStore,
-  type WritableKeyStore,
-  type WriteOptions,
 } from 'keygate/store-kit';
 import { RedisAuditLog } from './audit-log.js';
 import { requireMethods } from './client-shape.js';

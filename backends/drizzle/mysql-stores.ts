@@ -1,13 +1,7 @@
 import { InvalidInputError } from 'keygate';
 import { MysqlCreditLedger, MysqlDashboardStore, MysqlKeyStore, MysqlRateLimiter } from 'keygate/mysql';
 import type { Pool } from 'mysql2/promise';
-import {
-  clientUnder,
-  type DrizzleStoresCommonOptions,
-  type DrizzleStoresOf,
-  keyStoreHooks,
-  storesOf,
-} from './stores.js';
+import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
 
 /**
  * Options of {@link drizzleMysqlStores}.
@@ -15,7 +9,7 @@ import {
  * @example
  * const options: DrizzleMysqlStoresOptions = { tablePrefix: 'keygate_', rateLimiterTimeoutMs: 100 };
  */
-export interface DrizzleMysqlStoresOptions extends DrizzleStoresCommonOptions {
+export interface DrizzleMysqlStoresOptions extends StoresOptions {
   /** The `tablePrefix` given to `keygateMysqlTables`. @default 'keygate_' */
   tablePrefix?: string;
   /**
@@ -36,12 +30,8 @@ export interface DrizzleMysqlStoresOptions extends DrizzleStoresCommonOptions {
  * @example
  * const { keys, rateLimiter, credits, dashboard, audit, outbox } = drizzleMysqlStores(db);
  */
-export type DrizzleMysqlStores = DrizzleStoresOf<
-  MysqlKeyStore,
-  MysqlRateLimiter,
-  MysqlCreditLedger,
-  MysqlDashboardStore
->;
+export interface DrizzleMysqlStores
+  extends StoresOf<MysqlKeyStore, MysqlRateLimiter, MysqlCreditLedger, MysqlDashboardStore> {}
 
 /**
  * Builds keygate's stores over your Drizzle MySQL/MariaDB database, on the mysql2 pool under it

@@ -7,13 +7,7 @@ import {
   PostgresRateLimiter,
 } from 'keygate/postgres';
 import type { Pool } from 'pg';
-import {
-  clientUnder,
-  type DrizzleStoresCommonOptions,
-  type DrizzleStoresOf,
-  keyStoreHooks,
-  storesOf,
-} from './stores.js';
+import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
 
 /**
  * Options of {@link drizzlePgStores}.
@@ -21,7 +15,7 @@ import {
  * @example
  * const options: DrizzlePgStoresOptions = { schema: 'keygate', rateLimiterTimeoutMs: 100 };
  */
-export interface DrizzlePgStoresOptions extends DrizzleStoresCommonOptions {
+export interface DrizzlePgStoresOptions extends StoresOptions {
   /** The schema given to `keygatePgTables`. @default 'public' */
   schema?: string;
 }
@@ -33,12 +27,8 @@ export interface DrizzlePgStoresOptions extends DrizzleStoresCommonOptions {
  * @example
  * const { keys, rateLimiter, credits, dashboard, audit, outbox } = drizzlePgStores(db, { schema: 'keygate' });
  */
-export type DrizzlePgStores = DrizzleStoresOf<
-  PostgresKeyStore,
-  PostgresRateLimiter,
-  PostgresCreditLedger,
-  PostgresDashboardStore
->;
+export interface DrizzlePgStores
+  extends StoresOf<PostgresKeyStore, PostgresRateLimiter, PostgresCreditLedger, PostgresDashboardStore> {}
 
 /**
  * Builds keygate's stores over your Drizzle database, on the client under it (`db.$client`): a `pg`

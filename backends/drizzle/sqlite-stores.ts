@@ -6,13 +6,7 @@ import {
   SqliteKeyStore,
   SqliteRateLimiter,
 } from 'keygate/sqlite';
-import {
-  clientUnder,
-  type DrizzleStoresCommonOptions,
-  type DrizzleStoresOf,
-  keyStoreHooks,
-  storesOf,
-} from './stores.js';
+import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
 
 /**
  * Options of {@link drizzleSqliteStores}.
@@ -20,7 +14,7 @@ import {
  * @example
  * const options: DrizzleSqliteStoresOptions = { pollIntervalMs: 100, rateLimiterTimeoutMs: 100 };
  */
-export interface DrizzleSqliteStoresOptions extends DrizzleStoresCommonOptions {
+export interface DrizzleSqliteStoresOptions extends StoresOptions {
   /**
    * How often the key store reads the change table once a `CachedKeyStore` subscribed, in
    * milliseconds: a change written by another process reaches this one's caches within about this long.
@@ -41,12 +35,8 @@ export interface DrizzleSqliteStoresOptions extends DrizzleStoresCommonOptions {
  * @example
  * const { keys, rateLimiter, credits, dashboard, audit, outbox } = drizzleSqliteStores(db);
  */
-export type DrizzleSqliteStores = DrizzleStoresOf<
-  SqliteKeyStore,
-  SqliteRateLimiter,
-  SqliteCreditLedger,
-  SqliteDashboardStore
->;
+export interface DrizzleSqliteStores
+  extends StoresOf<SqliteKeyStore, SqliteRateLimiter, SqliteCreditLedger, SqliteDashboardStore> {}
 
 /**
  * Builds keygate's stores over your Drizzle SQLite database, on the better-sqlite3 Database under

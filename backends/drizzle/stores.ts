@@ -2,7 +2,7 @@ import type { KeyStoreUnavailableError, TelemetryOptions } from 'keygate';
 import { type AuditLog, capabilityOf, type Outbox } from 'keygate/store-kit';
 
 /** The options every dialect's `drizzle*Stores` takes, beside its own. */
-export interface DrizzleStoresCommonOptions {
+export interface StoresOptions {
   /**
    * The key store's `onError`: told when its change channel (PostgreSQL) or a poll of its change
    * table fails; it recovers by itself. Default: ignore.
@@ -20,7 +20,7 @@ export interface DrizzleStoresCommonOptions {
  * What every dialect's `drizzle*Stores` returns: its backend's classes over the client under the
  * Drizzle db, with the key store's audit log and outbox at hand.
  */
-export interface DrizzleStoresOf<Keys, Limiter, Ledger, Dashboard> {
+export interface StoresOf<Keys, Limiter, Ledger, Dashboard> {
   /** The key store (with usage, the change feed, the audit log and the outbox); give it to a `KeyManager`. */
   keys: Keys;
   /** A rate limiter in the dialect's `rate_limits` table. */
@@ -36,9 +36,7 @@ export interface DrizzleStoresOf<Keys, Limiter, Ledger, Dashboard> {
 }
 
 /** The key store's options among `options`: `onError` and `telemetry`, each when given. */
-export function keyStoreHooks(
-  options: DrizzleStoresCommonOptions,
-): Pick<DrizzleStoresCommonOptions, 'onError' | 'telemetry'> {
+export function keyStoreHooks(options: StoresOptions): Pick<StoresOptions, 'onError' | 'telemetry'> {
   return {
     ...(options.onError ? { onError: options.onError } : {}),
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
@@ -47,8 +45,8 @@ export function keyStoreHooks(
 
 /** The stores, with the audit log and outbox `keys` declares. */
 export function storesOf<Keys extends object, Limiter, Ledger, Dashboard>(
-  parts: Omit<DrizzleStoresOf<Keys, Limiter, Ledger, Dashboard>, 'audit' | 'outbox'>,
-): DrizzleStoresOf<Keys, Limiter, Ledger, Dashboard> {
+  parts: Omit<StoresOf<Keys, Limiter, Ledger, Dashboard>, 'audit' | 'outbox'>,
+): StoresOf<Keys, Limiter, Ledger, Dashboard> {
   const audit = capabilityOf(parts.keys, 'audit') as AuditLog;
   return { ...parts, audit, outbox: capabilityOf(parts.keys, 'outbox') as Outbox };
 }

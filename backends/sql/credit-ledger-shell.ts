@@ -39,6 +39,8 @@ export abstract class SqlCreditLedger extends BackendCreditLedger {
   /**
    * The entry a row holds; its id is `ce_` and the row's sequence number, which orders an account's
    * entries (each was written under the account's lock). `isoOf` reads the dialect's time.
+   *
+   * @internal
    */
   protected entryOfRow(row: CreditEntryRow, isoOf: (time: Date | string) => string): CreditEntry {
     return this.entry({

@@ -24,20 +24,6 @@ import type {
 } from '../credits/types.js';
 import { validTimeoutMs } from '../validate/timeout.js';
 
-/** A hook's answer: at once (a synchronous driver) or later. */
-type Answer<T> = T | Promise<T>;
-
-/**
- * An entry as a backend stores it: numbers possibly as decimal text, absent fields as `null` or
- * `undefined`, the time already an ISO 8601 string.
- */
-type StoredEntry = Omit<CreditEntry, 'amount' | 'balance' | 'keyId' | 'reference'> & {
-  amount: string | number;
-  balance: string | number;
-  keyId?: string | null | undefined;
-  reference?: string | null | undefined;
-};
-
 /**
  * What every shared credit ledger does the same way, whatever keeps the accounts: it checks each
  * call's arguments (`InvalidInputError`, nothing sent), bounds each call by `timeoutMs`
@@ -168,7 +154,7 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @example
    * protected async applyTopUp(args: TopUpArgs) { return { balance: await this.backend.credit(args) }; }
    */
-  protected abstract applyTopUp(args: TopUpArgs): Answer<CreditBalance>;
+  protected abstract applyTopUp(args: TopUpArgs): CreditBalance | Promise<CreditBalance>;
 
   /**
    * `balance` in the backend (expired holds counted as returned).
@@ -176,7 +162,7 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @example
    * protected readBalance(account: string) { return this.backend.available(account); }
    */
-  protected abstract readBalance(account: string): Answer<number>;
+  protected abstract readBalance(account: string): number | Promise<number>;
 
   /**
    * `hold` in the backend: the hold and its id, or `ok: false` with the balance.
@@ -184,7 +170,7 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @example
    * protected placeHold(args: HoldArgs) { return this.backend.hold(args); }
    */
-  protected abstract placeHold(args: HoldArgs): Answer<HoldResult>;
+  protected abstract placeHold(args: HoldArgs): HoldResult | Promise<HoldResult>;
 
   /**
    * `settle` in the backend; `amount` undefined charges the whole hold.
@@ -192,7 +178,7 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @example
    * protected settleHold(holdId: string, amount: number | undefined) { return this.backend.settle(holdId, amount); }
    */
-  protected abstract settleHold(holdId: string, amount: number | undefined): Answer<SettleResult>;
+  protected abstract settleHold(holdId: string, amount: number | undefined): SettleResult | Promise<SettleResult>;
 
   /**
    * `release` in the backend.
@@ -200,7 +186,7 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @example
    * protected releaseHold(holdId: string) { return this.backend.release(holdId); }
    */
-  protected abstract releaseHold(holdId: string): Answer<CreditBalance>;
+  protected abstract releaseHold(holdId: string): CreditBalance | Promise<CreditBalance>;
 
   /**
    * `entries` in the backend, newest first (see {@link BackendCreditLedger.entry}).
@@ -208,7 +194,7 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @example
    * protected readEntries(account: string, limit: number) { return this.backend.entries(account, limit).map((e) => this.entry(e)); }
    */
-  protected abstract readEntries(account: string, limit: number): Answer<CreditEntry[]>;
+  protected abstract readEntries(account: string, limit: number): CreditEntry[] | Promise<CreditEntry[]>;
 
   /**
    * `reconcile` in the backend, its figures of one moment.
@@ -216,7 +202,7 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @example
    * protected readFigures(account: string) { return this.backend.reconcile(account); }
    */
-  protected abstract readFigures(account: string): Answer<CreditReconciliation>;
+  protected abstract readFigures(account: string): CreditReconciliation | Promise<CreditReconciliation>;
 
   /**
    * Runs one hook under the deadline (`withLedgerDeadline` with this ledger's name and `timeoutMs`). A
@@ -225,17 +211,26 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @example
    * protected override call<T>(work: () => T | Promise<T>) { return super.call(() => translated(work)); }
    */
-  protected call<T>(work: () => Answer<T>): Promise<T> {
+  protected call<T>(work: () => T | Promise<T>): Promise<T> {
     return withLedgerDeadline(this.ledgerName, this.timeoutMs, async () => work());
   }
 
   /**
-   * The `CreditEntry` of a stored entry: numbers read, `keyId` and `reference` only when present.
+   * The `CreditEntry` of an entry as a backend stores it (numbers possibly as decimal text, absent
+   * fields as `null` or `undefined`, the time already ISO 8601): numbers read, `keyId` and
+   * `reference` only when present.
    *
    * @example
    * this.entry({ id: 'ce_7', accountId: 'acct_1', kind: 'top_up', amount: '500', balance: '500', keyId: null, reference: 'pi_1', createdAt }); // { ..., amount: 500, reference: 'pi_1' }
    */
-  protected entry(stored: StoredEntry): CreditEntry {
+  protected entry(
+    stored: Omit<CreditEntry, 'amount' | 'balance' | 'keyId' | 'reference'> & {
+      amount: string | number;
+      balance: string | number;
+      keyId?: string | null | undefined;
+      reference?: string | null | undefined;
+    },
+  ): CreditEntry {
     const entry: CreditEntry = {
       id: stored.id,
       accountId: stored.accountId,

@@ -1,7 +1,7 @@
-import { capabilityOf, InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
+import { InvalidInputError } from 'keygate';
 import { MysqlCreditLedger, MysqlDashboardStore, MysqlKeyStore, MysqlRateLimiter } from 'keygate/mysql';
-import type { AuditLog, Outbox } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
+import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
 
 /**
  * Options of {@link drizzleMysqlStores}.
@@ -9,7 +9,7 @@ import type { Pool } from 'mysql2/promise';
  * @example
  * const options: DrizzleMysqlStoresOptions = { tablePrefix: 'keygate_', rateLimiterTimeoutMs: 100 };
  */
-export interface DrizzleMysqlStoresOptions {
+export interface DrizzleMysqlStoresOptions extends StoresOptions {
   /** The `tablePrefix` given to `keygateMysqlTables`. @default 'keygate_' */
   tablePrefix?: string;
   /**
@@ -21,14 +21,6 @@ export interface DrizzleMysqlStoresOptions {
   pollIntervalMs?: number;
   /** Milliseconds rows of the change table are kept. @default 600000 (10 minutes) */
   changeRetentionMs?: number;
-  /** The key store's `onError`: told when a poll of the change table fails. Default: ignore. */
-  onError?: (err: KeyStoreUnavailableError) => void;
-  /** The key store's `telemetry`, for a store used without a `CachedKeyStore`. @default undefined (none) */
-  telemetry?: TelemetryOptions;
-  /** Milliseconds a rate-limit `consume` may take before it rejects. @default 250 */
-  rateLimiterTimeoutMs?: number;
-  /** Milliseconds a credit-ledger call may take before it rejects. @default 1000 */
-  creditLedgerTimeoutMs?: number;
 }
 
 /**
@@ -38,20 +30,8 @@ export interface DrizzleMysqlStoresOptions {
  * @example
  * const { keys, rateLimiter, credits, dashboard, audit, outbox } = drizzleMysqlStores(db);
  */
-export interface DrizzleMysqlStores {
-  /** The key store (with usage, the change feed, the audit log and the outbox); give it to a `KeyManager`. */
-  keys: MysqlKeyStore;
-  /** A rate limiter in `<prefix>rate_limits`. */
-  rateLimiter: MysqlRateLimiter;
-  /** A credit ledger in `<prefix>credit_*`. */
-  credits: MysqlCreditLedger;
-  /** The dashboard's store, over the same tables as `keys`. */
-  dashboard: MysqlDashboardStore;
-  /** The audit log of `keys` (its `audit` capability), for reading entries without a `KeyManager`. */
-  audit: AuditLog;
-  /** The outbox of `keys` (its `outbox` capability), for a webhook dispatcher. */
-  outbox: Outbox;
-}
+export interface DrizzleMysqlStores
+  extends StoresOf<MysqlKeyStore, MysqlRateLimiter, MysqlCreditLedger, MysqlDashboardStore> {}
 
 /**
  * Builds keygate's stores over your Drizzle MySQL/MariaDB database, on the mysql2 pool under it
@@ -81,23 +61,19 @@ export function drizzleMysqlStores(
     tablePrefix,
     ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
     ...(options.changeRetentionMs !== undefined ? { changeRetentionMs: options.changeRetentionMs } : {}),
-    ...(options.onError ? { onError: options.onError } : {}),
-    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+    ...keyStoreHooks(options),
   });
-  return {
+  return storesOf({
     keys,
     rateLimiter: new MysqlRateLimiter({ client, tablePrefix, timeoutMs: options.rateLimiterTimeoutMs }),
     credits: new MysqlCreditLedger({ client, tablePrefix, timeoutMs: options.creditLedgerTimeoutMs }),
     dashboard: new MysqlDashboardStore({ client, tablePrefix }),
-    audit: capabilityOf(keys, 'audit') as AuditLog,
-    outbox: capabilityOf(keys, 'outbox') as Outbox,
-  };
+  });
 }
 
 /** The mysql2 pool under a Drizzle db, or an `InvalidInputError` saying what is not supported. */
 function clientOf(db: { $client: unknown }): Pool {
-  const client = db?.$client as Record<string, unknown> | undefined;
-  const has = (name: string) => typeof client?.[name] === 'function';
+  const { client, has } = clientUnder(db);
   if (has('getConnection') && has('query')) return client as unknown as Pool;
   if (has('query') && has('beginTransaction')) {
     throw new InvalidInputError(

@@ -1,4 +1,4 @@
-import { capabilityOf, InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
+import { InvalidInputError } from 'keygate';
 import {
   type PGliteLike,
   PostgresCreditLedger,
@@ -6,8 +6,8 @@ import {
   PostgresKeyStore,
   PostgresRateLimiter,
 } from 'keygate/postgres';
-import type { AuditLog, Outbox } from 'keygate/store-kit';
 import type { Pool } from 'pg';
+import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
 
 /**
  * Options of {@link drizzlePgStores}.
@@ -15,17 +15,9 @@ import type { Pool } from 'pg';
  * @example
  * const options: DrizzlePgStoresOptions = { schema: 'keygate', rateLimiterTimeoutMs: 100 };
  */
-export interface DrizzlePgStoresOptions {
+export interface DrizzlePgStoresOptions extends StoresOptions {
   /** The schema given to `keygatePgTables`. @default 'public' */
   schema?: string;
-  /** The key store's `onError`: told when its change channel fails (it reconnects by itself). Default: ignore. */
-  onError?: (err: KeyStoreUnavailableError) => void;
-  /** The key store's `telemetry`, for a store used without a `CachedKeyStore`. @default undefined (none) */
-  telemetry?: TelemetryOptions;
-  /** Milliseconds a rate-limit `consume` may take before it rejects. @default 250 */
-  rateLimiterTimeoutMs?: number;
-  /** Milliseconds a credit-ledger call may take before it rejects. @default 1000 */
-  creditLedgerTimeoutMs?: number;
 }
 
 /**
@@ -35,20 +27,8 @@ export interface DrizzlePgStoresOptions {
  * @example
  * const { keys, rateLimiter, credits, dashboard, audit, outbox } = drizzlePgStores(db, { schema: 'keygate' });
  */
-export interface DrizzlePgStores {
-  /** The key store (with usage, the change feed, the audit log and the outbox); give it to a `KeyManager`. */
-  keys: PostgresKeyStore;
-  /** A rate limiter in `keygate_rate_limits`. */
-  rateLimiter: PostgresRateLimiter;
-  /** A credit ledger in `keygate_credit_*`. */
-  credits: PostgresCreditLedger;
-  /** The dashboard's store, over the same tables as `keys`. */
-  dashboard: PostgresDashboardStore;
-  /** The audit log of `keys` (its `audit` capability), for reading entries without a `KeyManager`. */
-  audit: AuditLog;
-  /** The outbox of `keys` (its `outbox` capability), for a webhook dispatcher. */
-  outbox: Outbox;
-}
+export interface DrizzlePgStores
+  extends StoresOf<PostgresKeyStore, PostgresRateLimiter, PostgresCreditLedger, PostgresDashboardStore> {}
 
 /**
  * Builds keygate's stores over your Drizzle database, on the client under it (`db.$client`): a `pg`
@@ -73,23 +53,19 @@ export function drizzlePgStores(db: { $client: unknown }, options: DrizzlePgStor
   const keys = new PostgresKeyStore({
     client,
     schema,
-    ...(options.onError ? { onError: options.onError } : {}),
-    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+    ...keyStoreHooks(options),
   });
-  return {
+  return storesOf({
     keys,
     rateLimiter: new PostgresRateLimiter({ client, schema, timeoutMs: options.rateLimiterTimeoutMs }),
     credits: new PostgresCreditLedger({ client, schema, timeoutMs: options.creditLedgerTimeoutMs }),
     dashboard: new PostgresDashboardStore({ client, schema }),
-    audit: capabilityOf(keys, 'audit') as AuditLog,
-    outbox: capabilityOf(keys, 'outbox') as Outbox,
-  };
+  });
 }
 
 /** The pg Pool or PGlite under a Drizzle db, or an `InvalidInputError` saying what is not supported. */
 function clientOf(db: { $client: unknown }): Pool | PGliteLike {
-  const client = db?.$client as Record<string, unknown> | undefined;
-  const has = (name: string) => typeof client?.[name] === 'function';
+  const { client, has } = clientUnder(db);
   if (has('query') && has('transaction') && has('listen')) return client as unknown as PGliteLike;
   if (has('connect') && has('query') && typeof client?.totalCount === 'number') return client as unknown as Pool;
   if (has('unsafe') && has('begin')) {

@@ -1,4 +1,4 @@
-import { capabilityOf, InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
+import { InvalidInputError } from 'keygate';
 import {
   type BetterSqlite3Like,
   SqliteCreditLedger,
@@ -6,7 +6,7 @@ import {
   SqliteKeyStore,
   SqliteRateLimiter,
 } from 'keygate/sqlite';
-import type { AuditLog, Outbox } from 'keygate/store-kit';
+import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
 
 /**
  * Options of {@link drizzleSqliteStores}.
@@ -14,7 +14,7 @@ import type { AuditLog, Outbox } from 'keygate/store-kit';
  * @example
  * const options: DrizzleSqliteStoresOptions = { pollIntervalMs: 100, rateLimiterTimeoutMs: 100 };
  */
-export interface DrizzleSqliteStoresOptions {
+export interface DrizzleSqliteStoresOptions extends StoresOptions {
   /**
    * How often the key store reads the change table once a `CachedKeyStore` subscribed, in
    * milliseconds: a change written by another process reaches this one's caches within about this long.
@@ -26,14 +26,6 @@ export interface DrizzleSqliteStoresOptions {
   busyTimeoutMs?: number;
   /** Milliseconds rows of the change table are kept. @default 600000 (10 minutes) */
   changeRetentionMs?: number;
-  /** The key store's `onError`: told when a poll of the change table fails. Default: ignore. */
-  onError?: (err: KeyStoreUnavailableError) => void;
-  /** The key store's `telemetry`, for a store used without a `CachedKeyStore`. @default undefined (none) */
-  telemetry?: TelemetryOptions;
-  /** Milliseconds a rate-limit `consume` waits for the write lock before it rejects. @default 250 */
-  rateLimiterTimeoutMs?: number;
-  /** Milliseconds a credit-ledger call waits for the write lock before it rejects. @default 1000 */
-  creditLedgerTimeoutMs?: number;
 }
 
 /**
@@ -43,20 +35,8 @@ export interface DrizzleSqliteStoresOptions {
  * @example
  * const { keys, rateLimiter, credits, dashboard, audit, outbox } = drizzleSqliteStores(db);
  */
-export interface DrizzleSqliteStores {
-  /** The key store (with usage, the change feed, the audit log and the outbox); give it to a `KeyManager`. */
-  keys: SqliteKeyStore;
-  /** A rate limiter in `keygate_rate_limits`. */
-  rateLimiter: SqliteRateLimiter;
-  /** A credit ledger in `keygate_credit_*`. */
-  credits: SqliteCreditLedger;
-  /** The dashboard's store, over the same tables as `keys`. */
-  dashboard: SqliteDashboardStore;
-  /** The audit log of `keys` (its `audit` capability), for reading entries without a `KeyManager`. */
-  audit: AuditLog;
-  /** The outbox of `keys` (its `outbox` capability), for a webhook dispatcher. */
-  outbox: Outbox;
-}
+export interface DrizzleSqliteStores
+  extends StoresOf<SqliteKeyStore, SqliteRateLimiter, SqliteCreditLedger, SqliteDashboardStore> {}
 
 /**
  * Builds keygate's stores over your Drizzle SQLite database, on the better-sqlite3 Database under
@@ -86,25 +66,21 @@ export function drizzleSqliteStores(
     ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
     ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}),
     ...(options.changeRetentionMs !== undefined ? { changeRetentionMs: options.changeRetentionMs } : {}),
-    ...(options.onError ? { onError: options.onError } : {}),
-    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+    ...keyStoreHooks(options),
   });
-  const stores: DrizzleSqliteStores = {
+  const stores = storesOf({
     keys,
     rateLimiter: new SqliteRateLimiter({ database, timeoutMs: options.rateLimiterTimeoutMs }),
     credits: new SqliteCreditLedger({ database, timeoutMs: options.creditLedgerTimeoutMs }),
     dashboard: new SqliteDashboardStore({ database, ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}) }),
-    audit: capabilityOf(keys, 'audit') as AuditLog,
-    outbox: capabilityOf(keys, 'outbox') as Outbox,
-  };
+  });
   enableWal(database);
   return stores;
 }
 
 /** The better-sqlite3 Database under a Drizzle db, or an `InvalidInputError` saying what is not supported. */
 function clientOf(db: { $client: unknown }): BetterSqlite3Like {
-  const client = db?.$client as Record<string, unknown> | undefined;
-  const has = (name: string) => typeof client?.[name] === 'function';
+  const { client, has } = clientUnder(db);
   if (has('prepare') && has('exec') && has('pragma')) return client as unknown as BetterSqlite3Like;
   throw new InvalidInputError(
     'db',

@@ -35,6 +35,12 @@ export function creditProcedures(p: string): readonly (readonly [name: string, s
   const v = `_v${CREDIT_PROCEDURES_VERSION}`;
   const sweep = `${p}credit_sweep${v}`;
   const onError = 'DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;';
+  // settle and release: the hold's account and amount, then the account's balance row, locked.
+  const lockHold = `START TRANSACTION;
+  SELECT account_id, amount INTO v_account, v_held FROM ${p}credit_holds WHERE id = p_hold_id;
+  IF v_account IS NOT NULL THEN
+    SELECT available INTO v_available FROM ${p}credit_balances WHERE account_id = v_account FOR UPDATE;
+  END IF;`;
   return [
     [
       sweep,
@@ -96,11 +102,7 @@ BEGIN
   DECLARE v_key_id VARCHAR(512) ${TEXT} DEFAULT NULL;
   DECLARE v_now DATETIME(3);
   ${onError}
-  START TRANSACTION;
-  SELECT account_id, amount INTO v_account, v_held FROM ${p}credit_holds WHERE id = p_hold_id;
-  IF v_account IS NOT NULL THEN
-    SELECT available INTO v_available FROM ${p}credit_balances WHERE account_id = v_account FOR UPDATE;
-  END IF;
+  ${lockHold}
   IF v_account IS NULL THEN
     COMMIT;
     SELECT 'unknown' AS state, 0 AS charged, 0 AS available, 0 AS held;
@@ -144,11 +146,7 @@ BEGIN
   DECLARE v_open INT DEFAULT 0;
   DECLARE v_now DATETIME(3);
   ${onError}
-  START TRANSACTION;
-  SELECT account_id, amount INTO v_account, v_held FROM ${p}credit_holds WHERE id = p_hold_id;
-  IF v_account IS NOT NULL THEN
-    SELECT available INTO v_available FROM ${p}credit_balances WHERE account_id = v_account FOR UPDATE;
-  END IF;
+  ${lockHold}
   IF v_account IS NULL THEN
     COMMIT;
     SELECT 'unknown' AS state, 0 AS available;

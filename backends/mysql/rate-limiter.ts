@@ -1,18 +1,5 @@
-import type { RateLimit, RateLimitDecision, RateLimiter } from 'keygate';
-import {
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  grantOf,
-  type LeasableRateLimiter,
-  type RateLimitLease,
-  type TakeRequest,
-  validConsumeArgs,
-  validGiveBackArgs,
-  validTakeArgs,
-  validTimeoutMs,
-  withLimiterDeadline,
-} from 'keygate/store-kit';
+import type { RateLimitDecision } from 'keygate';
+import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
 import { withMigrationLock } from './migrate.js';
 import { rateLimitTables } from './migrations.js';
@@ -63,22 +50,19 @@ interface WindowRow {
  * await limiter.migrate();
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class MysqlRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
-  /** Its `deadline` (each call settles within `timeoutMs`) and `leases` (`take`, `giveBack`). */
-  declare readonly [CAPABILITIES]: Capabilities;
+export class MysqlRateLimiter extends BackendRateLimiter {
   readonly tablePrefix: string;
-  /** Milliseconds a `consume` may take before it rejects. */
-  readonly timeoutMs: number;
   private readonly sql: SqlClient;
   private readonly table: string;
   private readonly upsert: string;
 
   constructor(options: MysqlRateLimiterOptions) {
-    this.sql = sqlClient(options?.client);
-    this.tablePrefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
-    this.timeoutMs = validTimeoutMs(options.timeoutMs, 250);
-    this[CAPABILITIES] = { deadline: this, leases: this };
-    this.table = `${this.tablePrefix}rate_limits`;
+    const sql = sqlClient(options?.client);
+    const tablePrefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
+    super('MysqlRateLimiter', options.timeoutMs, 250);
+    this.sql = sql;
+    this.tablePrefix = tablePrefix;
+    this.table = `${tablePrefix}rate_limits`;
     this.upsert = upsertStatement(this.table);
   }
 
@@ -95,118 +79,6 @@ export class MysqlRateLimiter implements RateLimiter, LeasableRateLimiter, Capab
   }
 
   /**
-   * Counts `cost` units against `keyId`. Rejects with `InvalidInputError` for bad arguments and with
-   * `RateLimiterUnavailableError` when the database fails or does not answer within `timeoutMs`.
-   *
-   * @example
-   * await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1); // { allowed: true, limit: 10, remaining: 9, resetMs: 1000 }
-   */
-  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
-    const args = validConsumeArgs(keyId, limit, cost);
-    const windowUs = Math.round(args.windowMs * 1000);
-    const fits = args.cost <= args.limit;
-    const first = fits ? args.cost : 0;
-    return withLimiterDeadline('MysqlRateLimiter', this.timeoutMs, async () => {
-      const row = await this.sql.transaction(async (q) => {
-        await q(this.upsert, [
-          args.keyId,
-          windowUs,
-          first,
-          fits,
-          fits,
-          args.cost,
-          args.limit,
-          first,
-          args.cost,
-          args.limit,
-          args.cost,
-          windowUs,
-        ]);
-        const { rows } = await q<WindowRow>(
-          `SELECT used, allowed, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), window_end) AS reset_us
-            FROM ${this.table} WHERE key_id = ?`,
-          [args.keyId],
-        );
-        return rows[0];
-      });
-      if (!row) throw new Error('the rate-limit row was not there after its upsert');
-      return {
-        allowed: Number(row.allowed) === 1,
-        limit: args.limit,
-        remaining: Math.max(0, args.limit - Number(row.used)),
-        resetMs: Math.max(0, Math.ceil(Number(row.reset_us) / 1000)),
-      };
-    });
-  }
-
-  /**
-   * Grants a slice of `keyId`'s open window in one transaction (the `leases` capability; see
-   * `TakeRequest`): opens the window if it ended (locking the row), reads it, counts the grant.
-   *
-   * @example
-   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
-   */
-  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
-    const args = validTakeArgs(keyId, limit, ask);
-    const windowUs = Math.round(args.windowMs * 1000);
-    const ended = 'window_end <= UTC_TIMESTAMP(3)';
-    return withLimiterDeadline('MysqlRateLimiter', this.timeoutMs, () =>
-      this.sql.transaction(async (q) => {
-        await q(
-          `INSERT INTO ${this.table} (key_id, window_end, used, allowed)
-            VALUES (?, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, 0, TRUE)
-            ON DUPLICATE KEY UPDATE used = IF(${ended}, 0, used),
-              window_end = IF(${ended}, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, window_end)`,
-          [args.keyId, windowUs, windowUs],
-        );
-        const { rows } = await q<LeaseRow>(
-          `SELECT used, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), window_end) AS reset_us,
-              TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', window_end) AS end_us
-            FROM ${this.table} WHERE key_id = ?`,
-          [args.keyId],
-        );
-        const row = rows[0];
-        if (!row) throw new Error('the rate-limit row was not there after its upsert');
-        const used = Number(row.used);
-        const granted = grantOf(Math.max(0, args.limit - used), {
-          need: args.cost,
-          want: args.want,
-          divisor: args.divisor,
-        });
-        if (granted > 0) {
-          await q(`UPDATE ${this.table} SET used = used + ?, allowed = TRUE WHERE key_id = ?`, [granted, args.keyId]);
-        }
-        return {
-          granted,
-          limit: args.limit,
-          remaining: Math.max(0, args.limit - used - granted),
-          resetMs: Math.max(0, Math.ceil(Number(row.reset_us) / 1000)),
-          window: Number(row.end_us) / 1000,
-        };
-      }),
-    );
-  }
-
-  /**
-   * Uncounts `units` of `keyId`'s window `window` (the `leases` capability); nothing once it ended.
-   *
-   * @example
-   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
-   */
-  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
-    const args = validGiveBackArgs(keyId, limit, window, units);
-    if (args.cost === 0) return;
-    await withLimiterDeadline('MysqlRateLimiter', this.timeoutMs, () =>
-      this.sql.query(
-        `UPDATE ${this.table} SET used = IF(used > ?, used - ?, 0)
-          WHERE key_id = ? AND window_end > UTC_TIMESTAMP(3)
-            AND ABS(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', window_end) / 1000 - ?) * 2 < ?`,
-        [args.cost, args.cost, args.keyId, window, args.windowMs],
-      ),
-    );
-  }
-
-  /**
    * Deletes the rows of windows that have ended. Optional housekeeping: a key's row is reused by its
    * next window anyway, so the table never holds more than one row per key. Returns how many went.
    *
@@ -216,6 +88,64 @@ export class MysqlRateLimiter implements RateLimiter, LeasableRateLimiter, Capab
   async prune(): Promise<number> {
     const { affectedRows } = await this.sql.query(`DELETE FROM ${this.table} WHERE window_end <= UTC_TIMESTAMP(3)`);
     return affectedRows;
+  }
+
+  // The upsert, then the row read back in the same transaction.
+  protected async count(args: ConsumeArgs): Promise<RateLimitDecision> {
+    const windowUs = Math.round(args.windowMs * 1000);
+    const fits = args.cost <= args.limit;
+    const first = fits ? args.cost : 0;
+    const { cost, limit } = args;
+    const row = await this.sql.transaction(async (q) => {
+      await q(this.upsert, [args.keyId, windowUs, first, fits, fits, cost, limit, first, cost, limit, cost, windowUs]);
+      const { rows } = await q<WindowRow>(
+        `SELECT used, allowed, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), window_end) AS reset_us
+          FROM ${this.table} WHERE key_id = ?`,
+        [args.keyId],
+      );
+      return rows[0];
+    });
+    if (!row) throw new Error('the rate-limit row was not there after its upsert');
+    return this.decision(limit, Number(row.used), Number(row.allowed) === 1, Math.ceil(Number(row.reset_us) / 1000));
+  }
+
+  // One transaction: opens the window if it ended (locking the row), reads it, counts the grant.
+  protected grant(args: TakeArgs): Promise<RateLimitLease> {
+    const windowUs = Math.round(args.windowMs * 1000);
+    const ended = 'window_end <= UTC_TIMESTAMP(3)';
+    return this.sql.transaction(async (q) => {
+      await q(
+        `INSERT INTO ${this.table} (key_id, window_end, used, allowed)
+          VALUES (?, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, 0, TRUE)
+          ON DUPLICATE KEY UPDATE used = IF(${ended}, 0, used),
+            window_end = IF(${ended}, UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND, window_end)`,
+        [args.keyId, windowUs, windowUs],
+      );
+      const { rows } = await q<LeaseRow>(
+        `SELECT used, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), window_end) AS reset_us,
+            TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', window_end) AS end_us
+          FROM ${this.table} WHERE key_id = ?`,
+        [args.keyId],
+      );
+      const row = rows[0];
+      if (!row) throw new Error('the rate-limit row was not there after its upsert');
+      const used = Number(row.used);
+      const granted = this.grantFor(args, used);
+      if (granted > 0) {
+        await q(`UPDATE ${this.table} SET used = used + ?, allowed = TRUE WHERE key_id = ?`, [granted, args.keyId]);
+      }
+      const resetMs = Math.ceil(Number(row.reset_us) / 1000);
+      return this.lease(args.limit, granted, used + granted, resetMs, Number(row.end_us) / 1000);
+    });
+  }
+
+  protected uncount(args: ConsumeArgs, window: number): Promise<unknown> {
+    return this.sql.query(
+      `UPDATE ${this.table} SET used = IF(used > ?, used - ?, 0)
+        WHERE key_id = ? AND window_end > UTC_TIMESTAMP(3)
+          AND ABS(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', window_end) / 1000 - ?) * 2 < ?`,
+      [args.cost, args.cost, args.keyId, window, args.windowMs],
+    );
   }
 }
 

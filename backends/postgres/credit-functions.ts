@@ -1,3 +1,14 @@
+// settle and release, once the hold's account is known: its balance row locked (none: the hold is
+// closed), then its expired holds lapsed, by the time read once the lock is granted.
+const LOCK_AND_SWEEP = `  SELECT b.available INTO r_available FROM S.keygate_credit_balances b WHERE b.account_id = v_account FOR UPDATE;
+  IF NOT FOUND THEN
+    r_state := 'closed';
+    r_available := 0;
+    RETURN;
+  END IF;
+  v_now := clock_timestamp();
+  r_available := r_available + S.keygate_credit_sweep(v_account, v_now);`;
+
 /**
  * The credit ledger's PL/pgSQL functions, created (or replaced) by `PostgresCreditLedger.migrate()`
  * after its tables; `S` stands for the quoted schema, as in `CREDIT_TABLES`. Each runs a whole `hold`,
@@ -79,14 +90,7 @@ BEGIN
     r_held := 0;
     RETURN;
   END IF;
-  SELECT b.available INTO r_available FROM S.keygate_credit_balances b WHERE b.account_id = v_account FOR UPDATE;
-  IF NOT FOUND THEN
-    r_state := 'closed';
-    r_available := 0;
-    RETURN;
-  END IF;
-  v_now := clock_timestamp();
-  r_available := r_available + S.keygate_credit_sweep(v_account, v_now);
+${LOCK_AND_SWEEP}
   IF coalesce(p_amount, r_held) > r_held THEN
     -- More than the hold is refused while it is open; a closed hold's settle changes nothing.
     PERFORM 1 FROM S.keygate_credit_holds h WHERE h.id = p_hold_id AND h.state = 'open' AND h.expires_at > v_now;
@@ -123,14 +127,7 @@ BEGIN
     r_state := 'unknown';
     RETURN;
   END IF;
-  SELECT b.available INTO r_available FROM S.keygate_credit_balances b WHERE b.account_id = v_account FOR UPDATE;
-  IF NOT FOUND THEN
-    r_state := 'closed';
-    r_available := 0;
-    RETURN;
-  END IF;
-  v_now := clock_timestamp();
-  r_available := r_available + S.keygate_credit_sweep(v_account, v_now);
+${LOCK_AND_SWEEP}
   UPDATE S.keygate_credit_holds h SET state = 'released', closed_at = v_now
   WHERE h.id = p_hold_id AND h.state = 'open' AND h.expires_at > v_now;
   IF NOT FOUND THEN

@@ -1,35 +1,8 @@
-import {
-  type CreditBalance,
-  type CreditEntry,
-  type CreditLedger,
-  CreditLedgerUnavailableError,
-  type CreditReconciliation,
-  type EntriesOptions,
-  type HoldOptions,
-  type HoldResult,
-  KeyStoreUnavailableError,
-  type SettleResult,
-  type TopUpOptions,
-} from 'keygate';
-import {
-  amountOverflow,
-  amountOverHold,
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  DEFAULT_LEDGER_TIMEOUT_MS,
-  validCreditAccount,
-  validEntriesArgs,
-  validHoldArgs,
-  validHoldId,
-  validSettleArgs,
-  validTimeoutMs,
-  validTopUpArgs,
-  withLedgerDeadline,
-} from 'keygate/store-kit';
+import { CreditLedgerUnavailableError, type HoldResult } from 'keygate';
+import { amountOverflow, amountOverHold, type HoldArgs, type TopUpArgs } from 'keygate/store-kit';
 import type { Pool } from 'pg';
+import { type CreditEntryRow, newHoldId, SqlCreditLedger } from '../sql/credit-ledger-shell.js';
 import { CREDIT_FUNCTIONS } from './credit-functions.js';
-import { type EntryRow, entryOf } from './credit-rows.js';
 import { CREDIT_TABLES, type CreditStatements, creditStatements } from './credit-sql.js';
 import { type PGliteLike, type Query, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
@@ -114,22 +87,17 @@ interface Released {
  * const held = await ledger.hold('acct_1', 3, { keyId: key.id });
  * if (held.ok) await ledger.settle(held.holdId);
  */
-export class PostgresCreditLedger implements CreditLedger, Capable {
-  /** Its `deadline`: each call settles within `timeoutMs`. */
-  declare readonly [CAPABILITIES]: Capabilities;
+export class PostgresCreditLedger extends SqlCreditLedger {
   readonly schema: string;
-  /** Milliseconds a call may take before it rejects. */
-  readonly timeoutMs: number;
   private readonly sql: SqlClient;
   private readonly statements: CreditStatements;
 
   constructor(options: PostgresCreditLedgerOptions) {
-    this.sql = sqlClient(options?.client);
+    const sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    const timeoutMs = validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS);
+    super('PostgresCreditLedger', options.timeoutMs);
+    this.sql = sql;
     this.schema = schema;
-    this.timeoutMs = timeoutMs;
-    this[CAPABILITIES] = { deadline: this };
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.
     this.statements = creditStatements(`"${schema}"`);
   }
@@ -152,139 +120,63 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
     });
   }
 
-  /**
-   * Adds `amount` credits to the account and writes a `top_up` entry. With a `reference` already used
-   * for this account, changes nothing and returns the balance.
-   *
-   * @example
-   * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf…' }); // { balance: 500 }, and again: { balance: 500 }
-   */
-  async topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
-    const args = validTopUpArgs(accountId, amount, options);
-    return this.call(() =>
-      this.sql.transaction(async (q) => {
-        await q(this.statements.open, [args.accountId]);
-        const before = (await this.lockAndSweep(q, args.accountId)) ?? 0;
-        const { rows } = await q<Credits>(this.statements.credits, [args.accountId, args.reference ?? null]);
-        if (rows[0]?.used) return { balance: before };
-        if (args.amount > Number.MAX_SAFE_INTEGER - (before + Number(rows[0]?.held ?? 0))) {
-          throw amountOverflow(args.amount);
-        }
-        const credited = await q<Available>(this.statements.topUp, [
-          args.accountId,
-          args.amount,
-          args.reference ?? null,
-        ]);
-        return { balance: Number(credited.rows[0]?.available) };
-      }),
-    );
-  }
-
-  /**
-   * The account's available balance: top-ups minus charges minus open holds; 0 for an unknown account.
-   *
-   * @example
-   * await ledger.balance('acct_1'); // 497
-   */
-  async balance(accountId: string): Promise<number> {
-    const account = validCreditAccount(accountId);
-    return this.call(async () => {
-      const { rows } = await this.sql.query<Available>(this.statements.balance, [account]);
-      return rows[0] ? Number(rows[0].available) : 0;
+  protected applyTopUp(args: TopUpArgs) {
+    return this.sql.transaction(async (q) => {
+      await q(this.statements.open, [args.accountId]);
+      const before = (await this.lockAndSweep(q, args.accountId)) ?? 0;
+      const { rows } = await q<Credits>(this.statements.credits, [args.accountId, args.reference ?? null]);
+      if (rows[0]?.used) return { balance: before };
+      if (args.amount > Number.MAX_SAFE_INTEGER - (before + Number(rows[0]?.held ?? 0))) {
+        throw amountOverflow(args.amount);
+      }
+      const credited = await q<Available>(this.statements.topUp, [args.accountId, args.amount, args.reference ?? null]);
+      return { balance: Number(credited.rows[0]?.available) };
     });
   }
 
-  /**
-   * Takes `amount` credits from the available balance for `ttlMs`, or nothing when the balance does
-   * not cover it (`ok: false`).
-   *
-   * @example
-   * const held = await ledger.hold('acct_1', 3, { keyId: key.id, ttlMs: 30_000 }); // { ok: true, holdId, balance: 497 }
-   */
-  async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
-    const { accountId: account, amount: credits, keyId, ttlMs } = validHoldArgs(accountId, amount, options);
-    return this.call(async (): Promise<HoldResult> => {
-      const holdId = newHoldId();
-      const { rows } = await this.sql.query<Held>(this.statements.hold, [
-        account,
-        credits,
-        holdId,
-        keyId ?? null,
-        ttlMs,
-      ]);
-      const row = rows[0];
-      if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the hold function returned no row');
-      const balance = Number(row.r_available);
-      return row.r_ok === true ? { ok: true, holdId, balance } : { ok: false, balance };
-    });
+  protected async readBalance(account: string) {
+    const { rows } = await this.sql.query<Available>(this.statements.balance, [account]);
+    return rows[0] ? Number(rows[0].available) : 0;
   }
 
-  /**
-   * Charges `amount` of the hold (0..held, default all) as one `charge` entry (none for 0) and returns
-   * the rest; more than the open hold is an `InvalidInputError` naming `amount`. A hold already
-   * settled, released or lapsed, or an unknown id (balance 0), changes nothing: `charged` is 0.
-   *
-   * @example
-   * await ledger.settle(held.holdId);    // { charged: 3, balance: 497 }
-   * await ledger.settle(held.holdId);    // { charged: 0, balance: 497 }
-   */
-  async settle(holdId: string, amount?: number): Promise<SettleResult> {
-    const { holdId: id, amount: charge } = validSettleArgs(holdId, amount);
-    return this.call(async (): Promise<SettleResult> => {
-      const { rows } = await this.sql.query<Settled>(this.statements.settle, [id, charge ?? null]);
-      const row = rows[0];
-      if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the settle function returned no row');
-      // More than the open hold: the function changed nothing of it.
-      if (row.r_state === 'over') throw amountOverHold(charge ?? Number(row.r_held), Number(row.r_held));
-      return { charged: Number(row.r_charged), balance: Number(row.r_available) };
-    });
+  // One statement: the hold function runs the whole call in the statement's transaction.
+  protected async placeHold(args: HoldArgs): Promise<HoldResult> {
+    const holdId = newHoldId();
+    const params = [args.accountId, args.amount, holdId, args.keyId ?? null, args.ttlMs];
+    const { rows } = await this.sql.query<Held>(this.statements.hold, params);
+    const row = rows[0];
+    if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the hold function returned no row');
+    const balance = Number(row.r_available);
+    return row.r_ok === true ? { ok: true, holdId, balance } : { ok: false, balance };
   }
 
-  /**
-   * Returns the whole hold to the balance, writing no entry. A hold already settled, released or
-   * lapsed, or an unknown id (balance 0), changes nothing.
-   *
-   * @example
-   * await ledger.release(held.holdId); // { balance: 500 }
-   */
-  async release(holdId: string): Promise<CreditBalance> {
-    const id = validHoldId(holdId);
-    return this.call(async (): Promise<CreditBalance> => {
-      const { rows } = await this.sql.query<Released>(this.statements.release, [id]);
-      return { balance: Number(rows[0]?.r_available ?? 0) };
-    });
+  protected async settleHold(holdId: string, amount: number | undefined) {
+    const { rows } = await this.sql.query<Settled>(this.statements.settle, [holdId, amount ?? null]);
+    const row = rows[0];
+    if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the settle function returned no row');
+    // More than the open hold: the function changed nothing of it.
+    if (row.r_state === 'over') throw amountOverHold(amount ?? Number(row.r_held), Number(row.r_held));
+    return { charged: Number(row.r_charged), balance: Number(row.r_available) };
   }
 
-  /**
-   * The account's entries, newest first, at most `limit` of them.
-   *
-   * @example
-   * await ledger.entries('acct_1', { limit: 2 }); // [{ kind: 'charge', amount: -3, balance: 497, ... }, { kind: 'top_up', ... }]
-   */
-  async entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
-    const { accountId: account, limit } = validEntriesArgs(accountId, options);
-    return this.call(async () => {
-      const { rows } = await this.sql.query<EntryRow>(this.statements.entries, [account, limit]);
-      return rows.map(entryOf);
-    });
+  protected async releaseHold(holdId: string) {
+    const { rows } = await this.sql.query<Released>(this.statements.release, [holdId]);
+    return { balance: Number(rows[0]?.r_available ?? 0) };
   }
 
-  /**
-   * Sums every entry of the account in the database (one aggregate over its index) and reads its
-   * balance and open holds in the same statement, so the figures are of one moment; takes no lock.
-   *
-   * @example
-   * await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 500, balance: 497, held: 3, ok: true }
-   */
-  async reconcile(accountId: string): Promise<CreditReconciliation> {
-    const account = validCreditAccount(accountId);
-    return this.call(async () => {
-      const { rows } = await this.sql.query<Figures>(this.statements.reconcile, [account]);
-      const row = rows[0];
-      if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the reconcile statement returned no row');
-      const figures = { entries: Number(row.entries), balance: Number(row.available), held: Number(row.held) };
-      return { accountId: account, ...figures, ok: row.ok === true };
-    });
+  protected async readEntries(account: string, limit: number) {
+    const { rows } = await this.sql.query<CreditEntryRow>(this.statements.entries, [account, limit]);
+    return rows.map((row) => this.entryOfRow(row, isoOf));
+  }
+
+  // One aggregate over the account's index, with its balance and open holds in the same statement,
+  // so the figures are of one moment; takes no lock.
+  protected async readFigures(account: string) {
+    const { rows } = await this.sql.query<Figures>(this.statements.reconcile, [account]);
+    const row = rows[0];
+    if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the reconcile statement returned no row');
+    const figures = { entries: Number(row.entries), balance: Number(row.available), held: Number(row.held) };
+    return { accountId: account, ...figures, ok: row.ok === true };
   }
 
   /** Locks the account's row, then lapses its expired holds: the balance after, or undefined for no account. */
@@ -294,24 +186,9 @@ export class PostgresCreditLedger implements CreditLedger, Capable {
     const swept = await q<Available>(this.statements.sweep, [account]);
     return Number((swept.rows[0] ?? rows[0]).available);
   }
-
-  /**
-   * Runs `work` under the deadline. The SQL client reports a database failure as the key store's
-   * error; the ledger reports it as its own, with the database's error as `cause`.
-   */
-  private call<T>(work: () => Promise<T>): Promise<T> {
-    return withLedgerDeadline('PostgresCreditLedger', this.timeoutMs, () =>
-      work().catch((err: unknown) => {
-        if (!(err instanceof KeyStoreUnavailableError)) throw err;
-        throw new CreditLedgerUnavailableError(
-          "PostgresCreditLedger failed; the database's error is the cause",
-          err.cause,
-        );
-      }),
-    );
-  }
 }
 
-function newHoldId(): string {
-  return `hold_${crypto.randomUUID().replaceAll('-', '')}`;
+/** An instant as `pg` (a `Date`) or PGlite returns a `timestamptz` column, as ISO 8601. */
+function isoOf(time: Date | string): string {
+  return (time instanceof Date ? time : new Date(time)).toISOString();
 }

@@ -1,17 +1,5 @@
-import type { RateLimit, RateLimitDecision, RateLimiter } from 'keygate';
-import {
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  type LeasableRateLimiter,
-  type RateLimitLease,
-  type TakeRequest,
-  validConsumeArgs,
-  validGiveBackArgs,
-  validTakeArgs,
-  validTimeoutMs,
-  withLimiterDeadline,
-} from 'keygate/store-kit';
+import type { RateLimitDecision } from 'keygate';
+import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
 import type { Pool } from 'pg';
 import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
 
@@ -63,24 +51,19 @@ interface WindowRow {
  * await limiter.migrate();
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class PostgresRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
-  /** Its `deadline` (each call settles within `timeoutMs`) and `leases` (`take`, `giveBack`). */
-  declare readonly [CAPABILITIES]: Capabilities;
+export class PostgresRateLimiter extends BackendRateLimiter {
   readonly schema: string;
-  /** Milliseconds a `consume` may take before it rejects. */
-  readonly timeoutMs: number;
   private readonly sql: SqlClient;
   private readonly table: string;
   private readonly statement: string;
   private readonly takeStatement: string;
 
   constructor(options: PostgresRateLimiterOptions) {
-    this.sql = sqlClient(options?.client);
+    const sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    const timeoutMs = validTimeoutMs(options.timeoutMs, 250);
+    super('PostgresRateLimiter', options.timeoutMs, 250);
+    this.sql = sql;
     this.schema = schema;
-    this.timeoutMs = timeoutMs;
-    this[CAPABILITIES] = { deadline: this, leases: this };
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.
     this.table = `"${schema}".keygate_rate_limits`;
     this.statement = consumeStatement(this.table);
@@ -111,83 +94,6 @@ export class PostgresRateLimiter implements RateLimiter, LeasableRateLimiter, Ca
   }
 
   /**
-   * Counts `cost` units against `keyId`. Rejects with `InvalidInputError` for bad arguments and with
-   * `RateLimiterUnavailableError` when the database fails or does not answer within `timeoutMs`.
-   *
-   * @example
-   * await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1); // { allowed: true, limit: 10, remaining: 9, resetMs: 1000 }
-   */
-  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
-    const args = validConsumeArgs(keyId, limit, cost);
-    return withLimiterDeadline('PostgresRateLimiter', this.timeoutMs, async () => {
-      const { rows } = await this.sql.query<WindowRow>(this.statement, [
-        args.keyId,
-        args.windowMs,
-        args.limit,
-        args.cost,
-      ]);
-      const row = rows[0];
-      if (!row) throw new Error('the rate-limit statement returned no row');
-      const used = Number(row.used);
-      return {
-        allowed: row.allowed === true,
-        limit: args.limit,
-        remaining: Math.max(0, args.limit - used),
-        resetMs: Math.max(0, Number(row.reset_ms)),
-      };
-    });
-  }
-
-  /**
-   * Grants a slice of `keyId`'s open window in one statement (the `leases` capability; see
-   * `TakeRequest`). Needs the `granted` column that `migrate()` adds.
-   *
-   * @example
-   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
-   */
-  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
-    const args = validTakeArgs(keyId, limit, ask);
-    return withLimiterDeadline('PostgresRateLimiter', this.timeoutMs, async () => {
-      const { rows } = await this.sql.query<TakeRow>(this.takeStatement, [
-        args.keyId,
-        args.windowMs,
-        args.limit,
-        args.cost,
-        args.want,
-        args.divisor,
-      ]);
-      const row = rows[0];
-      if (!row) throw new Error('the rate-limit take statement returned no row');
-      return {
-        granted: Number(row.granted),
-        limit: args.limit,
-        remaining: Math.max(0, args.limit - Number(row.used)),
-        resetMs: Math.max(0, Number(row.reset_ms)),
-        window: Number(row.window_ms),
-      };
-    });
-  }
-
-  /**
-   * Uncounts `units` of `keyId`'s window `window` (the `leases` capability); nothing once it ended.
-   *
-   * @example
-   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
-   */
-  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
-    const args = validGiveBackArgs(keyId, limit, window, units);
-    if (args.cost === 0) return;
-    await withLimiterDeadline('PostgresRateLimiter', this.timeoutMs, () =>
-      this.sql.query(
-        `UPDATE ${this.table} SET used = GREATEST(0, used - $2::bigint)
-          WHERE key_id = $1 AND window_end > now()
-            AND abs(extract(epoch FROM window_end) * 1000 - $3::float8) * 2 < $4::float8`,
-        [args.keyId, args.cost, window, args.windowMs],
-      ),
-    );
-  }
-
-  /**
    * Deletes the rows of windows that have ended. Optional housekeeping: a key's row is reused by its
    * next window anyway, so the table never holds more than one row per key. Returns how many went.
    *
@@ -199,6 +105,37 @@ export class PostgresRateLimiter implements RateLimiter, LeasableRateLimiter, Ca
       `WITH gone AS (DELETE FROM ${this.table} WHERE window_end <= now() RETURNING 1) SELECT count(*) AS n FROM gone`,
     );
     return Number(rows[0]?.n ?? 0);
+  }
+
+  // One statement per request.
+  protected async count(args: ConsumeArgs): Promise<RateLimitDecision> {
+    const { rows } = await this.sql.query<WindowRow>(this.statement, [
+      args.keyId,
+      args.windowMs,
+      args.limit,
+      args.cost,
+    ]);
+    const row = rows[0];
+    if (!row) throw new Error('the rate-limit statement returned no row');
+    return this.decision(args.limit, Number(row.used), row.allowed === true, Number(row.reset_ms));
+  }
+
+  // One statement per take; needs the `granted` column that `migrate()` adds.
+  protected async grant(args: TakeArgs): Promise<RateLimitLease> {
+    const params = [args.keyId, args.windowMs, args.limit, args.cost, args.want, args.divisor];
+    const { rows } = await this.sql.query<TakeRow>(this.takeStatement, params);
+    const row = rows[0];
+    if (!row) throw new Error('the rate-limit take statement returned no row');
+    return this.lease(args.limit, Number(row.granted), Number(row.used), Number(row.reset_ms), Number(row.window_ms));
+  }
+
+  protected uncount(args: ConsumeArgs, window: number): Promise<unknown> {
+    return this.sql.query(
+      `UPDATE ${this.table} SET used = GREATEST(0, used - $2::bigint)
+        WHERE key_id = $1 AND window_end > now()
+          AND abs(extract(epoch FROM window_end) * 1000 - $3::float8) * 2 < $4::float8`,
+      [args.keyId, args.cost, window, args.windowMs],
+    );
   }
 }
 

@@ -1,13 +1,5 @@
-import {
-  type AuditEntry,
-  type AuditEntryInput,
-  type AuditLog,
-  type AuditQuery,
-  auditId,
-  freezeAuditEntry,
-  validAuditEntry,
-  validAuditQuery,
-} from 'keygate/store-kit';
+import type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from 'keygate/store-kit';
+import { auditId, freezeAuditEntry, validAuditEntry, validAuditQuery } from 'keygate/store-kit';
 import { APPEND_AUDIT } from './scripts.js';
 
 /** How the log reaches Redis: through its key store's command and script runners (errors already keygate's). */

@@ -1,4 +1,4 @@
-import { InvalidInputError } from 'keygate';
+import { requireMethods } from './client-shape.js';
 import type { RedisClientLike, RedisSubscriberLike } from './store.js';
 
 /**
@@ -26,16 +26,10 @@ export interface NodeRedisClusterLike {
  * @example
  * const subscriber: NodeRedisClusterSubscriberLike = cluster.duplicate();
  */
-export interface NodeRedisClusterSubscriberLike {
-  connect(): Promise<unknown>;
-  subscribe(channel: string, listener: (message: string, channel: string) => unknown): Promise<unknown>;
+export interface NodeRedisClusterSubscriberLike extends Omit<RedisSubscriberLike, 'on'> {
   on(event: 'error', listener: (err: Error) => void): unknown;
   /** node-redis emits it when a node's connection, the pub/sub one included, is ready again. */
   on(event: 'node-ready', listener: () => void): unknown;
-  /** node-redis v5 and v6. */
-  destroy?(): void;
-  /** node-redis v4. */
-  disconnect?(): Promise<void>;
 }
 
 /**
@@ -80,13 +74,12 @@ export function toEveryMaster(args: readonly string[]): boolean {
  * const limiter = new RedisRateLimiter({ client }); // one key per request: spread over the masters
  */
 export function fromNodeRedisCluster(cluster: NodeRedisClusterLike): RedisClientLike {
-  const given = cluster as Partial<NodeRedisClusterLike> | undefined;
-  if (!given || typeof given.sendCommand !== 'function' || typeof given.nodeClient !== 'function') {
-    throw new InvalidInputError(
-      'cluster',
-      'cluster must be a node-redis cluster client (createCluster() from "redis")',
-    );
-  }
+  requireMethods(
+    cluster,
+    ['sendCommand', 'nodeClient'],
+    'cluster',
+    'a node-redis cluster client (createCluster() from "redis")',
+  );
   return {
     cluster: true,
     async sendCommand(args) {

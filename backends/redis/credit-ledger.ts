@@ -1,31 +1,6 @@
-import {
-  type CreditBalance,
-  type CreditEntry,
-  type CreditLedger,
-  type CreditReconciliation,
-  type EntriesOptions,
-  type HoldOptions,
-  type HoldResult,
-  InvalidInputError,
-  type SettleResult,
-  type TopUpOptions,
-} from 'keygate';
-import {
-  amountOverflow,
-  amountOverHold,
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  DEFAULT_LEDGER_TIMEOUT_MS,
-  validCreditAccount,
-  validEntriesArgs,
-  validHoldArgs,
-  validHoldId,
-  validSettleArgs,
-  validTimeoutMs,
-  validTopUpArgs,
-  withLedgerDeadline,
-} from 'keygate/store-kit';
+import type { HoldResult } from 'keygate';
+import { amountOverflow, amountOverHold, BackendCreditLedger, type HoldArgs, type TopUpArgs } from 'keygate/store-kit';
+import { requireMethods } from './client-shape.js';
 import { accountKeys, accountTag, newEntryId, newHoldId, tagOfHold } from './credit-keys.js';
 import { BALANCE, ENTRIES, HOLD, RECONCILE, RELEASE, SETTLE, TOP_UP } from './credit-scripts.js';
 import { validPrefix } from './prefix.js';
@@ -80,64 +55,37 @@ export interface RedisCreditLedgerOptions {
  * const held = await ledger.hold('acct_1', 3, { keyId: key.id });
  * if (held.ok) await ledger.settle(held.holdId); // one charge entry of -3
  */
-export class RedisCreditLedger implements CreditLedger, Capable {
-  /** Its `deadline`: each call settles within `timeoutMs`. */
-  declare readonly [CAPABILITIES]: Capabilities;
+export class RedisCreditLedger extends BackendCreditLedger {
   readonly prefix: string;
-  /** Milliseconds a call may take before it rejects. */
-  readonly timeoutMs: number;
   private readonly scripts: ScriptRunner;
 
   constructor(options: RedisCreditLedgerOptions) {
-    if (typeof options?.client?.sendCommand !== 'function') {
-      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")', {
-        reason: 'wrong_type',
-      });
-    }
-    this.prefix = validPrefix(options.prefix ?? 'keygate:credits:');
-    const timeoutMs = validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS);
-    this.timeoutMs = timeoutMs;
+    requireMethods(
+      options?.client,
+      ['sendCommand'],
+      'client',
+      'a node-redis client (createClient() from "redis")',
+      'wrong_type',
+    );
+    const prefix = validPrefix(options.prefix ?? 'keygate:credits:');
+    super('RedisCreditLedger', options.timeoutMs);
+    this.prefix = prefix;
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
-    this[CAPABILITIES] = { deadline: this };
   }
 
-  /**
-   * Adds `amount` (a positive safe integer) to the account and writes a `top_up` entry. A `reference`
-   * already used for the account changes nothing and answers the balance. A top-up that would take
-   * the account's credits (available and held) past `Number.MAX_SAFE_INTEGER` is an `InvalidInputError`
-   * naming `amount`, and nothing is written.
-   *
-   * @example
-   * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf' }); // { balance: 500 }
-   */
-  async topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
-    const args = validTopUpArgs(accountId, amount, options);
+  protected async applyTopUp(args: TopUpArgs) {
     const argv = [String(args.amount), newEntryId(), args.reference ?? ''];
     const [status, balance] = await this.run(TOP_UP, await accountTag(args.accountId), argv, tuple);
     if (status === 'overflow') throw amountOverflow(args.amount);
     return { balance };
   }
 
-  /**
-   * The available balance (top-ups minus charges minus open holds); 0 for an unknown account.
-   *
-   * @example
-   * await ledger.balance('acct_1'); // 497
-   */
-  async balance(accountId: string): Promise<number> {
-    return this.run(BALANCE, await accountTag(validCreditAccount(accountId)), [], count);
+  protected async readBalance(account: string) {
+    return this.run(BALANCE, await accountTag(account), [], count);
   }
 
-  /**
-   * Takes `amount` (a positive safe integer) from the available balance, or nothing when the balance
-   * is short (`ok: false`). The hold lapses after `ttlMs` (default 600,000 ms) unless settled or released.
-   *
-   * @example
-   * const held = await ledger.hold('acct_1', 3, { keyId: 'key_1', ttlMs: 30_000 }); // { ok: true, holdId, balance: 497 }
-   */
-  async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
-    const args = validHoldArgs(accountId, amount, options);
+  protected async placeHold(args: HoldArgs): Promise<HoldResult> {
     const tag = await accountTag(args.accountId);
     const holdId = newHoldId(tag);
     const argv = [String(args.amount), holdId, String(args.ttlMs), args.keyId ?? ''];
@@ -145,61 +93,31 @@ export class RedisCreditLedger implements CreditLedger, Capable {
     return status === 'ok' ? { ok: true, holdId, balance } : { ok: false, balance };
   }
 
-  /**
-   * Charges `amount` (0 up to the hold; default all of it) as one `charge` entry and returns the rest.
-   * A hold already settled, released, lapsed or unknown changes nothing: `{ charged: 0, balance }`.
-   * An amount above the hold is an `InvalidInputError` naming `amount`, and nothing changes.
-   *
-   * @example
-   * await ledger.settle(held.holdId, 2); // { charged: 2, balance: 498 }
-   */
-  async settle(holdId: string, amount?: number): Promise<SettleResult> {
-    const args = validSettleArgs(holdId, amount);
-    const tag = tagOfHold(args.holdId);
+  protected async settleHold(holdId: string, amount: number | undefined) {
+    const tag = tagOfHold(holdId);
     // An id this ledger cannot have made names no hold: nothing to change, and no account to read.
     if (tag === undefined) return { charged: 0, balance: 0 };
-    const argv = [args.holdId, args.amount === undefined ? '' : String(args.amount), newEntryId()];
+    const argv = [holdId, amount === undefined ? '' : String(amount), newEntryId()];
     const [status, balance, third] = await this.run(SETTLE, tag, argv, tuple);
-    if (status === 'over') throw amountOverHold(args.amount ?? 0, third);
+    if (status === 'over') throw amountOverHold(amount ?? 0, third);
     return { charged: status === 'ok' ? third : 0, balance };
   }
 
-  /**
-   * Returns the whole hold to the available balance, writing no entry. A hold already settled,
-   * released, lapsed or unknown changes nothing.
-   *
-   * @example
-   * await ledger.release(held.holdId); // { balance: 500 }
-   */
-  async release(holdId: string): Promise<CreditBalance> {
-    const tag = tagOfHold(validHoldId(holdId));
+  protected async releaseHold(holdId: string) {
+    const tag = tagOfHold(holdId);
     if (tag === undefined) return { balance: 0 };
     return { balance: await this.run(RELEASE, tag, [holdId], count) };
   }
 
-  /**
-   * The account's entries, newest first: at most `limit` (default 100, at most 1,000).
-   *
-   * @example
-   * await ledger.entries('acct_1', { limit: 20 }); // [{ kind: 'charge', amount: -3, balance: 497, ... }, ...]
-   */
-  async entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
-    const args = validEntriesArgs(accountId, options);
-    const read = (reply: unknown) => list(reply).map((text) => entryOf(args.accountId, text));
-    return this.run(ENTRIES, await accountTag(args.accountId), [String(args.limit)], read);
+  protected async readEntries(account: string, limit: number) {
+    const read = (reply: unknown) => list(reply).map((text) => this.entryOf(account, text));
+    return this.run(ENTRIES, await accountTag(account), [String(limit)], read);
   }
 
-  /**
-   * Sums every entry of the account and reads its balance and open holds in one script, so the
-   * figures are of one moment. It reads all the account's entries while Redis serves nothing else:
-   * run it from a tool, not on a request's path.
-   *
-   * @example
-   * await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 500, balance: 497, held: 3, ok: true }
-   */
-  async reconcile(accountId: string): Promise<CreditReconciliation> {
-    const account = validCreditAccount(accountId);
-    const read = (reply: unknown): CreditReconciliation => {
+  // It reads all the account's entries while Redis serves nothing else: run it from a tool, not on a
+  // request's path.
+  protected async readFigures(account: string) {
+    const read = (reply: unknown) => {
       const [balance, held, entries] = list(reply).map(count);
       if (balance === undefined || held === undefined || entries === undefined) throw unexpected(reply);
       return { accountId: account, entries, balance, held, ok: entries === balance + held };
@@ -207,12 +125,15 @@ export class RedisCreditLedger implements CreditLedger, Capable {
     return this.run(RECONCILE, await accountTag(account), [], read);
   }
 
-  // One script under the deadline; a reply the script cannot have sent fails the call like Redis would.
-  private run<T>(script: string, tag: string, args: string[], read: (reply: unknown) => T): Promise<T> {
-    const keys = accountKeys(this.prefix, tag);
-    return withLedgerDeadline('RedisCreditLedger', this.timeoutMs, async () =>
-      read(await this.scripts.run(script, keys, args)),
-    );
+  // One script; a reply the script cannot have sent fails the call like Redis would.
+  private async run<T>(script: string, tag: string, args: string[], read: (reply: unknown) => T): Promise<T> {
+    return read(await this.scripts.run(script, accountKeys(this.prefix, tag), args));
+  }
+
+  /** An entry as the scripts store it: its numbers as decimal text, its time as epoch milliseconds. */
+  private entryOf(accountId: string, text: string) {
+    const stored = JSON.parse(text) as StoredEntry;
+    return this.entry({ ...stored, accountId, createdAt: new Date(Number(stored.at)).toISOString() });
   }
 }
 
@@ -238,7 +159,6 @@ function count(reply: unknown): number {
   return n;
 }
 
-/** An entry as the scripts store it: its numbers as decimal text, its time as epoch milliseconds. */
 interface StoredEntry {
   id: string;
   kind: 'top_up' | 'charge';
@@ -247,19 +167,4 @@ interface StoredEntry {
   keyId?: string;
   reference?: string;
   at: string;
-}
-
-function entryOf(accountId: string, text: string): CreditEntry {
-  const stored = JSON.parse(text) as StoredEntry;
-  const entry: CreditEntry = {
-    id: stored.id,
-    accountId,
-    kind: stored.kind,
-    amount: Number(stored.amount),
-    balance: Number(stored.balance),
-    createdAt: new Date(Number(stored.at)).toISOString(),
-  };
-  if (stored.keyId !== undefined) entry.keyId = stored.keyId;
-  if (stored.reference !== undefined) entry.reference = stored.reference;
-  return entry;
 }

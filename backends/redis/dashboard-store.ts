@@ -1,4 +1,3 @@
-import { InvalidInputError } from 'keygate';
 import {
   type ApiKeyRecord,
   type DailyTotal,
@@ -10,6 +9,7 @@ import {
   type KeyPageQuery,
   pageOfKeys,
 } from 'keygate/store-kit';
+import { requireMethods } from './client-shape.js';
 import { unavailable } from './errors.js';
 import { storePrefix } from './prefix.js';
 import type { RedisCommandClient } from './throttle.js';
@@ -49,10 +49,7 @@ export class RedisDashboardStore implements DashboardStore {
   private readonly client: RedisCommandClient;
 
   constructor(options: RedisDashboardStoreOptions) {
-    const client = options?.client as Partial<RedisCommandClient> | undefined;
-    if (!client || typeof client.sendCommand !== 'function') {
-      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
-    }
+    requireMethods(options?.client, ['sendCommand'], 'client', 'a node-redis client (createClient() from "redis")');
     this.client = options.client;
     this.prefix = storePrefix(options.prefix, options.client.cluster);
   }

@@ -1,4 +1,4 @@
-import { InvalidInputError } from 'keygate';
+import { requireMethods } from './client-shape.js';
 import { toEveryMaster } from './cluster.js';
 import type { RedisClientLike, RedisSubscriberLike } from './store.js';
 
@@ -45,13 +45,12 @@ export interface IoredisLike {
  * const ledger = new RedisCreditLedger({ client }); // each account's keys in their own slot
  */
 export function fromIoredis(client: IoredisLike): RedisClientLike {
-  const given = client as Partial<IoredisLike> | undefined;
-  if (!given || typeof given.call !== 'function' || typeof given.duplicate !== 'function') {
-    throw new InvalidInputError(
-      'client',
-      'client must be an ioredis client (new Redis() or new Cluster() from "ioredis")',
-    );
-  }
+  requireMethods(
+    client,
+    ['call', 'duplicate'],
+    'client',
+    'an ioredis client (new Redis() or new Cluster() from "ioredis")',
+  );
   const cluster = client.isCluster === true;
   return {
     cluster,

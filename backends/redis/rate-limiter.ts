@@ -1,17 +1,6 @@
-import { InvalidInputError, type RateLimit, type RateLimitDecision, type RateLimiter } from 'keygate';
-import {
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  type LeasableRateLimiter,
-  type RateLimitLease,
-  type TakeRequest,
-  validConsumeArgs,
-  validGiveBackArgs,
-  validTakeArgs,
-  validTimeoutMs,
-  withLimiterDeadline,
-} from 'keygate/store-kit';
+import type { RateLimitDecision } from 'keygate';
+import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
+import { requireMethods } from './client-shape.js';
 import { validPrefix } from './prefix.js';
 import { ScriptRunner } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
@@ -112,89 +101,45 @@ return back`;
  * const limiter = new RedisRateLimiter({ client });
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class RedisRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
-  /** Its `deadline` (each call settles within `timeoutMs`) and `leases` (`take`, `giveBack`). */
-  declare readonly [CAPABILITIES]: Capabilities;
+export class RedisRateLimiter extends BackendRateLimiter {
   readonly prefix: string;
-  /** Milliseconds a `consume` may take before it rejects. */
-  readonly timeoutMs: number;
   private readonly scripts: ScriptRunner;
 
   constructor(options: RedisRateLimiterOptions) {
-    if (typeof options?.client?.sendCommand !== 'function') {
-      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
-    }
+    requireMethods(options?.client, ['sendCommand'], 'client', 'a node-redis client (createClient() from "redis")');
     const prefix = validPrefix(options.prefix ?? 'keygate:ratelimit:');
-    const timeoutMs = validTimeoutMs(options.timeoutMs, 250);
+    super('RedisRateLimiter', options.timeoutMs, 250);
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = prefix;
-    this.timeoutMs = timeoutMs;
-    this[CAPABILITIES] = { deadline: this, leases: this };
   }
 
-  /**
-   * Grants a slice of `keyId`'s open window in one script (the `leases` capability; see `TakeRequest`).
-   *
-   * @example
-   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
-   */
-  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
-    const args = validTakeArgs(keyId, limit, ask);
-    const argv = [args.limit, args.cost, args.want, args.divisor, args.windowMs].map(String);
-    return withLimiterDeadline('RedisRateLimiter', this.timeoutMs, async () => {
-      const reply = await this.scripts.run(TAKE, [this.prefix + args.keyId], argv);
-      const [granted, used, resetMs, window] = Array.isArray(reply) ? reply.map(Number) : [];
-      if (![granted, used, resetMs, window].every(Number.isFinite)) {
-        throw new Error(`unexpected reply from the rate-limit take script: ${JSON.stringify(reply)}`);
-      }
-      const remaining = Math.max(0, args.limit - (used as number));
-      return {
-        granted: granted as number,
-        limit: args.limit,
-        remaining,
-        resetMs: resetMs as number,
-        window: window as number,
-      };
-    });
-  }
-
-  /**
-   * Uncounts `units` of `keyId`'s window `window` (the `leases` capability); nothing once it ended.
-   *
-   * @example
-   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
-   */
-  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
-    const args = validGiveBackArgs(keyId, limit, window, units);
-    if (args.cost === 0) return;
-    const argv = [String(window), String(args.cost), String(args.windowMs)];
-    await withLimiterDeadline('RedisRateLimiter', this.timeoutMs, () =>
-      this.scripts.run(GIVE_BACK, [this.prefix + args.keyId], argv),
-    );
-  }
-
-  /**
-   * Counts `cost` units against `keyId`. Rejects with `InvalidInputError` for bad arguments and with
-   * `RateLimiterUnavailableError` when Redis fails or does not answer within `timeoutMs`.
-   *
-   * @example
-   * await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1); // { allowed: true, limit: 10, remaining: 9, resetMs: 1000 }
-   */
-  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
-    const args = validConsumeArgs(keyId, limit, cost);
+  protected async count(args: ConsumeArgs): Promise<RateLimitDecision> {
     const argv = [String(args.limit), String(args.cost), String(args.windowMs)];
-    return withLimiterDeadline('RedisRateLimiter', this.timeoutMs, async () =>
-      decisionOf(await this.scripts.run(CONSUME, [this.prefix + args.keyId], argv), args.limit),
-    );
+    const [allowed, used, resetMs] = numbers(await this.scripts.run(CONSUME, [this.prefix + args.keyId], argv), 3);
+    return this.decision(args.limit, used, allowed === 1, resetMs);
+  }
+
+  protected async grant(args: TakeArgs): Promise<RateLimitLease> {
+    const argv = [args.limit, args.cost, args.want, args.divisor, args.windowMs].map(String);
+    const [granted, used, resetMs, window] = numbers(await this.scripts.run(TAKE, [this.prefix + args.keyId], argv), 4);
+    return this.lease(args.limit, granted, used, resetMs, window);
+  }
+
+  protected uncount(args: ConsumeArgs, window: number): Promise<unknown> {
+    const argv = [String(window), String(args.cost), String(args.windowMs)];
+    return this.scripts.run(GIVE_BACK, [this.prefix + args.keyId], argv);
   }
 }
 
-function decisionOf(reply: unknown, limit: number): RateLimitDecision {
-  const [allowed, used, resetMs] = Array.isArray(reply) ? reply.map(Number) : [];
-  if (used === undefined || resetMs === undefined || !Number.isFinite(used) || !Number.isFinite(resetMs)) {
-    // Becomes the cause of a RateLimiterUnavailableError: the server, not the caller, is at fault.
+/**
+ * A script's reply of `length` numbers; anything else becomes the cause of a
+ * `RateLimiterUnavailableError`: the server, not the caller, is at fault.
+ */
+function numbers(reply: unknown, length: 3 | 4): [number, number, number, number] {
+  const values = Array.isArray(reply) ? reply.map(Number) : [];
+  if (values.length < length || !values.every(Number.isFinite)) {
     throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
   }
-  return { allowed: allowed === 1, limit, remaining: Math.max(0, limit - used), resetMs: Math.max(0, resetMs) };
+  return values as [number, number, number, number];
 }

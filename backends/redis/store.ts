@@ -1,36 +1,38 @@
 import {
-  InvalidInputError,
   KeyConflictError,
   KeyNotFoundError,
   KeyRevokedError,
   KeyStoreUnavailableError,
   type TelemetryOptions,
 } from 'keygate';
+import type {
+  ApiKeyRecord,
+  Capabilities,
+  Capable,
+  KeyActivity,
+  KeyChangeEvent,
+  KeyPatch,
+  Telemetry,
+  UsageBatch,
+  UsageCount,
+  UsageStore,
+  WritableKeyStore,
+  WriteOptions,
+} from 'keygate/store-kit';
 import {
-  type ApiKeyRecord,
   applyPatch,
   CAPABILITIES,
-  type Capabilities,
-  type Capable,
   ChangeRelay,
   changeOf,
   createTelemetry,
   freezeRecord,
-  type KeyActivity,
-  type KeyChangeEvent,
-  type KeyPatch,
   mergeUsage,
   observedLookup,
   parseChange,
   quote,
-  type Telemetry,
-  type UsageBatch,
-  type UsageCount,
-  type UsageStore,
-  type WritableKeyStore,
-  type WriteOptions,
 } from 'keygate/store-kit';
 import { RedisAuditLog } from './audit-log.js';
+import { requireMethods } from './client-shape.js';
 import { unavailable } from './errors.js';
 import { RedisOutbox } from './outbox.js';
 import { withEvents } from './outbox-scripts.js';
@@ -123,10 +125,12 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
   private closed = false;
 
   constructor(options: RedisKeyStoreOptions) {
-    const client = options?.client as Partial<RedisClientLike> | undefined;
-    if (!client || typeof client.sendCommand !== 'function' || typeof client.duplicate !== 'function') {
-      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
-    }
+    requireMethods(
+      options?.client,
+      ['sendCommand', 'duplicate'],
+      'client',
+      'a node-redis client (createClient() from "redis")',
+    );
     const prefix = storePrefix(options.prefix, options.client.cluster);
     this.client = options.client;
     this.scripts = new ScriptRunner((args) => this.client.sendCommand(args));

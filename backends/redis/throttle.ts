@@ -1,5 +1,6 @@
 import { InvalidInputError } from 'keygate';
 import type { AttemptWindow, SharedAttemptCounter, SharedReservation } from 'keygate/store-kit';
+import { requireMethods } from './client-shape.js';
 import { ScriptRunner } from './scripts.js';
 
 /**
@@ -111,9 +112,7 @@ export class RedisAttemptCounter implements SharedAttemptCounter {
   private sequence = 0;
 
   constructor(options: RedisAttemptCounterOptions) {
-    if (typeof options?.client?.sendCommand !== 'function') {
-      throw new InvalidInputError('client', 'client must be a node-redis client (createClient() from "redis")');
-    }
+    requireMethods(options?.client, ['sendCommand'], 'client', 'a node-redis client (createClient() from "redis")');
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = options.prefix ?? 'keygate:throttle:';

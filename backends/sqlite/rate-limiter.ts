@@ -1,15 +1,9 @@
-import type { RateLimit, RateLimitDecision, RateLimiter } from 'keygate';
+import type { RateLimitDecision } from 'keygate';
 import {
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  grantOf,
-  type LeasableRateLimiter,
+  BackendRateLimiter,
+  type ConsumeArgs,
   type RateLimitLease,
-  type TakeRequest,
-  validConsumeArgs,
-  validGiveBackArgs,
-  validTakeArgs,
+  type TakeArgs,
   validTimeoutMs,
   withLimiterDeadline,
 } from 'keygate/store-kit';
@@ -60,17 +54,14 @@ interface OpenRow {
  * await limiter.migrate();
  * const { allowed, remaining } = await limiter.consume(key.id, { limit: 100, windowMs: 60_000 }, 1);
  */
-export class SqliteRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
-  /** Its `deadline` (each call settles within `timeoutMs`, the lock wait) and `leases` (`take`, `giveBack`). */
-  declare readonly [CAPABILITIES]: Capabilities;
-  /** Milliseconds a `consume` may wait for the write lock. */
-  readonly timeoutMs: number;
+export class SqliteRateLimiter extends BackendRateLimiter {
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteRateLimiterOptions) {
-    this.driver = sqliteDriver(options?.database);
-    this.timeoutMs = Math.ceil(validTimeoutMs(options.timeoutMs, 250));
-    this[CAPABILITIES] = { deadline: this, leases: this };
+    const driver = sqliteDriver(options?.database);
+    // A whole number: SQLite's busy_timeout, the lock wait, is the deadline.
+    super('SqliteRateLimiter', Math.ceil(validTimeoutMs(options.timeoutMs, 250)), 250);
+    this.driver = driver;
   }
 
   /**
@@ -86,92 +77,49 @@ export class SqliteRateLimiter implements RateLimiter, LeasableRateLimiter, Capa
   }
 
   /**
-   * Counts `cost` units against `keyId`. Rejects with `InvalidInputError` for bad arguments and with
-   * `RateLimiterUnavailableError` when SQLite fails or the lock is not had within `timeoutMs`.
-   *
-   * @example
-   * await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1); // { allowed: true, limit: 10, remaining: 9, resetMs: 1000 }
-   */
-  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
-    const args = validConsumeArgs(keyId, limit, cost);
-    return withLimiterDeadline('SqliteRateLimiter', this.timeoutMs, async () => {
-      const { row, now } = this.driver.transaction(() => {
-        const now = Date.now();
-        const params = consumeParams(args.keyId, args.limit, args.windowMs, args.cost, now);
-        return { row: this.driver.get<WindowRow>(RATE_LIMIT_SQL.consume, params), now };
-      }, this.timeoutMs);
-      if (!row) throw new Error('the rate-limit statement returned no row');
-      return {
-        allowed: row.allowed === 1,
-        limit: args.limit,
-        remaining: Math.max(0, args.limit - Number(row.used)),
-        resetMs: Math.max(0, Number(row.window_end) - now),
-      };
-    });
-  }
-
-  /**
-   * Grants a slice of `keyId`'s open window in one write transaction (the `leases` capability; see
-   * `TakeRequest`): opens the window if none is open, reads it and counts the grant under the file's
-   * write lock, so takes and consumes from every process are counted one at a time. The window's
-   * identity is its end (epoch ms, the machine's clock).
-   *
-   * @example
-   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
-   */
-  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
-    const args = validTakeArgs(keyId, limit, ask);
-    return withLimiterDeadline('SqliteRateLimiter', this.timeoutMs, async () =>
-      this.driver.transaction(() => {
-        const now = Date.now();
-        const row = this.driver.get<OpenRow>(RATE_LIMIT_SQL.open, [args.keyId, now + args.windowMs, now, now]);
-        if (!row) throw new Error('the rate-limit take statement returned no row');
-        const used = Number(row.used);
-        const granted = grantOf(Math.max(0, args.limit - used), {
-          need: args.cost,
-          want: args.want,
-          divisor: args.divisor,
-        });
-        if (granted > 0) this.driver.run(RATE_LIMIT_SQL.grant, [granted, args.keyId]);
-        const windowEnd = Number(row.window_end);
-        return {
-          granted,
-          limit: args.limit,
-          remaining: Math.max(0, args.limit - used - granted),
-          resetMs: Math.max(0, windowEnd - now),
-          window: windowEnd,
-        };
-      }, this.timeoutMs),
-    );
-  }
-
-  /**
-   * Uncounts `units` of `keyId`'s window `window` (the `leases` capability), never below 0; nothing
-   * once that window has ended.
-   *
-   * @example
-   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
-   */
-  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
-    const args = validGiveBackArgs(keyId, limit, window, units);
-    if (args.cost === 0) return;
-    await withLimiterDeadline('SqliteRateLimiter', this.timeoutMs, async () =>
-      this.driver.transaction(
-        () => this.driver.run(RATE_LIMIT_SQL.giveBack, [args.cost, args.keyId, Date.now(), window, args.windowMs]),
-        this.timeoutMs,
-      ),
-    );
-  }
-
-  /**
    * Deletes the rows of windows that have ended. Optional housekeeping. Returns how many went.
    *
    * @example
    * setInterval(() => limiter.prune().catch(() => {}), 3_600_000);
    */
   prune(): Promise<number> {
-    return withLimiterDeadline('SqliteRateLimiter', this.timeoutMs, async () =>
-      this.driver.transaction(() => this.driver.run(RATE_LIMIT_SQL.prune, [Date.now()]).changes, this.timeoutMs),
+    return this.bounded(async () => this.write(() => this.driver.run(RATE_LIMIT_SQL.prune, [Date.now()]).changes));
+  }
+
+  // One upsert inside a write transaction, timed by the clock read once the lock is held.
+  protected async count(args: ConsumeArgs): Promise<RateLimitDecision> {
+    const { row, now } = this.write(() => {
+      const now = Date.now();
+      const params = consumeParams(args.keyId, args.limit, args.windowMs, args.cost, now);
+      return { row: this.driver.get<WindowRow>(RATE_LIMIT_SQL.consume, params), now };
+    });
+    if (!row) throw new Error('the rate-limit statement returned no row');
+    return this.decision(args.limit, Number(row.used), row.allowed === 1, Number(row.window_end) - now);
+  }
+
+  // Opens the window if none is open, reads it and counts the grant under the file's write lock, so
+  // takes and consumes from every process are counted one at a time. A window is named by its end.
+  protected async grant(args: TakeArgs): Promise<RateLimitLease> {
+    return this.write(() => {
+      const now = Date.now();
+      const row = this.driver.get<OpenRow>(RATE_LIMIT_SQL.open, [args.keyId, now + args.windowMs, now, now]);
+      if (!row) throw new Error('the rate-limit take statement returned no row');
+      const used = Number(row.used);
+      const granted = this.grantFor(args, used);
+      if (granted > 0) this.driver.run(RATE_LIMIT_SQL.grant, [granted, args.keyId]);
+      const windowEnd = Number(row.window_end);
+      return this.lease(args.limit, granted, used + granted, windowEnd - now, windowEnd);
+    });
+  }
+
+  protected async uncount(args: ConsumeArgs, window: number): Promise<unknown> {
+    return this.write(() =>
+      this.driver.run(RATE_LIMIT_SQL.giveBack, [args.cost, args.keyId, Date.now(), window, args.windowMs]),
     );
+  }
+
+  /** Runs `work` in one write transaction, waiting at most `timeoutMs` for the lock. */
+  private write<T>(work: () => T): T {
+    return this.driver.transaction(work, this.timeoutMs);
   }
 }

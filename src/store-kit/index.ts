@@ -128,6 +128,9 @@ export type {
 export type { LeasableRateLimiter, RateLimitLease, TakeRequest } from '../vocabulary/rate-limiter.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../vocabulary/usage-store.js';
 export { utcDay } from '../vocabulary/usage-store.js';
+// The shells every shared limiter and ledger extends: argument checks, deadline, capabilities.
+export { BackendCreditLedger } from './backend-credit-ledger.js';
+export { BackendRateLimiter } from './backend-rate-limiter.js';
 // The dashboard's own store (keygate/dashboard takes one), and helpers for backends that page or add up in memory.
 export { dailyTotals } from './daily-totals.js';
 export type { DailyTotal, DashboardStore, KeyPage, KeyPageQuery } from './dashboard-store.js';

@@ -147,6 +147,8 @@ const ROOT_TYPES = [
 
 const STORE_KIT_VALUES = [
   'AUDIT_ACTIONS',
+  'BackendCreditLedger',
+  'BackendRateLimiter',
   'CAPABILITIES',
   'ChangeFeed',
   'ChangeRelay',

@@ -1,28 +1,5 @@
-import type {
-  CreditBalance,
-  CreditEntry,
-  CreditLedger,
-  CreditReconciliation,
-  EntriesOptions,
-  HoldOptions,
-  HoldResult,
-  SettleResult,
-  TopUpOptions,
-} from 'keygate';
-import {
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  DEFAULT_LEDGER_TIMEOUT_MS,
-  validCreditAccount,
-  validEntriesArgs,
-  validHoldArgs,
-  validHoldId,
-  validSettleArgs,
-  validTimeoutMs,
-  validTopUpArgs,
-  withLedgerDeadline,
-} from 'keygate/store-kit';
+import type { CreditBalance, CreditEntry, CreditReconciliation, HoldResult, SettleResult } from 'keygate';
+import { BackendCreditLedger, type HoldArgs, type TopUpArgs } from 'keygate/store-kit';
 import { validNamespace } from './namespace.js';
 import { callObject } from './protocol.js';
 import type { DurableObjectIdLike, DurableObjectNamespaceLike } from './workers-types.js';
@@ -62,107 +39,51 @@ const HOLD_ID = /^(hold_[0-9a-f]{32})_([0-9a-f]{64})$/;
  * const ledger = new DurableObjectCreditLedger({ namespace: env.KEYGATE_CREDITS });
  * const result = await authenticate(request, store, { credits: { ledger, cost: 1 } });
  */
-export class DurableObjectCreditLedger implements CreditLedger, Capable {
-  /** Its `deadline`: each call settles within `timeoutMs`. */
-  declare readonly [CAPABILITIES]: Capabilities;
-  /** Milliseconds a call waits for its object. */
-  readonly timeoutMs: number;
+export class DurableObjectCreditLedger extends BackendCreditLedger {
   private readonly namespace: DurableObjectNamespaceLike;
 
   constructor(options: DurableObjectCreditLedgerOptions) {
-    this.namespace = validNamespace(options?.namespace);
-    this.timeoutMs = validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS);
-    this[CAPABILITIES] = { deadline: this };
+    const namespace = validNamespace(options?.namespace);
+    super('DurableObjectCreditLedger', options.timeoutMs);
+    this.namespace = namespace;
   }
 
-  /**
-   * Adds `amount` credits to the account in its object and writes a `top_up` entry; a `reference`
-   * already used for the account changes nothing.
-   *
-   * @example
-   * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf…' }); // { balance: 500 }
-   */
-  async topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
-    const args = validTopUpArgs(accountId, amount, options);
+  protected applyTopUp(args: TopUpArgs): Promise<CreditBalance> {
     const reference = args.reference === undefined ? {} : { reference: args.reference };
-    return this.onAccount(args.accountId, 'topUp', [args.accountId, args.amount, reference]);
+    return this.onAccount(args.accountId, 'topUp', args.amount, reference);
   }
 
-  /**
-   * The account's available balance; 0 for an unknown account.
-   *
-   * @example
-   * await ledger.balance('acct_1'); // 497
-   */
-  async balance(accountId: string): Promise<number> {
-    const account = validCreditAccount(accountId);
-    return this.onAccount(account, 'balance', [account]);
+  protected readBalance(account: string): Promise<number> {
+    return this.onAccount(account, 'balance');
   }
 
-  /**
-   * Takes `amount` credits from the account for `ttlMs` (default 10 minutes), or nothing (`ok: false`).
-   *
-   * @example
-   * const held = await ledger.hold('acct_1', 3, { keyId: key.id }); // { ok: true, holdId, balance: 497 }
-   */
-  async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
-    const args = validHoldArgs(accountId, amount, options);
+  // The hold's id names its object, so that settle and release go straight to it.
+  protected async placeHold(args: HoldArgs): Promise<HoldResult> {
     const holdOptions = { ttlMs: args.ttlMs, ...(args.keyId === undefined ? {} : { keyId: args.keyId }) };
-    return this.call(async () => {
-      const id = this.namespace.idFromName(args.accountId);
-      const held = await callObject<HoldResult>(this.namespace, id, 'hold', [args.accountId, args.amount, holdOptions]);
-      return held.ok ? { ...held, holdId: `${held.holdId}_${id.toString()}` } : held;
-    });
+    const id = this.namespace.idFromName(args.accountId);
+    const held = await callObject<HoldResult>(this.namespace, id, 'hold', [args.accountId, args.amount, holdOptions]);
+    return held.ok ? { ...held, holdId: `${held.holdId}_${id.toString()}` } : held;
   }
 
-  /**
-   * Charges `amount` of the hold (default all) as one `charge` entry and returns the rest; a closed or
-   * unknown hold changes nothing (`charged: 0`).
-   *
-   * @example
-   * await ledger.settle(held.holdId); // { charged: 3, balance: 497 }
-   */
-  async settle(holdId: string, amount?: number): Promise<SettleResult> {
-    const args = validSettleArgs(holdId, amount);
-    const hold = this.objectOf(args.holdId);
+  protected async settleHold(holdId: string, amount: number | undefined): Promise<SettleResult> {
+    const hold = this.objectOf(holdId);
     if (!hold) return { charged: 0, balance: 0 };
-    return this.call(() =>
-      callObject<SettleResult>(this.namespace, hold.id, 'settle', [hold.innerId, args.amount ?? null]),
-    );
+    return callObject<SettleResult>(this.namespace, hold.id, 'settle', [hold.innerId, amount ?? null]);
   }
 
-  /**
-   * Returns the whole hold to the balance, writing no entry; a closed or unknown hold changes nothing.
-   *
-   * @example
-   * await ledger.release(held.holdId); // { balance: 500 }
-   */
-  async release(holdId: string): Promise<CreditBalance> {
-    const hold = this.objectOf(validHoldId(holdId));
+  protected async releaseHold(holdId: string): Promise<CreditBalance> {
+    const hold = this.objectOf(holdId);
     if (!hold) return { balance: 0 };
-    return this.call(() => callObject<CreditBalance>(this.namespace, hold.id, 'release', [hold.innerId]));
+    return callObject<CreditBalance>(this.namespace, hold.id, 'release', [hold.innerId]);
   }
 
-  /**
-   * The account's entries, newest first, at most `limit` (default 100).
-   *
-   * @example
-   * await ledger.entries('acct_1', { limit: 20 });
-   */
-  async entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
-    const args = validEntriesArgs(accountId, options);
-    return this.onAccount(args.accountId, 'entries', [args.accountId, { limit: args.limit }]);
+  protected readEntries(account: string, limit: number): Promise<CreditEntry[]> {
+    return this.onAccount(account, 'entries', { limit });
   }
 
-  /**
-   * Sums the account's entries and reads its balance and open holds in one transaction of its object.
-   *
-   * @example
-   * await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 500, balance: 497, held: 3, ok: true }
-   */
-  async reconcile(accountId: string): Promise<CreditReconciliation> {
-    const account = validCreditAccount(accountId);
-    return this.onAccount(account, 'reconcile', [account]);
+  // One transaction of the account's object.
+  protected readFigures(account: string): Promise<CreditReconciliation> {
+    return this.onAccount(account, 'reconcile');
   }
 
   /** The object of a hold id this ledger made, or undefined for any other id (an unknown hold). */
@@ -178,11 +99,8 @@ export class DurableObjectCreditLedger implements CreditLedger, Capable {
     }
   }
 
-  private onAccount<T>(accountId: string, method: string, args: readonly unknown[]): Promise<T> {
-    return this.call(() => callObject<T>(this.namespace, this.namespace.idFromName(accountId), method, args));
-  }
-
-  private call<T>(work: () => Promise<T>): Promise<T> {
-    return withLedgerDeadline('DurableObjectCreditLedger', this.timeoutMs, work);
+  /** One call of the account's object: the account id, then `rest`. */
+  private onAccount<T>(accountId: string, method: string, ...rest: unknown[]): Promise<T> {
+    return callObject<T>(this.namespace, this.namespace.idFromName(accountId), method, [accountId, ...rest]);
   }
 }

@@ -1,7 +1,7 @@
 import type { EntriesOptions, HoldOptions, TopUpOptions } from 'keygate';
 import { CREDIT_TABLES, SqliteCreditLedger } from 'keygate/sqlite';
 import { answerCall } from './protocol.js';
-import { durableObjectSqlDriver } from './storage-driver.js';
+import { openTables } from './storage-driver.js';
 import type { DurableObjectStateLike } from './workers-types.js';
 
 /**
@@ -56,11 +56,7 @@ export class KeygateCreditObject {
   }
 
   private open(): SqliteCreditLedger {
-    if (!this.ledger) {
-      const driver = durableObjectSqlDriver(this.ctx);
-      for (const statement of CREDIT_TABLES) driver.exec(statement);
-      this.ledger = new SqliteCreditLedger({ database: driver });
-    }
+    this.ledger ??= openTables(this.ctx, CREDIT_TABLES, (database) => new SqliteCreditLedger({ database }));
     return this.ledger;
   }
 }

@@ -2,7 +2,7 @@ import type { RateLimit } from 'keygate';
 import { RATE_LIMIT_TABLES, SqliteRateLimiter } from 'keygate/sqlite';
 import type { TakeRequest } from 'keygate/store-kit';
 import { answerCall } from './protocol.js';
-import { durableObjectSqlDriver } from './storage-driver.js';
+import { openTables } from './storage-driver.js';
 import type { DurableObjectStateLike } from './workers-types.js';
 
 /**
@@ -96,11 +96,7 @@ export class KeygateRateLimitObject {
   }
 
   private open(): SqliteRateLimiter {
-    if (!this.limiter) {
-      const driver = durableObjectSqlDriver(this.ctx);
-      for (const statement of RATE_LIMIT_TABLES) driver.exec(statement);
-      this.limiter = new SqliteRateLimiter({ database: driver });
-    }
+    this.limiter ??= openTables(this.ctx, RATE_LIMIT_TABLES, (database) => new SqliteRateLimiter({ database }));
     return this.limiter;
   }
 }

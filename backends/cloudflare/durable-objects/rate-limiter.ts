@@ -1,17 +1,5 @@
-import type { RateLimit, RateLimitDecision, RateLimiter } from 'keygate';
-import {
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  type LeasableRateLimiter,
-  type RateLimitLease,
-  type TakeRequest,
-  validConsumeArgs,
-  validGiveBackArgs,
-  validTakeArgs,
-  validTimeoutMs,
-  withLimiterDeadline,
-} from 'keygate/store-kit';
+import type { RateLimitDecision } from 'keygate';
+import { BackendRateLimiter, type ConsumeArgs, type RateLimitLease, type TakeArgs } from 'keygate/store-kit';
 import { validNamespace } from './namespace.js';
 import { callObject } from './protocol.js';
 import type { DurableObjectNamespaceLike } from './workers-types.js';
@@ -48,71 +36,31 @@ export interface DurableObjectRateLimiterOptions {
  * const limiter = new DurableObjectRateLimiter({ namespace: env.KEYGATE_LIMITS });
  * const result = await authenticate(request, store, { rateLimit: { limiter, default: { limit: 100, windowMs: 60_000 } } });
  */
-export class DurableObjectRateLimiter implements RateLimiter, LeasableRateLimiter, Capable {
-  /** Its `deadline` (each call settles within `timeoutMs`) and `leases` (`take`, `giveBack`). */
-  declare readonly [CAPABILITIES]: Capabilities;
-  /** Milliseconds a `consume` waits for its object. */
-  readonly timeoutMs: number;
+export class DurableObjectRateLimiter extends BackendRateLimiter {
   private readonly namespace: DurableObjectNamespaceLike;
 
   constructor(options: DurableObjectRateLimiterOptions) {
-    this.namespace = validNamespace(options?.namespace);
-    this.timeoutMs = validTimeoutMs(options.timeoutMs, 1_000);
-    this[CAPABILITIES] = { deadline: this, leases: this };
+    const namespace = validNamespace(options?.namespace);
+    super('DurableObjectRateLimiter', options.timeoutMs, 1_000);
+    this.namespace = namespace;
   }
 
-  /**
-   * Counts `cost` units against `keyId` in the key's object.
-   *
-   * @example
-   * await limiter.consume('key_1', { limit: 10, windowMs: 1000 }, 1); // { allowed: true, limit: 10, remaining: 9, resetMs: 1000 }
-   */
-  async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
-    const args = validConsumeArgs(keyId, limit, cost);
-    return withLimiterDeadline('DurableObjectRateLimiter', this.timeoutMs, () =>
-      callObject<RateLimitDecision>(this.namespace, this.namespace.idFromName(args.keyId), 'consume', [
-        args.keyId,
-        { limit: args.limit, windowMs: args.windowMs },
-        args.cost,
-      ]),
-    );
+  protected count(args: ConsumeArgs): Promise<RateLimitDecision> {
+    return this.send(args, 'consume', args.cost);
   }
 
-  /**
-   * Grants a slice of `keyId`'s open window in the key's object (the `leases` capability; see
-   * `TakeRequest`). The window's identity is its end by the object's clock.
-   *
-   * @example
-   * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
-   */
-  async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
-    const args = validTakeArgs(keyId, limit, ask);
-    return withLimiterDeadline('DurableObjectRateLimiter', this.timeoutMs, () =>
-      callObject<RateLimitLease>(this.namespace, this.namespace.idFromName(args.keyId), 'take', [
-        args.keyId,
-        { limit: args.limit, windowMs: args.windowMs },
-        { need: args.cost, want: args.want, divisor: args.divisor },
-      ]),
-    );
+  // The window's identity is its end by the object's clock.
+  protected grant(args: TakeArgs): Promise<RateLimitLease> {
+    return this.send(args, 'take', { need: args.cost, want: args.want, divisor: args.divisor });
   }
 
-  /**
-   * Uncounts `units` of `keyId`'s window `window` in the key's object (the `leases` capability);
-   * nothing once that window has ended.
-   *
-   * @example
-   * await limiter.giveBack('key_1', { limit: 100, windowMs: 60_000 }, lease.window, 5);
-   */
-  async giveBack(keyId: string, limit: RateLimit, window: number, units: number): Promise<void> {
-    const args = validGiveBackArgs(keyId, limit, window, units);
-    if (args.cost === 0) return;
-    await withLimiterDeadline('DurableObjectRateLimiter', this.timeoutMs, () =>
-      callObject<null>(this.namespace, this.namespace.idFromName(args.keyId), 'giveBack', [
-        args.keyId,
-        { limit: args.limit, windowMs: args.windowMs },
-        window,
-        args.cost,
-      ]),
-    );
+  protected uncount(args: ConsumeArgs, window: number): Promise<unknown> {
+    return this.send(args, 'giveBack', window, args.cost);
+  }
+
+  /** One call of the key's object: the key, its limit, then `rest`. */
+  private send<T>(args: ConsumeArgs, method: string, ...rest: unknown[]): Promise<T> {
+    const limit = { limit: args.limit, windowMs: args.windowMs };
+    return callObject<T>(this.namespace, this.namespace.idFromName(args.keyId), method, [args.keyId, limit, ...rest]);
   }
 }

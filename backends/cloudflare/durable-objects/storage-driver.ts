@@ -35,6 +35,23 @@ export function durableObjectSqlDriver(ctx: DurableObjectStateLike): SqliteDrive
   };
 }
 
+/**
+ * A driver over the object's storage with `tables` created (each statement idempotent), handed to
+ * `open`: what an object builds on its first call.
+ *
+ * @example
+ * this.limiter ??= openTables(ctx, RATE_LIMIT_TABLES, (database) => new SqliteRateLimiter({ database }));
+ */
+export function openTables<T>(
+  ctx: DurableObjectStateLike,
+  tables: readonly string[],
+  open: (database: SqliteDriver) => T,
+): T {
+  const driver = durableObjectSqlDriver(ctx);
+  for (const statement of tables) driver.exec(statement);
+  return open(driver);
+}
+
 function lastRowid(sql: SqlStorageLike): number {
   return Number(sql.exec('SELECT last_insert_rowid() AS id').toArray()[0]?.id ?? 0);
 }

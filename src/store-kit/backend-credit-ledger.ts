@@ -1,0 +1,246 @@
+import {
+  DEFAULT_LEDGER_TIMEOUT_MS,
+  type HoldArgs,
+  type TopUpArgs,
+  validCreditAccount,
+  validEntriesArgs,
+  validHoldArgs,
+  validHoldId,
+  validSettleArgs,
+  validTopUpArgs,
+} from '../credits/arguments.js';
+import { withLedgerDeadline } from '../credits/deadline.js';
+import { validTimeoutMs } from '../validate/timeout.js';
+import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
+import type {
+  CreditBalance,
+  CreditEntry,
+  CreditLedger,
+  CreditReconciliation,
+  EntriesOptions,
+  HoldOptions,
+  HoldResult,
+  SettleResult,
+  TopUpOptions,
+} from '../vocabulary/credit-ledger.js';
+
+/**
+ * What every shared credit ledger does the same way, whatever keeps the accounts: it checks each
+ * call's arguments (`InvalidInputError`, nothing sent), bounds each call by `timeoutMs`
+ * (`CreditLedgerUnavailableError`, with the backend's error as `cause`, when the backend fails or
+ * does not answer in time; a `KeygateError` a hook throws on purpose passes through), and declares
+ * its `deadline` capability. A subclass keeps the accounts: one protected hook per call, each given
+ * arguments already checked. A call that timed out may still complete in the backend: a hold taken
+ * that way lapses after its `ttlMs`. For authors of ledgers over other backends.
+ *
+ * @example
+ * class MyCreditLedger extends BackendCreditLedger {
+ *   constructor(options: { timeoutMs?: number }) {
+ *     super('MyCreditLedger', options.timeoutMs);
+ *   }
+ *   protected applyTopUp(args: TopUpArgs) { ... } // and the six other hooks
+ * }
+ */
+export abstract class BackendCreditLedger implements CreditLedger, Capable {
+  /** Its `deadline`: each call settles within `timeoutMs`. */
+  declare readonly [CAPABILITIES]: Capabilities;
+  /** Milliseconds a call may take before it rejects. */
+  readonly timeoutMs: number;
+  // The class name errors carry: not `constructor.name`, which a minifier may rename.
+  protected readonly ledgerName: string;
+
+  /**
+   * @param name The subclass's name, as its errors carry it (`'RedisCreditLedger'`).
+   * @param timeoutMs The `timeoutMs` option as given, checked here (`validTimeoutMs`); absent,
+   * `DEFAULT_LEDGER_TIMEOUT_MS` (1,000).
+   */
+  protected constructor(name: string, timeoutMs: unknown) {
+    this.ledgerName = name;
+    this.timeoutMs = validTimeoutMs(timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS);
+    this[CAPABILITIES] = { deadline: this };
+  }
+
+  /**
+   * Adds `amount` credits (a positive safe integer) to the account and writes a `top_up` entry. A
+   * `reference` already used for the account changes nothing and answers the balance. A top-up that
+   * would take the account's credits (available and held) past `Number.MAX_SAFE_INTEGER` is an
+   * `InvalidInputError` naming `amount`, and nothing is written.
+   *
+   * @example
+   * await ledger.topUp('acct_1', 500, { reference: 'pi_3Nf…' }); // { balance: 500 }, and again: { balance: 500 }
+   */
+  async topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
+    const args = validTopUpArgs(accountId, amount, options);
+    return this.call(() => this.applyTopUp(args));
+  }
+
+  /**
+   * The account's available balance: top-ups minus charges minus open holds; 0 for an unknown account.
+   *
+   * @example
+   * await ledger.balance('acct_1'); // 497
+   */
+  async balance(accountId: string): Promise<number> {
+    const account = validCreditAccount(accountId);
+    return this.call(() => this.readBalance(account));
+  }
+
+  /**
+   * Takes `amount` credits (a positive safe integer) from the available balance for `ttlMs` (default
+   * 600,000 ms), or nothing when the balance does not cover it (`ok: false`). Unless settled or
+   * released, the hold lapses after `ttlMs` and its credits come back.
+   *
+   * @example
+   * const held = await ledger.hold('acct_1', 3, { keyId: key.id, ttlMs: 30_000 }); // { ok: true, holdId, balance: 497 }
+   */
+  async hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
+    const args = validHoldArgs(accountId, amount, options);
+    return this.call(() => this.placeHold(args));
+  }
+
+  /**
+   * Charges `amount` of the hold (0..held, default all) as one `charge` entry (none for 0) and returns
+   * the rest; more than the open hold is an `InvalidInputError` naming `amount`, and nothing changes.
+   * A hold already settled, released or lapsed, or an unknown id (balance 0), changes nothing:
+   * `charged` is 0.
+   *
+   * @example
+   * await ledger.settle(held.holdId);    // { charged: 3, balance: 497 }
+   * await ledger.settle(held.holdId);    // { charged: 0, balance: 497 }
+   */
+  async settle(holdId: string, amount?: number): Promise<SettleResult> {
+    const args = validSettleArgs(holdId, amount);
+    return this.call(() => this.settleHold(args.holdId, args.amount));
+  }
+
+  /**
+   * Returns the whole hold to the balance, writing no entry. A hold already settled, released or
+   * lapsed, or an unknown id (balance 0), changes nothing.
+   *
+   * @example
+   * await ledger.release(held.holdId); // { balance: 500 }
+   */
+  async release(holdId: string): Promise<CreditBalance> {
+    const id = validHoldId(holdId);
+    return this.call(() => this.releaseHold(id));
+  }
+
+  /**
+   * The account's entries, newest first, at most `limit` of them (default 100, at most 1,000).
+   *
+   * @example
+   * await ledger.entries('acct_1', { limit: 2 }); // [{ kind: 'charge', amount: -3, balance: 497, ... }, { kind: 'top_up', ... }]
+   */
+  async entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
+    const args = validEntriesArgs(accountId, options);
+    return this.call(() => this.readEntries(args.accountId, args.limit));
+  }
+
+  /**
+   * Sums every entry of the account and reads its balance and open holds at one moment: `ok` when
+   * the entries add up to the balance plus the held credits.
+   *
+   * @example
+   * await ledger.reconcile('acct_1'); // { accountId: 'acct_1', entries: 500, balance: 497, held: 3, ok: true }
+   */
+  async reconcile(accountId: string): Promise<CreditReconciliation> {
+    const account = validCreditAccount(accountId);
+    return this.call(() => this.readFigures(account));
+  }
+
+  /**
+   * `topUp` in the backend, atomically per account.
+   *
+   * @example
+   * protected async applyTopUp(args: TopUpArgs) { return { balance: await this.backend.credit(args) }; }
+   */
+  protected abstract applyTopUp(args: TopUpArgs): CreditBalance | Promise<CreditBalance>;
+
+  /**
+   * `balance` in the backend (expired holds counted as returned).
+   *
+   * @example
+   * protected readBalance(account: string) { return this.backend.available(account); }
+   */
+  protected abstract readBalance(account: string): number | Promise<number>;
+
+  /**
+   * `hold` in the backend: the hold and its id, or `ok: false` with the balance.
+   *
+   * @example
+   * protected placeHold(args: HoldArgs) { return this.backend.hold(args); }
+   */
+  protected abstract placeHold(args: HoldArgs): HoldResult | Promise<HoldResult>;
+
+  /**
+   * `settle` in the backend; `amount` undefined charges the whole hold.
+   *
+   * @example
+   * protected settleHold(holdId: string, amount: number | undefined) { return this.backend.settle(holdId, amount); }
+   */
+  protected abstract settleHold(holdId: string, amount: number | undefined): SettleResult | Promise<SettleResult>;
+
+  /**
+   * `release` in the backend.
+   *
+   * @example
+   * protected releaseHold(holdId: string) { return this.backend.release(holdId); }
+   */
+  protected abstract releaseHold(holdId: string): CreditBalance | Promise<CreditBalance>;
+
+  /**
+   * `entries` in the backend, newest first (see {@link BackendCreditLedger.entry}).
+   *
+   * @example
+   * protected readEntries(account: string, limit: number) { return this.backend.entries(account, limit).map((e) => this.entry(e)); }
+   */
+  protected abstract readEntries(account: string, limit: number): CreditEntry[] | Promise<CreditEntry[]>;
+
+  /**
+   * `reconcile` in the backend, its figures of one moment.
+   *
+   * @example
+   * protected readFigures(account: string) { return this.backend.reconcile(account); }
+   */
+  protected abstract readFigures(account: string): CreditReconciliation | Promise<CreditReconciliation>;
+
+  /**
+   * Runs one hook under the deadline (`withLedgerDeadline` with this ledger's name and `timeoutMs`). A
+   * subclass whose driver reports failures in its own way overrides it to translate them first.
+   *
+   * @example
+   * protected override call<T>(work: () => T | Promise<T>) { return super.call(() => translated(work)); }
+   */
+  protected call<T>(work: () => T | Promise<T>): Promise<T> {
+    return withLedgerDeadline(this.ledgerName, this.timeoutMs, async () => work());
+  }
+
+  /**
+   * The `CreditEntry` of an entry as a backend stores it (numbers possibly as decimal text, absent
+   * fields as `null` or `undefined`, the time already ISO 8601): numbers read, `keyId` and
+   * `reference` only when present.
+   *
+   * @example
+   * this.entry({ id: 'ce_7', accountId: 'acct_1', kind: 'top_up', amount: '500', balance: '500', keyId: null, reference: 'pi_1', createdAt }); // { ..., amount: 500, reference: 'pi_1' }
+   */
+  protected entry(
+    stored: Omit<CreditEntry, 'amount' | 'balance' | 'keyId' | 'reference'> & {
+      amount: string | number;
+      balance: string | number;
+      keyId?: string | null | undefined;
+      reference?: string | null | undefined;
+    },
+  ): CreditEntry {
+    const entry: CreditEntry = {
+      id: stored.id,
+      accountId: stored.accountId,
+      kind: stored.kind,
+      amount: Number(stored.amount),
+      balance: Number(stored.balance),
+      createdAt: stored.createdAt,
+    };
+    if (stored.keyId !== null && stored.keyId !== undefined) entry.keyId = stored.keyId;
+    if (stored.reference !== null && stored.reference !== undefined) entry.reference = stored.reference;
+    return entry;
+  }
+}

@@ -42,11 +42,12 @@ for (const name of names) {
   mkdirSync(out, { recursive: true });
   console.log(`\n## ${capability.title} (${name}): ${capability.mutate.length} files mutated`);
   const startedMs = Date.now();
+  // Read by vitest.mutation.config.mjs in Stryker's test processes, which inherit this environment.
+  process.env.KEYGATE_MUTATION_CAPABILITY = name;
   const stryker = new Stryker({
     testRunner: 'vitest',
     plugins: ['@stryker-mutator/vitest-runner'],
     vitest: { configFile: 'vitest.mutation.config.mjs', related: false },
-    testFiles: capability.tests,
     mutate: capability.mutate,
     // Each mutant runs only the contract cases that reached it in the first, unmutated run.
     coverageAnalysis: 'perTest',

@@ -2,6 +2,7 @@ import type { CachedKeyStore } from 'keygate';
 import { changeCases } from './contract-changes.js';
 import { type ContractCase, type ContractContext, contractContext } from './contract-context.js';
 import { lifecycleCases } from './contract-lifecycle.js';
+import { PINNED_CASES } from './contract-pinned.js';
 import { RACE_CASES } from './contract-races.js';
 import { RECORD_CASES } from './contract-records.js';
 import type { ContractOptions, ContractTestApi, StoreFixture } from './contract-types.js';
@@ -28,7 +29,13 @@ export function describeKeyStoreContract(
   options: ContractOptions = {},
 ): void {
   const { describe, it, expect, beforeEach, afterEach } = t;
-  const cases: ContractCase[] = [...RECORD_CASES, ...lifecycleCases(options), ...RACE_CASES, ...changeCases(options)];
+  const cases: ContractCase[] = [
+    ...RECORD_CASES,
+    ...lifecycleCases(options),
+    ...RACE_CASES,
+    ...changeCases(options),
+    ...PINNED_CASES,
+  ];
   const caches: CachedKeyStore[] = [];
   let context: ContractContext;
 

@@ -1,6 +1,7 @@
 import type { CreditEntry, CreditLedger, HoldResult } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
 import { leasedNeverOverdraws } from './credit-lease-contract.js';
+import { SYNCHRONOUS_CASES } from './credit-synchronous.js';
 
 /**
  * A ledger for one test of {@link describeCreditLedgerContract}. Its state must not leak between
@@ -464,6 +465,7 @@ export function describeCreditLedgerContract(
   let fixture: CreditLedgerFixture;
   let context: Context;
   const cases: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+    ...SYNCHRONOUS_CASES,
     ['gives an unknown account a balance of 0 and no entries', unknownAccount],
     ['adds a top-up to the balance and writes a top_up entry with the balance after it', topsUp],
     [

@@ -83,6 +83,49 @@ async function freshStreakWhenOn({ outbox, expect }: Context): Promise<void> {
   expect(await outbox.endpoints.get('acct_a', endpoint.id)).toMatchObject({ enabled: true });
 }
 
+async function otherUpdatesKeepState({ outbox, expect }: Context): Promise<void> {
+  const { endpoint } = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/keep' });
+  for (const atMs of [T0, T0 + 1]) {
+    await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(atMs), data: {} });
+  }
+  const fail = async (nowMs: number) => {
+    const [claimed] = await outbox.claim({ nowMs, leaseMs: LEASE_MS, limit: 1 });
+    return outbox.fail({
+      deliveryId: claimed?.delivery.id as string,
+      leaseToken: claimed?.leaseToken as string,
+      nowMs,
+      statusCode: 500,
+      retryAtMs: nowMs + 3 * DAY_MS,
+      disableAfterMs: DAY_MS,
+    });
+  };
+  await fail(T0 + 10);
+  // A new address (or enabled: true on an enabled endpoint) is no fresh start: the streak runs on.
+  const moved = await outbox.endpoints.update('acct_a', endpoint.id, { url: 'https://hooks.example.com/moved' });
+  expect(moved).toMatchObject({ enabled: true, disabledAt: null });
+  expect(await outbox.endpoints.update('acct_a', endpoint.id, { enabled: true })).toEqual(moved);
+  const outcome = await fail(T0 + DAY_MS + 20);
+  expect(outcome.endpointDisabled).toMatchObject({ id: endpoint.id, enabled: false });
+}
+
+async function removesOnlyItsOwn({ outbox, expect }: Context): Promise<void> {
+  const gone = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/gone' });
+  const kept = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/kept' });
+  await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0), data: {} });
+  const claims = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
+  const mine = claims.find((c) => c.endpoint.id === gone.endpoint.id);
+  const done = { deliveryId: mine?.delivery.id as string, leaseToken: mine?.leaseToken as string, nowMs: T0 + 1 };
+  expect(await outbox.complete({ ...done, statusCode: 200 })).toBe(true);
+  await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0 + 2), data: {} });
+  expect(await outbox.endpoints.remove('acct_a', gone.endpoint.id)).toBe(true);
+  // The other endpoint's deliveries stay pending and are claimed; the delivered one stays delivered.
+  const next = await outbox.claim({ nowMs: T0 + LEASE_MS + 10, leaseMs: LEASE_MS });
+  expect(next.map((c) => c.endpoint.id)).toEqual([kept.endpoint.id, kept.endpoint.id]);
+  const log = await outbox.deliveries({ accountId: 'acct_a', endpointId: gone.endpoint.id });
+  expect(log.map((d) => d.status).sort()).toEqual(['delivered', 'failed']);
+  expect(log.find((d) => d.id === mine?.delivery.id)).toMatchObject({ status: 'delivered', lastError: null });
+}
+
 /** The outbox cases that pin the decisions above, as `[title, run]`. */
 export const OUTBOX_PINNED_CASES: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
   [
@@ -91,4 +134,9 @@ export const OUTBOX_PINNED_CASES: ReadonlyArray<readonly [string, (c: Context) =
   ],
   ['stamps disabledAt when an endpoint is switched off, keeps it when off again, clears it when on', switchesOffAndOn],
   ['starts a fresh failure streak when an endpoint is switched on again', freshStreakWhenOn],
+  [
+    'keeps the failure streak and disabledAt through an update that does not switch the endpoint on',
+    otherUpdatesKeepState,
+  ],
+  ["ends only a removed endpoint's pending deliveries, and keeps its delivered ones", removesOnlyItsOwn],
 ];

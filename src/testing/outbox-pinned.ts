@@ -126,6 +126,27 @@ async function removesOnlyItsOwn({ outbox, expect }: Context): Promise<void> {
   expect(log.find((d) => d.id === mine?.delivery.id)).toMatchObject({ status: 'delivered', lastError: null });
 }
 
+async function recordsAfterSwitchedOff({ outbox, expect }: Context): Promise<void> {
+  const { endpoint } = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/off' });
+  await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0), data: {} });
+  await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0 + 1), data: {} });
+  const [first, second] = await outbox.claim({ nowMs: T0 + 10, leaseMs: LEASE_MS });
+  // While these attempts run, the endpoint is switched off.
+  const off = await outbox.endpoints.update('acct_a', endpoint.id, { enabled: false });
+  const failure = (claimed: typeof first, nowMs: number) => ({
+    deliveryId: claimed?.delivery.id as string,
+    leaseToken: claimed?.leaseToken as string,
+    nowMs,
+    statusCode: 500,
+    retryAtMs: nowMs + DAY_MS,
+    disableAfterMs: 1,
+  });
+  // Recorded; a failure neither disables it again (a new disabledAt) nor switches it on.
+  expect(await outbox.fail(failure(first, T0 + 20))).toEqual({ recorded: true, endpointDisabled: null });
+  expect(await outbox.fail(failure(second, T0 + 30))).toEqual({ recorded: true, endpointDisabled: null });
+  expect(await outbox.endpoints.get('acct_a', endpoint.id)).toEqual(off);
+}
+
 /** The outbox cases that pin the decisions above, as `[title, run]`. */
 export const OUTBOX_PINNED_CASES: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
   [
@@ -139,4 +160,8 @@ export const OUTBOX_PINNED_CASES: ReadonlyArray<readonly [string, (c: Context) =
     otherUpdatesKeepState,
   ],
   ["ends only a removed endpoint's pending deliveries, and keeps its delivered ones", removesOnlyItsOwn],
+  [
+    'records a failed attempt whose endpoint was switched off meanwhile, and leaves it off as it was',
+    recordsAfterSwitchedOff,
+  ],
 ];

@@ -4,6 +4,7 @@ import { CREDIT_EDGE_CASES, CREDIT_HOOK_CASES } from './credit-engine-cases.js';
 import { CREDIT_RECORD_CASES } from './credit-full-record.js';
 import type { CreditLedgerHook, CreditLedgerHooks } from './credit-hooks.js';
 import { leasedNeverOverdraws } from './credit-lease-contract.js';
+import { SYNCHRONOUS_CASES } from './credit-synchronous.js';
 
 /**
  * A ledger for one test of {@link describeCreditLedgerContract}. Its state must not leak between
@@ -473,6 +474,7 @@ export function describeCreditLedgerContract(
   let fixture: CreditLedgerFixture;
   let context: Context;
   const cases: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+    ...SYNCHRONOUS_CASES,
     ['gives an unknown account a balance of 0 and no entries', unknownAccount],
     ['adds a top-up to the balance and writes a top_up entry with the balance after it', topsUp],
     [

@@ -1,6 +1,7 @@
 import { generateKey, type Outbox, type OutboxEvent } from 'keygate';
 import type { ContractTestApi } from './contract-types.js';
 import { OUTBOX_RECORD_CASES } from './outbox-full-record.js';
+import { OUTBOX_PINNED_CASES } from './outbox-pinned.js';
 
 /**
  * An outbox for one test of {@link describeOutboxContract}: empty (a fresh schema, prefix or store),
@@ -359,6 +360,7 @@ export function describeOutboxContract(name: string, factory: () => Promise<Outb
   let fixture: OutboxFixture;
   let context: Context;
   const cases: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+    ...OUTBOX_PINNED_CASES,
     ['publishes an event with one pending delivery per enabled endpoint of its account that takes its type', fansOut],
     ['claims a due delivery under a lease that no second claim takes until it ends', claimsUnderLease],
     ['completes a delivery once, under its lease token, and never claims it again', completes],

@@ -5,6 +5,7 @@ import { EXPIRY_CASES } from './contract-expiry.js';
 import { FULL_RECORD_CASES } from './contract-full-record.js';
 import { lifecycleCases } from './contract-lifecycle.js';
 import { migrateCases } from './contract-migrate.js';
+import { PINNED_CASES } from './contract-pinned.js';
 import { RACE_CASES } from './contract-races.js';
 import { RECORD_CASES } from './contract-records.js';
 import type { ContractOptions, ContractTestApi, StoreFixture } from './contract-types.js';
@@ -47,6 +48,7 @@ export function describeKeyStoreContract(
     ...RACE_CASES,
     ...changeCases(options),
     ...migrateCases(options.hooks),
+    ...PINNED_CASES,
   ];
   const caches: CachedKeyStore[] = [];
   let context: ContractContext;

@@ -59,8 +59,12 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * so they moved from `keygate/store-kit` to the root (round 4's surface rule): the root's line, which
  * bundles every export, grew by about 3.9 kB to 32.25 kB; `authenticate` alone did not change (they
  * shake out). Root budget 32.50 kB since.
+ * One whole-number check (`validWholeNumber`) in place of eight private ones: every refusal names its
+ * field, says the range and describes the refused value without quoting it (it may be a pasted key).
+ * `authenticate` reaches it through the rate-limit and cache options and grew by 0.15 kB to 13.21 kB:
+ * its budget is 13.25 kB since.
  */
-const BUDGET = { keygate: 32_500, 'keygate (authenticate only)': 13_100 };
+const BUDGET = { keygate: 32_500, 'keygate (authenticate only)': 13_250 };
 
 async function measure(contents, external) {
   const result = await build({

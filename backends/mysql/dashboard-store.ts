@@ -1,8 +1,9 @@
 import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
+import { KEY_COLUMNS, type KeyRow, keyRecordOf } from '../sql/key-record.js';
 import { migrateKeyStore } from './migrate.js';
-import { COLUMNS, type KeyRow, recordOf } from './rows.js';
 import { isoTime, type SqlClient, sqlClient, sqlTime, validTablePrefix } from './sql-client.js';
+import { MYSQL_TIME } from './sql-tx.js';
 
 /**
  * Options of {@link MysqlDashboardStore}.
@@ -58,7 +59,7 @@ export class MysqlDashboardStore implements DashboardStore {
     const status = page.status ?? null;
     const mode = page.mode ?? null;
     const { rows } = await this.sql.query<KeyRow & { total: string | number }>(
-      `SELECT ${COLUMNS}, COUNT(*) OVER () AS total FROM ${this.tablePrefix}keys
+      `SELECT ${KEY_COLUMNS}, COUNT(*) OVER () AS total FROM ${this.tablePrefix}keys
         WHERE account_id = ?
           AND (? IS NULL OR LOCATE(?, LOWER(name)) > 0 OR LOCATE(?, LOWER(hint)) > 0 OR LOCATE(?, LOWER(id)) > 0)
           AND (? IS NULL OR status = ?) AND (? IS NULL OR mode = ?)
@@ -70,7 +71,7 @@ export class MysqlDashboardStore implements DashboardStore {
       const first = await this.listKeysPage(accountId, { ...page, offset: 0, limit: 1 });
       return { records: [], total: first.total };
     }
-    return { records: rows.map(recordOf), total: Number(rows[0]?.total ?? 0) };
+    return { records: rows.map((row) => keyRecordOf(row, MYSQL_TIME)), total: Number(rows[0]?.total ?? 0) };
   }
 
   /** Requests per day (every outcome added up) of many keys: one statement on the usage table's primary key. */

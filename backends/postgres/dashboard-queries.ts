@@ -1,5 +1,5 @@
 import type { DailyTotal, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
-import { COLUMNS, type KeyRow, recordOf } from './rows.js';
+import { ISO_TIME, KEY_COLUMNS, type KeyRow, keyRecordOf } from '../sql/key-record.js';
 import type { Query } from './sql-client.js';
 
 // What PostgresDashboardStore asks of the database: used tokens, pages of the key list, and the usage
@@ -97,7 +97,7 @@ export async function activityOfKeys(query: Query, schema: string, keyIds: reado
 export async function keysPage(query: Query, schema: string, accountId: string, page: KeyPageQuery): Promise<KeyPage> {
   const needle = page.search ? page.search.toLowerCase() : null;
   const { rows } = await query<KeyRow & { total: string | number }>(
-    `SELECT ${COLUMNS}, count(*) OVER () AS total FROM "${schema}".keygate_keys
+    `SELECT ${KEY_COLUMNS}, count(*) OVER () AS total FROM "${schema}".keygate_keys
       WHERE account_id = $1
         AND ($2::text IS NULL OR strpos(lower(name), $2) > 0 OR strpos(lower(hint), $2) > 0 OR strpos(lower(id), $2) > 0)
         AND ($3::text IS NULL OR status = $3) AND ($4::text IS NULL OR mode = $4)
@@ -109,5 +109,5 @@ export async function keysPage(query: Query, schema: string, accountId: string, 
     const first = await keysPage(query, schema, accountId, { ...page, offset: 0, limit: 1 });
     return { records: [], total: first.total };
   }
-  return { records: rows.map(recordOf), total: Number(rows[0]?.total ?? 0) };
+  return { records: rows.map((row) => keyRecordOf(row, ISO_TIME)), total: Number(rows[0]?.total ?? 0) };
 }

@@ -8,10 +8,10 @@ import {
   validAuditEntry,
   validAuditQuery,
 } from 'keygate/store-kit';
+import { AUDIT_SQL } from '../sql/sqlite/audit.js';
 import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
 import { guarded, storeError } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
-import { AUDIT_SQL } from './sql/audit.js';
 import { validBusyTimeoutMs } from './timeouts.js';
 
 /**
@@ -68,7 +68,7 @@ export class SqliteAuditLog implements AuditLog {
    * await log.migrate();
    */
   migrate(): Promise<{ applied: number[] }> {
-    return guarded(() => migrateKeyStore(this.driver, this.busyTimeoutMs));
+    return migrateKeyStore(this.driver, this.busyTimeoutMs);
   }
 
   async append(input: AuditEntryInput): Promise<AuditEntry> {

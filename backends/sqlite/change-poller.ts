@@ -1,6 +1,6 @@
 import { type KeyChange, parseChange } from 'keygate/store-kit';
+import { CHANGE_SQL } from '../sql/sqlite/keys.js';
 import type { SqliteDriver } from './driver.js';
-import { CHANGE_SQL } from './sql/keys.js';
 
 /** What a poller reports to the store. */
 export interface PollHandlers {

@@ -1,9 +1,9 @@
 import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
+import { ISO_TIME, type KeyRow, keyRecordOf } from '../sql/key-record.js';
+import { DASHBOARD_SQL } from '../sql/sqlite/dashboard.js';
 import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
 import { guarded, storeError } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
-import { iso, type KeyRow, recordOf } from './rows.js';
-import { DASHBOARD_SQL } from './sql/dashboard.js';
 import { validBusyTimeoutMs } from './timeouts.js';
 
 /**
@@ -48,7 +48,7 @@ export class SqliteDashboardStore implements DashboardStore {
    * await store.migrate();
    */
   migrate(): Promise<{ applied: number[] }> {
-    return guarded(() => migrateKeyStore(this.driver, this.busyTimeoutMs));
+    return migrateKeyStore(this.driver, this.busyTimeoutMs);
   }
 
   listKeysPage(accountId: string, query: KeyPageQuery): Promise<KeyPage> {
@@ -75,7 +75,7 @@ export class SqliteDashboardStore implements DashboardStore {
         .all<{ key_id: string; last_used_at: string; last_used_ip: string | null }>(DASHBOARD_SQL.activity, [
           JSON.stringify(keyIds),
         ])
-        .map((r) => ({ keyId: r.key_id, lastUsedAt: iso(r.last_used_at), lastUsedIp: r.last_used_ip })),
+        .map((r) => ({ keyId: r.key_id, lastUsedAt: ISO_TIME.read(r.last_used_at), lastUsedIp: r.last_used_ip })),
     );
   }
 
@@ -86,7 +86,7 @@ export class SqliteDashboardStore implements DashboardStore {
       return this.driver.transaction(() => {
         // Now and then, drop records whose token no longer verifies anyway.
         if (Math.random() < 1 / 64) this.driver.run(DASHBOARD_SQL.pruneTokens, [now]);
-        return this.driver.get(DASHBOARD_SQL.markToken, [tokenId, iso(expiresAt), now]) !== undefined;
+        return this.driver.get(DASHBOARD_SQL.markToken, [tokenId, ISO_TIME.write(expiresAt), now]) !== undefined;
       }, this.busyTimeoutMs);
     } catch (err) {
       throw storeError(err);
@@ -118,6 +118,6 @@ export class SqliteDashboardStore implements DashboardStore {
       // Past the end: the window count needs a row; ask for the first page to learn the total.
       return { records: [], total: this.page(accountId, { ...page, offset: 0, limit: 1 }).total };
     }
-    return { records: rows.map(recordOf), total: Number(rows[0]?.total ?? 0) };
+    return { records: rows.map((row) => keyRecordOf(row, ISO_TIME)), total: Number(rows[0]?.total ?? 0) };
   }
 }

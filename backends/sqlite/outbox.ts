@@ -115,7 +115,7 @@ export class SqliteOutbox implements Outbox {
    * await outbox.migrate();
    */
   migrate(): Promise<{ applied: number[] }> {
-    return guarded(() => migrateKeyStore(this.driver, this.busyTimeoutMs));
+    return migrateKeyStore(this.driver, this.busyTimeoutMs);
   }
 
   /**

@@ -8,7 +8,7 @@ import {
   validAuditEntry,
   validAuditQuery,
 } from 'keygate/store-kit';
-import { AUDIT_SQL } from '../../sqlite/sql/audit.js';
+import { AUDIT_SQL } from '../../sql/sqlite/audit.js';
 import type { D1Like } from './bindings.js';
 import { d1Guarded, validD1 } from './errors.js';
 import { migrateD1 } from './migrate.js';

@@ -1,6 +1,6 @@
 import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
-import { iso, type KeyRow, recordOf } from '../../sqlite/rows.js';
-import { DASHBOARD_SQL } from '../../sqlite/sql/dashboard.js';
+import { ISO_TIME, type KeyRow, keyRecordOf } from '../../sql/key-record.js';
+import { DASHBOARD_SQL } from '../../sql/sqlite/dashboard.js';
 import type { D1Like } from './bindings.js';
 import { d1Guarded, validD1 } from './errors.js';
 import { migrateD1 } from './migrate.js';
@@ -65,7 +65,11 @@ export class D1DashboardStore implements DashboardStore {
         .prepare(DASHBOARD_SQL.activity)
         .bind(JSON.stringify(keyIds))
         .all<{ key_id: string; last_used_at: string; last_used_ip: string | null }>();
-      return results.map((r) => ({ keyId: r.key_id, lastUsedAt: iso(r.last_used_at), lastUsedIp: r.last_used_ip }));
+      return results.map((r) => ({
+        keyId: r.key_id,
+        lastUsedAt: ISO_TIME.read(r.last_used_at),
+        lastUsedIp: r.last_used_ip,
+      }));
     });
   }
 
@@ -75,7 +79,7 @@ export class D1DashboardStore implements DashboardStore {
     return d1Guarded(async () => {
       // Now and then, drop records whose token no longer verifies anyway.
       if (Math.random() < 1 / 64) await this.db.prepare(DASHBOARD_SQL.pruneTokens).bind(now).run();
-      const row = await this.db.prepare(DASHBOARD_SQL.markToken).bind(tokenId, iso(expiresAt), now).first();
+      const row = await this.db.prepare(DASHBOARD_SQL.markToken).bind(tokenId, ISO_TIME.write(expiresAt), now).first();
       return row !== null;
     });
   }
@@ -99,6 +103,6 @@ export class D1DashboardStore implements DashboardStore {
       // Past the end: the window count needs a row; ask for the first page to learn the total.
       return { records: [], total: (await this.page(accountId, { ...page, offset: 0, limit: 1 })).total };
     }
-    return { records: rows.map(recordOf), total: Number(rows[0]?.total ?? 0) };
+    return { records: rows.map((row) => keyRecordOf(row, ISO_TIME)), total: Number(rows[0]?.total ?? 0) };
   }
 }

@@ -22,9 +22,17 @@ import {
   type WritableKeyStore,
   type WriteOptions,
 } from 'keygate/store-kit';
-import { uniqueViolation } from '../../sqlite/errors.js';
-import { iso, type KeyRow, recordOf, recordParams, updateParams } from '../../sqlite/rows.js';
-import { KEY_COLUMNS, KEY_SQL, USAGE_SQL } from '../../sqlite/sql/keys.js';
+import { keyConflict } from '../../sql/key-conflict.js';
+import {
+  ISO_TIME,
+  KEY_COLUMNS,
+  type KeyRow,
+  keyInsertParams,
+  keyRecordOf,
+  keyUpdateParams,
+} from '../../sql/key-record.js';
+import { KEY_SQL, USAGE_SQL } from '../../sql/sqlite/keys.js';
+import { uniqueViolation } from '../../sql/sqlite/unique.js';
 import { D1AuditLog } from './audit-log.js';
 import type { D1Like, KVLike } from './bindings.js';
 import { d1Error, d1Guarded, validD1 } from './errors.js';
@@ -135,14 +143,14 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
   findById(id: string): Promise<ApiKeyRecord | null> {
     return d1Guarded(async () => {
       const row = await this.db.prepare(KEY_SQL.byId).bind(id).first<KeyRow>();
-      return row ? recordOf(row) : null;
+      return row ? keyRecordOf(row, ISO_TIME) : null;
     });
   }
 
   listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
     return d1Guarded(async () => {
       const { results } = await this.db.prepare(KEY_SQL.byAccount).bind(accountId).all<KeyRow>();
-      return results.map(recordOf);
+      return results.map((row) => keyRecordOf(row, ISO_TIME));
     });
   }
 
@@ -152,12 +160,12 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
     try {
       row = await this.db
         .prepare(`${KEY_SQL.insert} RETURNING ${KEY_COLUMNS}`)
-        .bind(...recordParams(stored))
+        .bind(...keyInsertParams(stored, ISO_TIME))
         .first<KeyRow>();
     } catch (err) {
       throw duplicateOf(err, record.id) ?? d1Error(err);
     }
-    const created = row ? recordOf(row) : stored;
+    const created = row ? keyRecordOf(row, ISO_TIME) : stored;
     // A lookup of this digest before the insert may have found nothing; nothing negative is cached.
     this.relay.emit(changeOf('created', created));
     return created;
@@ -173,7 +181,7 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
       try {
         const result = await this.db
           .prepare(`${KEY_SQL.update} AND version = ? AND status <> 'revoked'`)
-          .bind(...updateParams(next), current.version)
+          .bind(...keyUpdateParams(next, ISO_TIME), current.version)
           .run();
         changes = result.meta.changes;
       } catch (err) {
@@ -198,7 +206,9 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
     if (counts.length === 0 && activity.length === 0) return;
     const statements = [
       ...counts.map((c) => this.db.prepare(USAGE_SQL.addCount).bind(c.keyId, c.accountId, c.day, c.outcome, c.count)),
-      ...activity.map((a) => this.db.prepare(USAGE_SQL.setActivity).bind(a.keyId, iso(a.lastUsedAt), a.lastUsedIp)),
+      ...activity.map((a) =>
+        this.db.prepare(USAGE_SQL.setActivity).bind(a.keyId, ISO_TIME.write(a.lastUsedAt), a.lastUsedIp),
+      ),
     ];
     await d1Guarded(() => this.db.batch(statements));
   }
@@ -225,7 +235,7 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
         .prepare(USAGE_SQL.activity)
         .bind(keyId)
         .first<{ last_used_at: string; last_used_ip: string | null }>();
-      return row ? { keyId, lastUsedAt: iso(row.last_used_at), lastUsedIp: row.last_used_ip } : null;
+      return row ? { keyId, lastUsedAt: ISO_TIME.read(row.last_used_at), lastUsedIp: row.last_used_ip } : null;
     });
   }
 
@@ -249,19 +259,14 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
       throw d1Error(err);
     }
     if (!row) return null;
-    const record = recordOf(row);
+    const record = keyRecordOf(row, ISO_TIME);
     await this.cache?.put(record, at);
     return record;
   }
 }
 
 /** The conflict a failed INSERT stands for (a duplicate id or digest), or undefined for any other failure. */
-function duplicateOf(err: unknown, id: string): KeyConflictError | undefined {
+function duplicateOf(err: unknown, id: string) {
   const column = uniqueViolation(err);
-  if (column === 'keygate_keys.hash') {
-    return new KeyConflictError('a key with the same digest already exists', { keyId: id });
-  }
-  if (column === 'keygate_keys.id')
-    return new KeyConflictError(`a key with id ${quote(id)} already exists`, { keyId: id });
-  return undefined;
+  return keyConflict(column === 'keygate_keys.hash' ? 'hash' : column === 'keygate_keys.id' ? 'id' : undefined, id);
 }

@@ -1,4 +1,4 @@
-// The audit log's statements (table `keygate_audit` in ../migrations.ts).
+// The audit log's statements (table `keygate_audit` in ./migrations.ts).
 
 /** The columns of `keygate_audit`. */
 export const AUDIT_COLUMNS = 'id, at, account_id, key_id, action, actor_type, actor_id, changes, address';

@@ -1,5 +1,5 @@
-// The dashboard store's statements, over the key store's tables (../migrations.ts).
-import { KEY_COLUMNS } from './keys.js';
+// The dashboard store's statements, over the key store's tables (./migrations.ts).
+import { KEY_COLUMNS } from '../key-record.js';
 
 /** The dashboard store's statements. Lists of ids go as one JSON array (`json_each`). */
 export const DASHBOARD_SQL = {

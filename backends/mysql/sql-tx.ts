@@ -1,0 +1,40 @@
+import type { TimeCodec } from '../sql/key-record.js';
+import type { SqlTx } from '../sql/step.js';
+import { isoTime, type Query, sqlTime } from './sql-client.js';
+
+/**
+ * A connection of the SQL core over a `Query` (mysql2 takes `?` as it is). The query stays reachable
+ * for the parts that speak to it directly (the outbox).
+ *
+ * @example
+ * await sql.transaction((q) => runAsync(body(mysqlTx(q))));
+ */
+export interface MysqlTx extends SqlTx {
+  readonly q: Query;
+}
+
+/**
+ * Wraps `q` as a {@link MysqlTx}.
+ *
+ * @example
+ * const rows = await mysqlTx(sql.query).all('SELECT 1 AS one');
+ */
+export function mysqlTx(q: Query): MysqlTx {
+  return {
+    q,
+    all: async <R>(sql: string, params?: readonly unknown[]) => (await q<R>(sql, params)).rows,
+    run: async (sql, params) => {
+      const { affectedRows, insertId } = await q(sql, params);
+      return { changes: affectedRows, insertId };
+    },
+  };
+}
+
+/**
+ * Instants in `DATETIME(3)` columns: written as UTC text, read back from text (or a Date, where a
+ * pool casts types its own way).
+ *
+ * @example
+ * MYSQL_TIME.write('2026-11-22T12:00:00.000Z') // '2026-11-22 12:00:00.000'
+ */
+export const MYSQL_TIME: TimeCodec = { write: (iso) => sqlTime(iso) as string, read: isoTime };

@@ -1,0 +1,31 @@
+import { numbered } from '../sql/placeholders.js';
+import type { SqlTx } from '../sql/step.js';
+import type { Query } from './sql-client.js';
+
+/**
+ * A connection of the SQL core over a `Query`: the core's `?` statements numbered for PostgreSQL.
+ * The query stays reachable for the parts that speak to it directly (the outbox).
+ *
+ * @example
+ * await sql.transaction((q) => runAsync(body(pgTx(q))));
+ */
+export interface PgTx extends SqlTx {
+  readonly q: Query;
+}
+
+/**
+ * Wraps `q` as a {@link PgTx}.
+ *
+ * @example
+ * const rows = await pgTx(sql.query).all('SELECT 1 AS one WHERE ? = ?', [1, 1]);
+ */
+export function pgTx(q: Query): PgTx {
+  return {
+    q,
+    all: async <R>(sql: string, params?: readonly unknown[]) => (await q<R>(numbered(sql), params)).rows,
+    run: async (sql, params) => {
+      await q(numbered(sql), params);
+      return { changes: 0 };
+    },
+  };
+}

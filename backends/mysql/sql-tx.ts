@@ -1,6 +1,6 @@
 import type { TimeCodec } from '../sql/key-record.js';
-import type { SqlTx } from '../sql/step.js';
-import { isoTime, type Query, sqlTime } from './sql-client.js';
+import { runAsync, type SqlRunner, type SqlTx } from '../sql/step.js';
+import { isoTime, type Query, type SqlClient, sqlTime } from './sql-client.js';
 
 /**
  * A connection of the SQL core over a `Query` (mysql2 takes `?` as it is). The query stays reachable
@@ -38,3 +38,17 @@ export function mysqlTx(q: Query): MysqlTx {
  * MYSQL_TIME.write('2026-11-22T12:00:00.000Z') // '2026-11-22 12:00:00.000'
  */
 export const MYSQL_TIME: TimeCodec = { write: (iso) => sqlTime(iso) as string, read: isoTime };
+
+/**
+ * How the SQL core runs on `sql`: reads on the pool, writes in one transaction (run again when the
+ * server chose it as a deadlock victim).
+ *
+ * @example
+ * const created = await mysqlRunner(sql).transaction(function* (tx) { ... });
+ */
+export function mysqlRunner(sql: SqlClient): SqlRunner<MysqlTx> {
+  return {
+    read: (body) => runAsync(body(mysqlTx(sql.query))),
+    transaction: (body) => sql.transaction((q) => runAsync(body(mysqlTx(q)))),
+  };
+}

@@ -2,14 +2,14 @@ import { InvalidInputError, KeyStoreUnavailableError, type TelemetryOptions } fr
 import { CAPABILITIES, type Capabilities, type ChangeRelay, parseChange, quote } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
-import { type RunInfo, runAsync } from '../sql/step.js';
+import type { RunInfo } from '../sql/step.js';
 import { MysqlAuditLog } from './audit-log.js';
 import { ChangePoller, pruneChanges } from './change-poller.js';
 import { ER_DUP_ENTRY, errnoOf, unavailable } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
 import { MysqlOutbox } from './outbox.js';
 import { type SqlClient, sqlClient, validTablePrefix } from './sql-client.js';
-import { MYSQL_TIME, type MysqlTx, mysqlTx } from './sql-tx.js';
+import { MYSQL_TIME, type MysqlTx, mysqlRunner } from './sql-tx.js';
 
 /**
  * Options of {@link MysqlKeyStore}.
@@ -145,6 +145,7 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
 /** MySQL under the key store: read-back after INSERT, row locks, a change table, usage upserted row by row in key order. */
 function mysqlKeyDialect(sql: SqlClient, p: string, outbox: MysqlOutbox): KeyDialect<MysqlTx> {
   return {
+    ...mysqlRunner(sql),
     engine: 'mysql',
     keys: `${p}keys`,
     time: MYSQL_TIME,
@@ -155,16 +156,12 @@ function mysqlKeyDialect(sql: SqlClient, p: string, outbox: MysqlOutbox): KeyDia
         WHERE key_id = ? AND day BETWEEN ? AND ? ORDER BY day, outcome`,
       activity: `SELECT last_used_at, last_used_ip FROM ${p}key_activity WHERE key_id = ?`,
     },
-    read: (body) => runAsync(body(mysqlTx(sql.query))),
-    transaction: (body) => sql.transaction((q) => runAsync(body(mysqlTx(q)))),
     duplicate: (err) => {
       const cause = (err as { cause?: unknown }).cause;
       if (!(err instanceof KeyStoreUnavailableError) || errnoOf(cause) !== ER_DUP_ENTRY) return undefined;
       return /keys_hash/.test(String((cause as { message?: unknown }).message ?? '')) ? 'hash' : 'id';
     },
-    *appendEvents(tx, events) {
-      yield outbox.appendIn(tx.q, events);
-    },
+    appendEvents: (tx, events) => outbox.appendIn(tx, events),
     // The counter's row lock is held to COMMIT, so change numbers commit in order; a rollback takes the
     // number back with the write, so no change is announced that did not happen.
     *announce(tx, change) {

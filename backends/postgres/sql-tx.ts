@@ -1,6 +1,6 @@
 import { numbered } from '../sql/placeholders.js';
-import type { SqlTx } from '../sql/step.js';
-import type { Query } from './sql-client.js';
+import { runAsync, type SqlRunner, type SqlTx } from '../sql/step.js';
+import type { Query, SqlClient } from './sql-client.js';
 
 /**
  * A connection of the SQL core over a `Query`: the core's `?` statements numbered for PostgreSQL.
@@ -24,8 +24,22 @@ export function pgTx(q: Query): PgTx {
     q,
     all: async <R>(sql: string, params?: readonly unknown[]) => (await q<R>(numbered(sql), params)).rows,
     run: async (sql, params) => {
-      await q(numbered(sql), params);
-      return { changes: 0 };
+      // pg reports `rowCount`, PGlite `affectedRows`.
+      const result = (await q(numbered(sql), params)) as { rowCount?: number | null; affectedRows?: number };
+      return { changes: Number(result.rowCount ?? result.affectedRows ?? 0) };
     },
+  };
+}
+
+/**
+ * How the SQL core runs on `sql`: reads on the pool, writes in one transaction.
+ *
+ * @example
+ * const created = await pgRunner(sql).transaction(function* (tx) { ... });
+ */
+export function pgRunner(sql: SqlClient): SqlRunner<PgTx> {
+  return {
+    read: (body) => runAsync(body(pgTx(sql.query))),
+    transaction: (body) => sql.transaction((q) => runAsync(body(pgTx(q)))),
   };
 }

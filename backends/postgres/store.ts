@@ -3,13 +3,12 @@ import { CAPABILITIES, type Capabilities, type ChangeRelay, parseChange } from '
 import type { Pool } from 'pg';
 import { ISO_TIME } from '../sql/key-record.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
-import { runAsync } from '../sql/step.js';
 import { PostgresAuditLog } from './audit-log.js';
 import { sqlState, unavailable } from './errors.js';
 import { migrateSchema } from './migrate.js';
 import { PostgresOutbox } from './outbox.js';
 import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
-import { type PgTx, pgTx } from './sql-tx.js';
+import { type PgTx, pgRunner } from './sql-tx.js';
 
 /** Options of {@link PostgresKeyStore}. */
 export interface PostgresKeyStoreOptions {
@@ -112,6 +111,7 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
 /** PostgreSQL under the key store: `RETURNING`, row locks, NOTIFY at commit, usage upserted from arrays. */
 function postgresKeyDialect(sql: SqlClient, s: string, channel: string, outbox: PostgresOutbox): KeyDialect<PgTx> {
   return {
+    ...pgRunner(sql),
     engine: 'postgres',
     keys: `${s}.keygate_keys`,
     time: ISO_TIME,
@@ -122,16 +122,12 @@ function postgresKeyDialect(sql: SqlClient, s: string, channel: string, outbox: 
         WHERE key_id = ? AND day BETWEEN ?::date AND ?::date ORDER BY day, outcome`,
       activity: `SELECT last_used_at, last_used_ip FROM ${s}.keygate_key_activity WHERE key_id = ?`,
     },
-    read: (body) => runAsync(body(pgTx(sql.query))),
-    transaction: (body) => sql.transaction((q) => runAsync(body(pgTx(q)))),
     duplicate: (err) => {
       const cause = (err as { cause?: unknown }).cause;
       if (!(err instanceof KeyStoreUnavailableError) || sqlState(cause) !== '23505') return undefined;
       return String((cause as { constraint?: unknown }).constraint ?? '').includes('hash') ? 'hash' : 'id';
     },
-    *appendEvents(tx, events) {
-      yield outbox.appendIn(tx.q, events);
-    },
+    appendEvents: (tx, events) => outbox.appendIn(tx, events),
     // NOTIFY inside the transaction is delivered at COMMIT and dropped on ROLLBACK.
     *announce(tx, change) {
       yield tx.run('SELECT pg_notify(?, ?)', [channel, JSON.stringify(change)]);

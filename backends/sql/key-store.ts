@@ -34,7 +34,8 @@ import {
   marks,
   type TimeCodec,
 } from './key-record.js';
-import { type SqlTx, type Step, wait } from './step.js';
+import type { SqlRunner, SqlTx, Step } from './step.js';
+import { wait } from './step.js';
 
 /** The usage a flush adds: counts per key, day and outcome, and each key's last use. */
 export type MergedUsage = ReturnType<typeof mergeUsage>;
@@ -47,7 +48,7 @@ export type MergedUsage = ReturnType<typeof mergeUsage>;
  * @example
  * const dialect: KeyDialect<SqliteTx> = { engine: 'sqlite', keys: 'keygate_keys', time: ISO_TIME, ... };
  */
-export interface KeyDialect<X extends SqlTx> {
+export interface KeyDialect<X extends SqlTx> extends SqlRunner<X> {
   /** The `backend` label of lookup telemetry. */
   readonly engine: string;
   /** The key table, quoted where the engine needs it. */
@@ -59,10 +60,6 @@ export interface KeyDialect<X extends SqlTx> {
   readonly returning: boolean;
   /** Reads of the usage tables, each with ? key id (and ? from, ? to days for `counts`). */
   readonly usageSql: { counts: string; activity: string };
-  /** Runs `body` outside a transaction (reads). Rejects with keygate errors only. */
-  read<T>(body: (tx: X) => Step<T>): Promise<T>;
-  /** Runs `body` in one write transaction. Rejects with keygate errors only. */
-  transaction<T>(body: (tx: X) => Step<T>): Promise<T>;
   /** Which unique constraint of the key table a failed insert broke, if any. */
   duplicate(err: unknown): DuplicateKey;
   /** Inserts outbox events in the write's transaction. */
@@ -115,11 +112,11 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
     );
   }
 
-  findById(id: string): Promise<ApiKeyRecord | null> {
+  async findById(id: string): Promise<ApiKeyRecord | null> {
     return this.one(this.byId, id);
   }
 
-  listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
+  async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
     const { keys, time } = this.dialect;
     return this.dialect.read(function* (tx) {
       const sql = `SELECT ${KEY_COLUMNS} FROM ${keys} WHERE account_id = ? ORDER BY created_at, id`;
@@ -182,7 +179,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
     await dialect.transaction((tx) => dialect.addUsage(tx, usage));
   }
 
-  getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
+  async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
     const sql = this.dialect.usageSql.counts;
     return this.dialect.read(function* (tx) {
       type Row = { account_id: string; day: string; outcome: string; count: string | number };
@@ -196,7 +193,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
     });
   }
 
-  getActivity(keyId: string): Promise<KeyActivity | null> {
+  async getActivity(keyId: string): Promise<KeyActivity | null> {
     const { usageSql, time } = this.dialect;
     return this.dialect.read(function* (tx) {
       type Row = { last_used_at: Date | string; last_used_ip: string | null };

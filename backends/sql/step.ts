@@ -83,3 +83,15 @@ export interface SqlTx {
   all<R>(sql: string, params?: readonly unknown[]): R[] | Promise<R[]>;
   run(sql: string, params?: readonly unknown[]): RunInfo | Promise<RunInfo>;
 }
+
+/**
+ * How an engine runs the core's steps: reads on any connection, writes in one transaction. Both
+ * reject with keygate errors only (a driver failure is `KeyStoreUnavailableError` with its error as `cause`).
+ *
+ * @example
+ * const runner: SqlRunner<PgTx> = { read: (body) => runAsync(body(pgTx(sql.query))), transaction: ... };
+ */
+export interface SqlRunner<X extends SqlTx = SqlTx> {
+  read<T>(body: (tx: X) => Step<T>): Promise<T>;
+  transaction<T>(body: (tx: X) => Step<T>): Promise<T>;
+}

@@ -4,13 +4,14 @@ import { ISO_TIME } from '../sql/key-record.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
 import { CHANGE_SQL, USAGE_SQL } from '../sql/sqlite/keys.js';
 import { uniqueViolation } from '../sql/sqlite/unique.js';
-import { type RunInfo, runSync, type SqlTx } from '../sql/step.js';
+import type { RunInfo, SqlTx } from '../sql/step.js';
 import { SqliteAuditLog } from './audit-log.js';
 import { pollChanges } from './change-poller.js';
-import { type SqliteDatabase, type SqliteDriver, type SqlValue, sqliteDriver } from './driver.js';
-import { guarded, storeError } from './errors.js';
+import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
+import { storeError } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
 import { SqliteOutbox } from './outbox.js';
+import { sqliteRunner } from './sql-tx.js';
 import { validBusyTimeoutMs } from './timeouts.js';
 
 /**
@@ -136,29 +137,19 @@ function sqliteKeyDialect(
   retentionMs: number,
   outbox: SqliteOutbox,
 ): KeyDialect<SqlTx> {
-  const tx: SqlTx = {
-    all: <R>(sql: string, params?: readonly unknown[]) => driver.all<R>(sql, params as SqlValue[]),
-    run: (sql, params) => {
-      const { changes, lastInsertRowid } = driver.run(sql, params as SqlValue[]);
-      return { changes, insertId: Number(lastInsertRowid) };
-    },
-  };
   return {
+    ...sqliteRunner(driver, busyTimeoutMs),
     engine: 'sqlite',
     keys: 'keygate_keys',
     time: ISO_TIME,
     lockRow: '',
     returning: true,
     usageSql: { counts: USAGE_SQL.counts, activity: USAGE_SQL.activity },
-    read: (body) => guarded(() => runSync(body(tx))),
-    transaction: (body) => guarded(() => driver.transaction(() => runSync(body(tx)), busyTimeoutMs)),
     duplicate: (err) => {
       const column = uniqueViolation((err as { cause?: unknown }).cause ?? err);
       return column === 'keygate_keys.hash' ? 'hash' : column === 'keygate_keys.id' ? 'id' : undefined;
     },
-    *appendEvents(_tx, events) {
-      yield outbox.appendIn(events);
-    },
+    appendEvents: (tx, events) => outbox.appendIn(tx, events),
     // Inside the write's transaction: the change is announced if and only if the write commits.
     *announce(tx, change: KeyChange) {
       const now = Date.now();

@@ -1,8 +1,9 @@
-import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
 import type { Pool } from 'pg';
-import * as queries from './dashboard-queries.js';
+import { SqlDashboardStore, upsertToken } from '../sql/dashboard-store.js';
+import { ISO_TIME } from '../sql/key-record.js';
 import { migrateSchema } from './migrate.js';
 import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
+import { type PgTx, pgRunner } from './sql-tx.js';
 
 /**
  * Options of {@link PostgresDashboardStore}.
@@ -30,13 +31,28 @@ export interface PostgresDashboardStoreOptions {
  * await store.migrate();
  * const ui = dashboard({ manager: new KeyManager({ store: new PostgresKeyStore({ client: pool }) }), store, secret });
  */
-export class PostgresDashboardStore implements DashboardStore {
+export class PostgresDashboardStore extends SqlDashboardStore<PgTx> {
   readonly schema: string;
   private readonly sql: SqlClient;
 
   constructor(options: PostgresDashboardStoreOptions) {
-    this.sql = sqlClient(options?.client);
-    this.schema = validSchema(options.schema ?? 'public');
+    const sql = sqlClient(options?.client);
+    const schema = validSchema(options.schema ?? 'public');
+    const s = `"${schema}"`;
+    super({
+      runner: pgRunner(sql),
+      time: ISO_TIME,
+      keys: `${s}.keygate_keys`,
+      usage: `${s}.keygate_usage`,
+      activity: `${s}.keygate_key_activity`,
+      tokens: `${s}.keygate_used_tokens`,
+      text: '?::text',
+      contains: (column) => `strpos(${column}, ?) > 0`,
+      dayText: `to_char(day, 'YYYY-MM-DD')`,
+      markToken: (tx, tokenId, until, now) => upsertToken(tx, `${s}.keygate_used_tokens`, tokenId, until, now),
+    });
+    this.sql = sql;
+    this.schema = schema;
   }
 
   /**
@@ -49,25 +65,5 @@ export class PostgresDashboardStore implements DashboardStore {
    */
   migrate(): Promise<{ applied: number[] }> {
     return migrateSchema(this.sql, this.schema);
-  }
-
-  listKeysPage(accountId: string, query: KeyPageQuery): Promise<KeyPage> {
-    return queries.keysPage(this.sql.query, this.schema, accountId, query);
-  }
-
-  getDailyTotalsOfKeys(keyIds: readonly string[], from: string, to: string): Promise<DailyTotal[]> {
-    return queries.dailyTotalsOfKeys(this.sql.query, this.schema, keyIds, from, to);
-  }
-
-  getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
-    return queries.activityOfKeys(this.sql.query, this.schema, keyIds);
-  }
-
-  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
-    return queries.markTokenUsed(this.sql.query, this.schema, tokenId, expiresAt);
-  }
-
-  isTokenUsed(tokenId: string): Promise<boolean> {
-    return queries.isTokenUsed(this.sql.query, this.schema, tokenId);
   }
 }

@@ -1,10 +1,11 @@
 import { InvalidInputError, KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
-import { CAPABILITIES, type Capabilities, type ChangeRelay, parseChange, quote } from 'keygate/store-kit';
+import { CAPABILITIES, type Capabilities, type ChangeRelay, quote } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
+import { pollChanges } from '../sql/change-poller.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
 import type { RunInfo } from '../sql/step.js';
 import { MysqlAuditLog } from './audit-log.js';
-import { ChangePoller, pruneChanges } from './change-poller.js';
+import { mysqlChangeFeed, pruneChanges } from './change-poller.js';
 import { ER_DUP_ENTRY, errnoOf, unavailable } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
 import { MysqlOutbox } from './outbox.js';
@@ -125,16 +126,16 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
   // Polling starts from the newest change: each time it does (first, and after rows it had not read
   // were pruned) listeners get a resync.
   protected listen(relay: ChangeRelay): () => void {
-    const poller = new ChangePoller(this.sql, this.tablePrefix, this.pollIntervalMs, this.retainMs, {
-      onPayload: (payload) => {
-        const change = parseChange(payload);
-        if (change) relay.emit(change);
+    const feed = mysqlChangeFeed(this.sql, this.tablePrefix, this.retainMs);
+    return pollChanges(
+      feed,
+      { intervalMs: this.pollIntervalMs, maxBackoffMs: 5_000, resyncAfterFailure: false, pruneEveryMs: 60_000 },
+      {
+        onChange: (change) => relay.emit(change),
+        onResync: () => relay.emit({ type: 'resync' }),
+        onError: (err) => this.reportError(unavailable(err instanceof KeyStoreUnavailableError ? err.cause : err)),
       },
-      onResync: () => relay.emit({ type: 'resync' }),
-      onError: (err) => this.reportError(unavailable(err instanceof KeyStoreUnavailableError ? err.cause : err)),
-    });
-    poller.start();
-    return () => poller.stop();
+    );
   }
 
   protected reportError(err: KeyStoreUnavailableError): void {

@@ -1,12 +1,13 @@
 import { InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import { CAPABILITIES, type Capabilities, type ChangeRelay, type KeyChange, quote } from 'keygate/store-kit';
+import { pollChanges } from '../sql/change-poller.js';
 import { ISO_TIME } from '../sql/key-record.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
 import { CHANGE_SQL, USAGE_SQL } from '../sql/sqlite/keys.js';
 import { uniqueViolation } from '../sql/sqlite/unique.js';
 import type { RunInfo, SqlTx } from '../sql/step.js';
 import { SqliteAuditLog } from './audit-log.js';
-import { pollChanges } from './change-poller.js';
+import { sqliteChangeFeed } from './change-poller.js';
 import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
 import { storeError } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
@@ -118,7 +119,8 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
 
   // The first poll, and the first after a failed one, deliver a resync.
   protected listen(relay: ChangeRelay): () => void {
-    return pollChanges(this.driver, this.pollIntervalMs, {
+    const pace = { intervalMs: this.pollIntervalMs, maxBackoffMs: this.pollIntervalMs, resyncAfterFailure: true };
+    return pollChanges(sqliteChangeFeed(this.driver), pace, {
       onChange: (change) => relay.emit(change),
       onResync: () => relay.emit({ type: 'resync' }),
       onError: (err) => this.reportError(storeError(err) as KeyStoreUnavailableError),

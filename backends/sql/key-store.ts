@@ -62,10 +62,13 @@ export interface KeyDialect<X extends SqlTx> extends SqlRunner<X> {
   readonly usageSql: { counts: string; activity: string };
   /** Which unique constraint of the key table a failed insert broke, if any. */
   duplicate(err: unknown): DuplicateKey;
-  /** Inserts outbox events in the write's transaction. */
-  appendEvents(tx: X, events: readonly OutboxEvent[]): Step<void>;
-  /** Announces a change in the write's transaction, so that it goes out if and only if the write commits. */
-  announce(tx: X, change: KeyChange): Step<void>;
+  /** Inserts outbox events in the write's transaction; absent where the engine keeps no outbox (D1). */
+  appendEvents?(tx: X, events: readonly OutboxEvent[]): Step<void>;
+  /**
+   * Announces a change in the write's transaction, so that it goes out if and only if the write
+   * commits; absent where the engine has no channel between processes (D1).
+   */
+  announce?(tx: X, change: KeyChange): Step<void>;
   /** Adds a flush of usage in one transaction. */
   addUsage(tx: X, usage: MergedUsage): Step<void>;
 }
@@ -80,8 +83,8 @@ export interface KeyDialect<X extends SqlTx> extends SqlRunner<X> {
  */
 export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, UsageStore, Capable {
   declare readonly [CAPABILITIES]: Capabilities;
-  private readonly relay = new ChangeRelay();
-  private readonly telemetry: Telemetry | undefined;
+  protected readonly relay = new ChangeRelay();
+  protected readonly telemetry: Telemetry | undefined;
   private readonly byId: string;
   private stopChanges: (() => void) | undefined;
   private closed = false;
@@ -138,8 +141,8 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
           yield* wait(tx.run(insert, params));
           rows = yield* wait(tx.all<KeyRow>(byId, [record.id]));
         }
-        if (options?.events?.length) yield* dialect.appendEvents(tx, options.events);
-        yield* dialect.announce(tx, change);
+        if (options?.events?.length && dialect.appendEvents) yield* dialect.appendEvents(tx, options.events);
+        if (dialect.announce) yield* dialect.announce(tx, change);
         return rows[0] as KeyRow;
       })
       .catch((err: unknown) => {
@@ -159,9 +162,9 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
       // other than `ifVersion`, so the transaction rolls back. The row (or write) lock makes the check atomic.
       const next = applyPatch(keyRecordOf(row, dialect.time), patch, condition);
       yield* wait(tx.run(keyUpdateSql(dialect.keys), keyUpdateParams(next, dialect.time)));
-      if (condition?.events?.length) yield* dialect.appendEvents(tx, condition.events);
+      if (condition?.events?.length && dialect.appendEvents) yield* dialect.appendEvents(tx, condition.events);
       const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
-      yield* dialect.announce(tx, change);
+      if (dialect.announce) yield* dialect.announce(tx, change);
       return { next, change };
     });
     this.relay.emit(change);

@@ -4,7 +4,7 @@ import { pollChanges } from '../sql/change-poller.js';
 import { ISO_TIME } from '../sql/key-record.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
 import { CHANGE_SQL, USAGE_SQL } from '../sql/sqlite/keys.js';
-import { uniqueViolation } from '../sql/sqlite/unique.js';
+import { sqliteDuplicateKey } from '../sql/sqlite/unique.js';
 import type { RunInfo, SqlTx } from '../sql/step.js';
 import { SqliteAuditLog } from './audit-log.js';
 import { sqliteChangeFeed } from './change-poller.js';
@@ -147,10 +147,7 @@ function sqliteKeyDialect(
     lockRow: '',
     returning: true,
     usageSql: { counts: USAGE_SQL.counts, activity: USAGE_SQL.activity },
-    duplicate: (err) => {
-      const column = uniqueViolation((err as { cause?: unknown }).cause ?? err);
-      return column === 'keygate_keys.hash' ? 'hash' : column === 'keygate_keys.id' ? 'id' : undefined;
-    },
+    duplicate: sqliteDuplicateKey,
     appendEvents: (tx, events) => outbox.appendIn(tx, events),
     // Inside the write's transaction: the change is announced if and only if the write commits.
     *announce(tx, change: KeyChange) {

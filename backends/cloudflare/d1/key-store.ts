@@ -1,40 +1,26 @@
-import { KeyConflictError, KeyNotFoundError, type TelemetryOptions } from 'keygate';
+import type { TelemetryOptions } from 'keygate';
+import { KeyConflictError, KeyNotFoundError } from 'keygate';
 import {
   type ApiKeyRecord,
   applyPatch,
   CAPABILITIES,
   type Capabilities,
-  type Capable,
-  ChangeRelay,
   changeOf,
-  createTelemetry,
-  type KeyActivity,
-  type KeyChangeEvent,
   type KeyPatch,
   mergeUsage,
   observedLookup,
   quote,
-  type Telemetry,
   type UsageBatch,
-  type UsageCount,
-  type UsageOutcome,
-  type UsageStore,
-  type WritableKeyStore,
   type WriteOptions,
 } from 'keygate/store-kit';
-import { keyConflict } from '../../sql/key-conflict.js';
-import {
-  ISO_TIME,
-  KEY_COLUMNS,
-  type KeyRow,
-  keyInsertParams,
-  keyRecordOf,
-  keyUpdateParams,
-} from '../../sql/key-record.js';
+import { ISO_TIME, type KeyRow, keyRecordOf, keyUpdateParams } from '../../sql/key-record.js';
+import { SqlKeyStore } from '../../sql/key-store.js';
 import { KEY_SQL, USAGE_SQL } from '../../sql/sqlite/keys.js';
-import { uniqueViolation } from '../../sql/sqlite/unique.js';
+import { sqliteDuplicateKey } from '../../sql/sqlite/unique.js';
+import type { SqlTx } from '../../sql/step.js';
 import { D1AuditLog } from './audit-log.js';
 import type { D1Like, KVLike } from './bindings.js';
+import { d1Runner } from './d1-tx.js';
 import { d1Error, d1Guarded, validD1 } from './errors.js';
 import { KvRecordCache, validKv, validMaxStaleMs } from './kv-cache.js';
 import { migrateD1 } from './migrate.js';
@@ -99,7 +85,7 @@ const backoff = (attempt: number) =>
  *   },
  * };
  */
-export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
+export class D1KeyStore extends SqlKeyStore<SqlTx> {
   /** `changes` (this instance's writes), `usage` and `audit`. */
   declare readonly [CAPABILITIES]: Capabilities;
   /** Milliseconds a KV-cached record may be served after it was read from D1. */
@@ -107,20 +93,35 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
   private readonly db: D1Like;
   private readonly cache: KvRecordCache | undefined;
   private readonly clock: () => number;
-  private readonly telemetry: Telemetry | undefined;
-  private readonly relay = new ChangeRelay();
 
   constructor(options: D1KeyStoreOptions) {
-    this.db = validD1(options?.db);
+    const db = validD1(options?.db);
+    super(
+      {
+        ...d1Runner(db),
+        engine: 'd1',
+        keys: 'keygate_keys',
+        time: ISO_TIME,
+        lockRow: '',
+        returning: true,
+        usageSql: { counts: USAGE_SQL.counts, activity: USAGE_SQL.activity },
+        duplicate: sqliteDuplicateKey,
+        // Writes go through the overrides below; nothing else runs in a transaction.
+        addUsage: () => {
+          throw new Error('keygate: D1 adds usage in one batch');
+        },
+      },
+      options.telemetry,
+    );
+    this.db = db;
     this.maxStaleMs = validMaxStaleMs(options.maxStaleMs);
     this.clock = options.clock ?? Date.now;
     const kv = validKv(options.cache);
     this.cache = kv ? new KvRecordCache(kv, this.maxStaleMs, this.clock) : undefined;
-    this.telemetry = createTelemetry(options.telemetry);
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
-      audit: new D1AuditLog({ db: this.db }),
+      audit: new D1AuditLog({ db }),
     };
   }
 
@@ -136,42 +137,11 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
     return migrateD1(this.db);
   }
 
-  findByHash(hash: string): Promise<ApiKeyRecord | null> {
+  override findByHash(hash: string): Promise<ApiKeyRecord | null> {
     return observedLookup(this.telemetry, 'd1', () => this.lookup(hash));
   }
 
-  findById(id: string): Promise<ApiKeyRecord | null> {
-    return d1Guarded(async () => {
-      const row = await this.db.prepare(KEY_SQL.byId).bind(id).first<KeyRow>();
-      return row ? keyRecordOf(row, ISO_TIME) : null;
-    });
-  }
-
-  listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
-    return d1Guarded(async () => {
-      const { results } = await this.db.prepare(KEY_SQL.byAccount).bind(accountId).all<KeyRow>();
-      return results.map((row) => keyRecordOf(row, ISO_TIME));
-    });
-  }
-
-  async insert(record: ApiKeyRecord, _options?: WriteOptions): Promise<ApiKeyRecord> {
-    const stored = { ...record, version: 1 };
-    let row: KeyRow | null;
-    try {
-      row = await this.db
-        .prepare(`${KEY_SQL.insert} RETURNING ${KEY_COLUMNS}`)
-        .bind(...keyInsertParams(stored, ISO_TIME))
-        .first<KeyRow>();
-    } catch (err) {
-      throw duplicateOf(err, record.id) ?? d1Error(err);
-    }
-    const created = row ? keyRecordOf(row, ISO_TIME) : stored;
-    // A lookup of this digest before the insert may have found nothing; nothing negative is cached.
-    this.relay.emit(changeOf('created', created));
-    return created;
-  }
-
-  async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
+  override async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const current = await this.findById(id);
       if (!current) throw new KeyNotFoundError(id);
@@ -201,7 +171,8 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
   }
 
   /** Adds a flush of usage counts in one `batch` (atomic): each (key, day, outcome) is an upsert that adds up. */
-  async addUsage(batch: UsageBatch): Promise<void> {
+  /** Adds a flush of usage counts in one `batch` (atomic): each (key, day, outcome) is an upsert that adds up. */
+  override async addUsage(batch: UsageBatch): Promise<void> {
     const { counts, activity } = mergeUsage(batch);
     if (counts.length === 0 && activity.length === 0) return;
     const statements = [
@@ -213,40 +184,12 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
     await d1Guarded(() => this.db.batch(statements));
   }
 
-  getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
-    return d1Guarded(async () => {
-      const { results } = await this.db
-        .prepare(USAGE_SQL.counts)
-        .bind(keyId, from, to)
-        .all<{ account_id: string; day: string; outcome: string; count: number }>();
-      return results.map((r) => ({
-        keyId,
-        accountId: r.account_id,
-        day: r.day,
-        outcome: r.outcome as UsageOutcome,
-        count: Number(r.count),
-      }));
-    });
+  // A Worker has no long-lived subscriber: changes reach this instance's subscribers only.
+  protected listen(): () => void {
+    return () => {};
   }
 
-  getActivity(keyId: string): Promise<KeyActivity | null> {
-    return d1Guarded(async () => {
-      const row = await this.db
-        .prepare(USAGE_SQL.activity)
-        .bind(keyId)
-        .first<{ last_used_at: string; last_used_ip: string | null }>();
-      return row ? { keyId, lastUsedAt: ISO_TIME.read(row.last_used_at), lastUsedIp: row.last_used_ip } : null;
-    });
-  }
-
-  /**
-   * Subscribes to the writes made through this instance (a `CachedKeyStore` in the same isolate
-   * evicts at once). Writes by other isolates or by `wrangler d1 execute` are not announced: they
-   * reach lookups within `maxStaleMs` (KV) or the cache's own TTL.
-   */
-  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
-    return this.relay.subscribe(listener);
-  }
+  protected reportError(): void {}
 
   private async lookup(hash: string): Promise<ApiKeyRecord | null> {
     const hit = await this.cache?.get(hash);
@@ -263,10 +206,4 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
     await this.cache?.put(record, at);
     return record;
   }
-}
-
-/** The conflict a failed INSERT stands for (a duplicate id or digest), or undefined for any other failure. */
-function duplicateOf(err: unknown, id: string) {
-  const column = uniqueViolation(err);
-  return keyConflict(column === 'keygate_keys.hash' ? 'hash' : column === 'keygate_keys.id' ? 'id' : undefined, id);
 }

@@ -81,19 +81,17 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
   readonly pollIntervalMs: number;
   private readonly retainMs: number;
   private readonly sql: SqlClient;
-  private readonly onError: (err: KeyStoreUnavailableError) => void;
 
   constructor(options: MysqlKeyStoreOptions) {
     const sql = sqlClient(options?.client);
     const prefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
     // The prefix is validated above, never taken from request data; values always go as parameters.
     const outbox = new MysqlOutbox(sql, prefix);
-    super(mysqlKeyDialect(sql, prefix, outbox), options.telemetry);
+    super(mysqlKeyDialect(sql, prefix, outbox), options);
     this.sql = sql;
     this.tablePrefix = prefix;
     this.pollIntervalMs = bounded('pollIntervalMs', options.pollIntervalMs, DEFAULT_POLL_MS, 10, 60_000);
     this.retainMs = bounded('changeRetentionMs', options.changeRetentionMs, DEFAULT_RETAIN_MS, 60_000, 2 ** 31);
-    this.onError = options.onError ?? (() => {});
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
@@ -136,10 +134,6 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
         onError: (err) => this.reportError(unavailable(err instanceof KeyStoreUnavailableError ? err.cause : err)),
       },
     );
-  }
-
-  protected reportError(err: KeyStoreUnavailableError): void {
-    this.onError(err);
   }
 }
 

@@ -58,7 +58,6 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
   /** The NOTIFY channel: `keygate_changes`, suffixed with the schema when it is not `public`. */
   readonly channel: string;
   private readonly sql: SqlClient;
-  private readonly onError: (err: KeyStoreUnavailableError) => void;
 
   constructor(options: PostgresKeyStoreOptions) {
     const sql = sqlClient(options?.client);
@@ -66,11 +65,10 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
     const channel = schema === 'public' ? 'keygate_changes' : `keygate_changes_${schema}`;
     // Identifiers are validated above and quoted, never taken from request data; values always go as parameters.
     const outbox = new PostgresOutbox(sql, `"${schema}"`);
-    super(postgresKeyDialect(sql, `"${schema}"`, channel, outbox), options.telemetry);
+    super(postgresKeyDialect(sql, `"${schema}"`, channel, outbox), options);
     this.sql = sql;
     this.schema = schema;
     this.channel = channel;
-    this.onError = options.onError ?? (() => {});
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
@@ -101,10 +99,6 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
       onListening: () => relay.emit({ type: 'resync' }),
       onError: (err) => this.reportError(unavailable(err)),
     });
-  }
-
-  protected reportError(err: KeyStoreUnavailableError): void {
-    this.onError(err);
   }
 }
 

@@ -88,7 +88,32 @@ export function jsonOf<T>(value: unknown): T {
 const timeOrNull = (time: TimeCodec, v: string | null | undefined) =>
   v === null || v === undefined ? null : time.write(v);
 const readOrNull = (time: TimeCodec, v: Date | string | null) => (v === null ? null : time.read(v));
-const rateLimitText = (record: ApiKeyRecord) => (record.rateLimit ? JSON.stringify(record.rateLimit) : null);
+
+// Every column's value for `record`: JSON as text, times through `time`.
+function columnValues(record: ApiKeyRecord, time: TimeCodec): Record<string, unknown> {
+  return {
+    id: record.id,
+    hash: record.hash,
+    account_id: record.accountId,
+    name: record.name,
+    mode: record.mode,
+    status: record.status,
+    permissions: JSON.stringify(record.permissions),
+    allowed_ips: JSON.stringify(record.allowedIps),
+    hint: record.hint,
+    created_at: time.write(record.createdAt),
+    updated_at: time.write(record.updatedAt),
+    expires_at: timeOrNull(time, record.expiresAt),
+    revoked_at: timeOrNull(time, record.revokedAt),
+    rotated_from: record.rotatedFrom,
+    rotated_to: record.rotatedTo,
+    metadata: JSON.stringify(record.metadata),
+    version: record.version,
+    rate_limit: record.rateLimit ? JSON.stringify(record.rateLimit) : null,
+    suspended_at: timeOrNull(time, record.suspendedAt),
+    suspended_reason: record.suspendedReason ?? null,
+  };
+}
 
 /**
  * The record a key row holds.
@@ -128,53 +153,19 @@ export function keyRecordOf(row: KeyRow, time: TimeCodec): ApiKeyRecord {
  * await tx.run(`INSERT INTO keygate_keys (${KEY_COLUMNS}) VALUES (${marks(20)})`, keyInsertParams(record, ISO_TIME));
  */
 export function keyInsertParams(record: ApiKeyRecord, time: TimeCodec): unknown[] {
-  return [
-    record.id,
-    record.hash,
-    record.accountId,
-    record.name,
-    record.mode,
-    record.status,
-    JSON.stringify(record.permissions),
-    JSON.stringify(record.allowedIps),
-    record.hint,
-    time.write(record.createdAt),
-    time.write(record.updatedAt),
-    timeOrNull(time, record.expiresAt),
-    timeOrNull(time, record.revokedAt),
-    record.rotatedFrom,
-    record.rotatedTo,
-    JSON.stringify(record.metadata),
-    record.version,
-    rateLimitText(record),
-    timeOrNull(time, record.suspendedAt),
-    record.suspendedReason ?? null,
-  ];
+  const values = columnValues(record, time);
+  return KEY_COLUMNS.split(', ').map((column) => values[column]);
 }
 
 /**
  * The values of an UPDATE to the patched record `next`: {@link KEY_UPDATE_COLUMNS} in order, then the id.
  *
  * @example
- * await tx.run(KEY_UPDATE_SQL, keyUpdateParams(next, ISO_TIME));
+ * await tx.run(keyUpdateSql('keygate_keys'), keyUpdateParams(next, ISO_TIME));
  */
 export function keyUpdateParams(next: ApiKeyRecord, time: TimeCodec): unknown[] {
-  return [
-    next.name,
-    next.status,
-    JSON.stringify(next.permissions),
-    JSON.stringify(next.allowedIps),
-    time.write(next.updatedAt),
-    timeOrNull(time, next.expiresAt),
-    timeOrNull(time, next.revokedAt),
-    next.rotatedTo,
-    JSON.stringify(next.metadata),
-    next.version,
-    rateLimitText(next),
-    timeOrNull(time, next.suspendedAt),
-    next.suspendedReason ?? null,
-    next.id,
-  ];
+  const values = columnValues(next, time);
+  return [...KEY_UPDATE_COLUMNS.map((column) => values[column]), next.id];
 }
 
 /**

@@ -89,11 +89,15 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   private stopChanges: (() => void) | undefined;
   private closed = false;
 
+  private readonly onError: (err: KeyStoreUnavailableError) => void;
+
+  /** `options`: the backend's own, of which the core reads `telemetry` and `onError`. */
   protected constructor(
     private readonly dialect: KeyDialect<X>,
-    telemetry: TelemetryOptions | undefined,
+    options: { telemetry?: TelemetryOptions; onError?: (err: KeyStoreUnavailableError) => void },
   ) {
-    this.telemetry = createTelemetry(telemetry);
+    this.telemetry = createTelemetry(options.telemetry);
+    this.onError = options.onError ?? (() => {});
     this.byId = `SELECT ${KEY_COLUMNS} FROM ${dialect.keys} WHERE id = ?`;
   }
 
@@ -106,8 +110,10 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
    */
   protected abstract listen(relay: ChangeRelay): () => void;
 
-  /** Reports a failure of the change channel (which retries by itself). */
-  protected abstract reportError(err: KeyStoreUnavailableError): void;
+  /** Reports a failure of the change channel (which retries by itself) to the `onError` option. */
+  protected reportError(err: KeyStoreUnavailableError): void {
+    this.onError(err);
+  }
 
   findByHash(hash: string): Promise<ApiKeyRecord | null> {
     return observedLookup(this.telemetry, this.dialect.engine, () =>

@@ -1,9 +1,8 @@
 import { SqlAuditLog } from '../sql/audit-log.js';
 import { ISO_TIME } from '../sql/key-record.js';
-import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
+import type { SqliteDatabase, SqliteDriver } from './driver.js';
 import { migrateKeyStore } from './migrate.js';
-import { sqliteRunner } from './sql-tx.js';
-import { validBusyTimeoutMs } from './timeouts.js';
+import { sqliteConnection } from './options.js';
 
 /**
  * Options of {@link SqliteAuditLog}.
@@ -35,9 +34,8 @@ export class SqliteAuditLog extends SqlAuditLog {
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteAuditLogOptions) {
-    const driver = sqliteDriver(options?.database);
-    const busyTimeoutMs = validBusyTimeoutMs(options.busyTimeoutMs, 2_000);
-    super({ table: 'keygate_audit', time: ISO_TIME, runner: sqliteRunner(driver, busyTimeoutMs) });
+    const { driver, busyTimeoutMs, runner } = sqliteConnection(options);
+    super({ table: 'keygate_audit', time: ISO_TIME, runner });
     this.driver = driver;
     this.busyTimeoutMs = busyTimeoutMs;
   }

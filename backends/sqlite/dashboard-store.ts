@@ -1,9 +1,8 @@
 import { SqlDashboardStore } from '../sql/dashboard-store.js';
 import { SQLITE_DASHBOARD } from '../sql/sqlite/dashboard.js';
-import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
+import type { SqliteDatabase, SqliteDriver } from './driver.js';
 import { migrateKeyStore } from './migrate.js';
-import { sqliteRunner } from './sql-tx.js';
-import { validBusyTimeoutMs } from './timeouts.js';
+import { sqliteConnection } from './options.js';
 
 /**
  * Options of {@link SqliteDashboardStore}.
@@ -35,9 +34,8 @@ export class SqliteDashboardStore extends SqlDashboardStore {
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteDashboardStoreOptions) {
-    const driver = sqliteDriver(options?.database);
-    const busyTimeoutMs = validBusyTimeoutMs(options.busyTimeoutMs, 2_000);
-    super({ runner: sqliteRunner(driver, busyTimeoutMs), ...SQLITE_DASHBOARD });
+    const { driver, busyTimeoutMs, runner } = sqliteConnection(options);
+    super({ ...SQLITE_DASHBOARD, runner });
     this.driver = driver;
     this.busyTimeoutMs = busyTimeoutMs;
   }

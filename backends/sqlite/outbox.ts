@@ -2,10 +2,9 @@ import { ISO_TIME } from '../sql/key-record.js';
 import { SqlOutbox } from '../sql/outbox.js';
 import { OUTBOX_SQL } from '../sql/sqlite/outbox.js';
 import type { RunInfo } from '../sql/step.js';
-import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
+import type { SqliteDatabase, SqliteDriver } from './driver.js';
 import { migrateKeyStore } from './migrate.js';
-import { sqliteRunner } from './sql-tx.js';
-import { validBusyTimeoutMs } from './timeouts.js';
+import { sqliteConnection } from './options.js';
 
 /**
  * Options of {@link SqliteOutbox}.
@@ -40,10 +39,9 @@ export class SqliteOutbox extends SqlOutbox {
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteOutboxOptions) {
-    const driver = sqliteDriver(options?.database);
-    const busyTimeoutMs = validBusyTimeoutMs(options.busyTimeoutMs, 2_000);
+    const { driver, busyTimeoutMs, runner } = sqliteConnection(options);
     super({
-      runner: sqliteRunner(driver, busyTimeoutMs),
+      runner,
       time: ISO_TIME,
       events: 'keygate_outbox',
       hooks: 'keygate_webhook_endpoints',

@@ -1,10 +1,8 @@
 import { InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import { CAPABILITIES, type Capabilities, type ChangeRelay, type KeyChange, quote } from 'keygate/store-kit';
 import { pollChanges } from '../sql/change-poller.js';
-import { ISO_TIME } from '../sql/key-record.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
-import { CHANGE_SQL, USAGE_SQL } from '../sql/sqlite/keys.js';
-import { sqliteDuplicateKey } from '../sql/sqlite/unique.js';
+import { CHANGE_SQL, SQLITE_KEYS, USAGE_SQL } from '../sql/sqlite/keys.js';
 import type { RunInfo, SqlTx } from '../sql/step.js';
 import { SqliteAuditLog } from './audit-log.js';
 import { sqliteChangeFeed } from './change-poller.js';
@@ -85,18 +83,16 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
   /** Milliseconds a write waits for the write lock. */
   readonly busyTimeoutMs: number;
   private readonly driver: SqliteDriver;
-  private readonly onError: (err: KeyStoreUnavailableError) => void;
 
   constructor(options: SqliteKeyStoreOptions) {
     const driver = sqliteDriver(options?.database);
     const busyTimeoutMs = validBusyTimeoutMs(options.busyTimeoutMs, 2_000);
     const retentionMs = validRetentionMs(options.changeRetentionMs);
     const outbox = new SqliteOutbox({ database: driver, busyTimeoutMs });
-    super(sqliteKeyDialect(driver, busyTimeoutMs, retentionMs, outbox), options.telemetry);
+    super(sqliteKeyDialect(driver, busyTimeoutMs, retentionMs, outbox), options);
     this.driver = driver;
     this.pollIntervalMs = validPollIntervalMs(options.pollIntervalMs);
     this.busyTimeoutMs = busyTimeoutMs;
-    this.onError = options.onError ?? (() => {});
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
@@ -126,10 +122,6 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
       onError: (err) => this.reportError(storeError(err) as KeyStoreUnavailableError),
     });
   }
-
-  protected reportError(err: KeyStoreUnavailableError): void {
-    this.onError(err);
-  }
 }
 
 /** The SQLite engine under the key store: the driver answers at once, so a transaction is one synchronous call. */
@@ -142,12 +134,7 @@ function sqliteKeyDialect(
   return {
     ...sqliteRunner(driver, busyTimeoutMs),
     engine: 'sqlite',
-    keys: 'keygate_keys',
-    time: ISO_TIME,
-    lockRow: '',
-    returning: true,
-    usageSql: { counts: USAGE_SQL.counts, activity: USAGE_SQL.activity },
-    duplicate: sqliteDuplicateKey,
+    ...SQLITE_KEYS,
     appendEvents: (tx, events) => outbox.appendIn(tx, events),
     // Inside the write's transaction: the change is announced if and only if the write commits.
     *announce(tx, change: KeyChange) {

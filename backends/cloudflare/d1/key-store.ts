@@ -15,8 +15,7 @@ import {
 } from 'keygate/store-kit';
 import { ISO_TIME, type KeyRow, keyRecordOf, keyUpdateParams } from '../../sql/key-record.js';
 import { SqlKeyStore } from '../../sql/key-store.js';
-import { KEY_SQL, USAGE_SQL } from '../../sql/sqlite/keys.js';
-import { sqliteDuplicateKey } from '../../sql/sqlite/unique.js';
+import { KEY_SQL, SQLITE_KEYS, USAGE_SQL } from '../../sql/sqlite/keys.js';
 import type { SqlTx } from '../../sql/step.js';
 import { D1AuditLog } from './audit-log.js';
 import type { D1Like, KVLike } from './bindings.js';
@@ -100,18 +99,13 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
       {
         ...d1Runner(db),
         engine: 'd1',
-        keys: 'keygate_keys',
-        time: ISO_TIME,
-        lockRow: '',
-        returning: true,
-        usageSql: { counts: USAGE_SQL.counts, activity: USAGE_SQL.activity },
-        duplicate: sqliteDuplicateKey,
+        ...SQLITE_KEYS,
         // Writes go through the overrides below; nothing else runs in a transaction.
         addUsage: () => {
           throw new Error('keygate: D1 adds usage in one batch');
         },
       },
-      options.telemetry,
+      options,
     );
     this.db = db;
     this.maxStaleMs = validMaxStaleMs(options.maxStaleMs);
@@ -188,8 +182,6 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
   protected listen(): () => void {
     return () => {};
   }
-
-  protected reportError(): void {}
 
   private async lookup(hash: string): Promise<ApiKeyRecord | null> {
     const hit = await this.cache?.get(hash);

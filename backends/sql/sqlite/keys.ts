@@ -1,6 +1,8 @@
 // The key store's statements (tables in ./migrations.ts). `?` placeholders only, in the order each
 // comment gives.
-import { KEY_COLUMNS, keyUpdateSql, marks } from '../key-record.js';
+import { ISO_TIME, KEY_COLUMNS, keyUpdateSql, marks } from '../key-record.js';
+import type { KeyDialect } from '../key-store.js';
+import { sqliteDuplicateKey } from './unique.js';
 
 /** The key store's statements. */
 export const KEY_SQL = {
@@ -46,3 +48,19 @@ export const CHANGE_SQL = {
   /** ? before (epoch ms). Deletes older rows, keeping the newest so that a poller can tell a gap. */
   prune: 'DELETE FROM keygate_changes WHERE at < ? AND seq < (SELECT max(seq) FROM keygate_changes)',
 } as const;
+
+/**
+ * The key store's table, codecs and reads in the SQLite family (SQLite files and D1): instants as ISO
+ * text, no row lock (a write holds the file), `RETURNING` on insert.
+ *
+ * @example
+ * super({ ...sqliteRunner(driver, 2_000), ...SQLITE_KEYS, engine: 'sqlite', ... }, options);
+ */
+export const SQLITE_KEYS = {
+  keys: 'keygate_keys',
+  time: ISO_TIME,
+  lockRow: '',
+  returning: true,
+  usageSql: { counts: USAGE_SQL.counts, activity: USAGE_SQL.activity },
+  duplicate: sqliteDuplicateKey,
+} satisfies Partial<KeyDialect<never>>;

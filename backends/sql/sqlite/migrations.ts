@@ -1,6 +1,7 @@
-// Every table keygate keeps in SQLite, and nothing else: the DDL lives here alone, so that another
-// tool (drizzle-kit, a D1 migration folder) can create the same tables from the same text. No class
-// runs any of it implicitly: each has its own `migrate()`, called by the application.
+// The key store's tables in the SQLite family (SQLite files and D1), and nothing else: the DDL lives
+// here alone, so that another tool (drizzle-kit, a D1 migration folder) can create the same tables
+// from the same text. The rate limiter's and ledger's tables are in backends/sqlite/migrations.ts.
+// No class runs any of it implicitly: each has its own `migrate()`, called by the application.
 //
 // Conventions, for every dialect built on this one: timestamps shown to users are ISO 8601 text in
 // UTC with milliseconds (`2026-01-02T03:04:05.678Z`, which sorts as time); instants compared by the

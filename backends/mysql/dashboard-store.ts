@@ -3,7 +3,7 @@ import { SqlDashboardStore } from '../sql/dashboard-store.js';
 import type { RunInfo } from '../sql/step.js';
 import { migrateKeyStore } from './migrate.js';
 import { type SqlClient, sqlClient, validTablePrefix } from './sql-client.js';
-import { MYSQL_TIME, type MysqlTx, mysqlRunner } from './sql-tx.js';
+import { type MysqlTx, mysqlEngine } from './sql-tx.js';
 
 /**
  * Options of {@link MysqlDashboardStore}.
@@ -37,12 +37,7 @@ export class MysqlDashboardStore extends SqlDashboardStore<MysqlTx> {
     const sql = sqlClient(options?.client);
     const p = validTablePrefix(options.tablePrefix ?? 'keygate_');
     super({
-      runner: mysqlRunner(sql),
-      time: MYSQL_TIME,
-      keys: `${p}keys`,
-      usage: `${p}usage`,
-      activity: `${p}key_activity`,
-      tokens: `${p}used_tokens`,
+      ...mysqlEngine(sql, p),
       text: '?',
       contains: (column) => `LOCATE(?, ${column}) > 0`,
       dayText: `DATE_FORMAT(day, '%Y-%m-%d')`,

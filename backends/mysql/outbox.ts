@@ -1,7 +1,7 @@
+import type { SqlEngine } from '../sql/engine.js';
 import { SqlOutbox } from '../sql/outbox.js';
 import { ER_DUP_ENTRY, errnoOf } from './errors.js';
-import type { SqlClient } from './sql-client.js';
-import { MYSQL_TIME, type MysqlTx, mysqlRunner } from './sql-tx.js';
+import type { MysqlTx } from './sql-tx.js';
 
 /**
  * The outbox of a `MysqlKeyStore` (its `outbox` capability), in the tables `<prefix>outbox`,
@@ -13,21 +13,19 @@ import { MYSQL_TIME, type MysqlTx, mysqlRunner } from './sql-tx.js';
  * while a lease holds; an outcome is recorded only under the token of the lease that sent it.
  */
 export class MysqlOutbox extends SqlOutbox<MysqlTx> {
-  /** `prefix` validated by the store. */
-  constructor(sql: SqlClient, prefix: string) {
-    const hooks = `${prefix}webhook_endpoints`;
-    const deliveries = `${prefix}webhook_deliveries`;
+  constructor(engine: SqlEngine<MysqlTx>) {
+    const hooks = engine.table('webhook_endpoints');
+    const deliveries = engine.table('webhook_deliveries');
     super({
-      runner: mysqlRunner(sql),
-      time: MYSQL_TIME,
-      events: `${prefix}outbox`,
-      hooks,
-      deliveries,
+      ...engine,
       lockRow: ' FOR UPDATE',
       lockDue: ' FOR UPDATE SKIP LOCKED',
       *insertEvent(tx, params) {
         try {
-          yield tx.run(`INSERT INTO ${prefix}outbox (id, account_id, type, at, data) VALUES (?, ?, ?, ?, ?)`, params);
+          yield tx.run(
+            `INSERT INTO ${engine.table('outbox')} (id, account_id, type, at, data) VALUES (?, ?, ?, ?, ?)`,
+            params,
+          );
           return true;
         } catch (err) {
           // An event already stored (published again with its id) keeps the deliveries it has. In MySQL a

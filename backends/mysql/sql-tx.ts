@@ -1,3 +1,4 @@
+import type { SqlEngine } from '../sql/engine.js';
 import type { TimeCodec } from '../sql/key-record.js';
 import { runAsync, type SqlRunner, type SqlTx } from '../sql/step.js';
 import { isoTime, type Query, type SqlClient, sqlTime } from './sql-client.js';
@@ -51,4 +52,14 @@ export function mysqlRunner(sql: SqlClient): SqlRunner<MysqlTx> {
     read: (body) => runAsync(body(mysqlTx(sql.query))),
     transaction: (body) => sql.transaction((q) => runAsync(body(mysqlTx(q)))),
   };
+}
+
+/**
+ * The SQL core's engine on `sql`, over the tables named `<prefix><name>` (the prefix validated by the caller).
+ *
+ * @example
+ * const audit = new SqlAuditLog(mysqlEngine(sqlClient(pool), 'keygate_'));
+ */
+export function mysqlEngine(sql: SqlClient, prefix: string): SqlEngine<MysqlTx> {
+  return { runner: mysqlRunner(sql), time: MYSQL_TIME, table: (name) => `${prefix}${name}` };
 }

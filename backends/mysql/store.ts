@@ -1,16 +1,17 @@
 import { InvalidInputError, KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import { CAPABILITIES, type Capabilities, type ChangeRelay, quote } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
+import { SqlAuditLog } from '../sql/audit-log.js';
 import { pollChanges } from '../sql/change-poller.js';
+import type { SqlEngine } from '../sql/engine.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
 import type { RunInfo } from '../sql/step.js';
-import { MysqlAuditLog } from './audit-log.js';
 import { mysqlChangeFeed, pruneChanges } from './change-poller.js';
 import { ER_DUP_ENTRY, errnoOf, unavailable } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
 import { MysqlOutbox } from './outbox.js';
 import { type SqlClient, sqlClient, validTablePrefix } from './sql-client.js';
-import { MYSQL_TIME, type MysqlTx, mysqlRunner } from './sql-tx.js';
+import { MYSQL_TIME, type MysqlTx, mysqlEngine } from './sql-tx.js';
 
 /**
  * Options of {@link MysqlKeyStore}.
@@ -86,8 +87,9 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
     const sql = sqlClient(options?.client);
     const prefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
     // The prefix is validated above, never taken from request data; values always go as parameters.
-    const outbox = new MysqlOutbox(sql, prefix);
-    super(mysqlKeyDialect(sql, prefix, outbox), options);
+    const engine = mysqlEngine(sql, prefix);
+    const outbox = new MysqlOutbox(engine);
+    super(mysqlKeyDialect(engine, prefix, outbox), options);
     this.sql = sql;
     this.tablePrefix = prefix;
     this.pollIntervalMs = bounded('pollIntervalMs', options.pollIntervalMs, DEFAULT_POLL_MS, 10, 60_000);
@@ -95,7 +97,8 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
-      audit: new MysqlAuditLog(sql, prefix),
+      // TRUNCATE fires no trigger in MySQL or MariaDB: grant the application's user no DROP.
+      audit: new SqlAuditLog(engine),
       outbox,
     };
   }
@@ -138,12 +141,10 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
 }
 
 /** MySQL under the key store: read-back after INSERT, row locks, a change table, usage upserted row by row in key order. */
-function mysqlKeyDialect(sql: SqlClient, p: string, outbox: MysqlOutbox): KeyDialect<MysqlTx> {
+function mysqlKeyDialect(engine: SqlEngine<MysqlTx>, p: string, outbox: MysqlOutbox): KeyDialect<MysqlTx> {
   return {
-    ...mysqlRunner(sql),
+    ...engine,
     engine: 'mysql',
-    keys: `${p}keys`,
-    time: MYSQL_TIME,
     lockRow: ' FOR UPDATE',
     returning: false,
     usageSql: {

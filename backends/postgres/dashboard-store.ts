@@ -1,9 +1,8 @@
 import type { Pool } from 'pg';
 import { SqlDashboardStore, upsertToken } from '../sql/dashboard-store.js';
-import { ISO_TIME } from '../sql/key-record.js';
 import { migrateSchema } from './migrate.js';
 import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
-import { type PgTx, pgRunner } from './sql-tx.js';
+import { type PgTx, pgEngine } from './sql-tx.js';
 
 /**
  * Options of {@link PostgresDashboardStore}.
@@ -38,18 +37,13 @@ export class PostgresDashboardStore extends SqlDashboardStore<PgTx> {
   constructor(options: PostgresDashboardStoreOptions) {
     const sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    const s = `"${schema}"`;
+    const engine = pgEngine(sql, schema);
     super({
-      runner: pgRunner(sql),
-      time: ISO_TIME,
-      keys: `${s}.keygate_keys`,
-      usage: `${s}.keygate_usage`,
-      activity: `${s}.keygate_key_activity`,
-      tokens: `${s}.keygate_used_tokens`,
+      ...engine,
       text: '?::text',
       contains: (column) => `strpos(${column}, ?) > 0`,
       dayText: `to_char(day, 'YYYY-MM-DD')`,
-      markToken: (tx, tokenId, until, now) => upsertToken(tx, `${s}.keygate_used_tokens`, tokenId, until, now),
+      markToken: (tx, tokenId, until, now) => upsertToken(tx, engine.table('used_tokens'), tokenId, until, now),
     });
     this.sql = sql;
     this.schema = schema;

@@ -1,7 +1,6 @@
-import { ISO_TIME } from '../sql/key-record.js';
+import type { SqlEngine } from '../sql/engine.js';
 import { SqlOutbox } from '../sql/outbox.js';
-import type { SqlClient } from './sql-client.js';
-import { type PgTx, pgRunner } from './sql-tx.js';
+import type { PgTx } from './sql-tx.js';
 
 /**
  * The outbox of a `PostgresKeyStore` (its `outbox` capability), in the tables `keygate_outbox`,
@@ -13,20 +12,15 @@ import { type PgTx, pgRunner } from './sql-tx.js';
  * lease holds; an outcome is recorded only under the token of the lease that sent it.
  */
 export class PostgresOutbox extends SqlOutbox<PgTx> {
-  /** `schema` validated and quoted by the store. */
-  constructor(sql: SqlClient, quotedSchema: string) {
-    const hooks = `${quotedSchema}.keygate_webhook_endpoints`;
-    const deliveries = `${quotedSchema}.keygate_webhook_deliveries`;
+  constructor(engine: SqlEngine<PgTx>) {
+    const hooks = engine.table('webhook_endpoints');
+    const deliveries = engine.table('webhook_deliveries');
     super({
-      runner: pgRunner(sql),
-      time: ISO_TIME,
-      events: `${quotedSchema}.keygate_outbox`,
-      hooks,
-      deliveries,
+      ...engine,
       lockRow: ' FOR UPDATE',
       lockDue: ' FOR UPDATE SKIP LOCKED',
       *insertEvent(tx, params) {
-        const sql = `INSERT INTO ${quotedSchema}.keygate_outbox (id, account_id, type, at, data) VALUES (?, ?, ?, ?, ?)
+        const sql = `INSERT INTO ${engine.table('outbox')} (id, account_id, type, at, data) VALUES (?, ?, ?, ?, ?)
           ON CONFLICT (id) DO NOTHING`;
         return ((yield tx.run(sql, params)) as { changes: number }).changes === 1;
       },

@@ -1,3 +1,5 @@
+import type { SqlEngine } from '../sql/engine.js';
+import { ISO_TIME } from '../sql/key-record.js';
 import { numbered } from '../sql/placeholders.js';
 import { runAsync, type SqlRunner, type SqlTx } from '../sql/step.js';
 import type { Query, SqlClient } from './sql-client.js';
@@ -42,4 +44,14 @@ export function pgRunner(sql: SqlClient): SqlRunner<PgTx> {
     read: (body) => runAsync(body(pgTx(sql.query))),
     transaction: (body) => sql.transaction((q) => runAsync(body(pgTx(q)))),
   };
+}
+
+/**
+ * The SQL core's engine on `sql`, over the tables of `schema` (validated by the caller; quoted here).
+ *
+ * @example
+ * const audit = new SqlAuditLog(pgEngine(sqlClient(pool), 'public'));
+ */
+export function pgEngine(sql: SqlClient, schema: string): SqlEngine<PgTx> {
+  return { runner: pgRunner(sql), time: ISO_TIME, table: (name) => `"${schema}".keygate_${name}` };
 }

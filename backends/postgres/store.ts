@@ -1,14 +1,14 @@
 import { KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import { CAPABILITIES, type Capabilities, type ChangeRelay, parseChange } from 'keygate/store-kit';
 import type { Pool } from 'pg';
-import { ISO_TIME } from '../sql/key-record.js';
+import { SqlAuditLog } from '../sql/audit-log.js';
+import type { SqlEngine } from '../sql/engine.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
-import { PostgresAuditLog } from './audit-log.js';
 import { sqlState, unavailable } from './errors.js';
 import { migrateSchema } from './migrate.js';
 import { PostgresOutbox } from './outbox.js';
 import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
-import { type PgTx, pgRunner } from './sql-tx.js';
+import { type PgTx, pgEngine } from './sql-tx.js';
 
 /** Options of {@link PostgresKeyStore}. */
 export interface PostgresKeyStoreOptions {
@@ -64,15 +64,17 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
     const schema = validSchema(options.schema ?? 'public');
     const channel = schema === 'public' ? 'keygate_changes' : `keygate_changes_${schema}`;
     // Identifiers are validated above and quoted, never taken from request data; values always go as parameters.
-    const outbox = new PostgresOutbox(sql, `"${schema}"`);
-    super(postgresKeyDialect(sql, `"${schema}"`, channel, outbox), options);
+    const engine = pgEngine(sql, schema);
+    const outbox = new PostgresOutbox(engine);
+    super(postgresKeyDialect(engine, channel, outbox), options);
     this.sql = sql;
     this.schema = schema;
     this.channel = channel;
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
-      audit: new PostgresAuditLog(sql, `"${schema}"`),
+      // The audit table's trigger also refuses TRUNCATE.
+      audit: new SqlAuditLog(engine),
       outbox,
     };
   }
@@ -103,18 +105,18 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
 }
 
 /** PostgreSQL under the key store: `RETURNING`, row locks, NOTIFY at commit, usage upserted from arrays. */
-function postgresKeyDialect(sql: SqlClient, s: string, channel: string, outbox: PostgresOutbox): KeyDialect<PgTx> {
+function postgresKeyDialect(engine: SqlEngine<PgTx>, channel: string, outbox: PostgresOutbox): KeyDialect<PgTx> {
+  const usageTable = engine.table('usage');
+  const activityTable = engine.table('key_activity');
   return {
-    ...pgRunner(sql),
+    ...engine,
     engine: 'postgres',
-    keys: `${s}.keygate_keys`,
-    time: ISO_TIME,
     lockRow: ' FOR UPDATE',
     returning: true,
     usageSql: {
-      counts: `SELECT account_id, to_char(day, 'YYYY-MM-DD') AS day, outcome, count FROM ${s}.keygate_usage
+      counts: `SELECT account_id, to_char(day, 'YYYY-MM-DD') AS day, outcome, count FROM ${usageTable}
         WHERE key_id = ? AND day BETWEEN ?::date AND ?::date ORDER BY day, outcome`,
-      activity: `SELECT last_used_at, last_used_ip FROM ${s}.keygate_key_activity WHERE key_id = ?`,
+      activity: `SELECT last_used_at, last_used_ip FROM ${activityTable} WHERE key_id = ?`,
     },
     duplicate: (err) => {
       const cause = (err as { cause?: unknown }).cause;
@@ -129,7 +131,7 @@ function postgresKeyDialect(sql: SqlClient, s: string, channel: string, outbox: 
     *addUsage(tx, { counts, activity }) {
       if (counts.length > 0) {
         yield tx.run(
-          `INSERT INTO ${s}.keygate_usage AS u (key_id, account_id, day, outcome, count)
+          `INSERT INTO ${usageTable} AS u (key_id, account_id, day, outcome, count)
             SELECT * FROM unnest(?::text[], ?::text[], ?::date[], ?::text[], ?::bigint[])
             ON CONFLICT (key_id, day, outcome) DO UPDATE SET count = u.count + EXCLUDED.count`,
           [
@@ -143,7 +145,7 @@ function postgresKeyDialect(sql: SqlClient, s: string, channel: string, outbox: 
       }
       if (activity.length > 0) {
         yield tx.run(
-          `INSERT INTO ${s}.keygate_key_activity AS a (key_id, last_used_at, last_used_ip)
+          `INSERT INTO ${activityTable} AS a (key_id, last_used_at, last_used_ip)
             SELECT * FROM unnest(?::text[], ?::timestamptz[], ?::text[])
             ON CONFLICT (key_id) DO UPDATE SET last_used_at = EXCLUDED.last_used_at, last_used_ip = EXCLUDED.last_used_ip
             WHERE a.last_used_at < EXCLUDED.last_used_at`,

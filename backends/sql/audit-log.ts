@@ -8,8 +8,9 @@ import {
   validAuditEntry,
   validAuditQuery,
 } from 'keygate/store-kit';
+import type { SqlEngine } from './engine.js';
 import { jsonOf, type TimeCodec } from './key-record.js';
-import { type SqlRunner, wait } from './step.js';
+import { wait } from './step.js';
 
 const COLUMNS = 'id, at, account_id, key_id, action, actor_type, actor_id, changes, address';
 
@@ -26,17 +27,13 @@ interface AuditRow {
 }
 
 /**
- * What the audit log needs of an engine: its table (append-only there: triggers refuse UPDATE and
- * DELETE), how instants are stored, and how statements run.
+ * What the audit log needs of an engine: nothing beyond the engine itself. Its table, `audit`, is
+ * append-only in the database: triggers refuse UPDATE and DELETE.
  *
  * @example
- * const dialect: AuditDialect = { table: 'keygate_audit', time: ISO_TIME, runner: sqliteRunner(driver, 2_000) };
+ * const log = new SqlAuditLog(engine);
  */
-export interface AuditDialect {
-  readonly table: string;
-  readonly time: TimeCodec;
-  readonly runner: SqlRunner;
-}
+export type AuditDialect = SqlEngine;
 
 /**
  * The audit log every SQL engine shares: each append is one INSERT; listings page on the indexes
@@ -44,7 +41,7 @@ export interface AuditDialect {
  * Every process on the database reads the same entries.
  *
  * @example
- * const log = new SqlAuditLog({ table: 'keygate_audit', time: ISO_TIME, runner });
+ * const log = new SqlAuditLog(engine);
  * await log.list({ accountId: 'acct_1', limit: 20 });
  */
 export class SqlAuditLog implements AuditLog {
@@ -52,7 +49,8 @@ export class SqlAuditLog implements AuditLog {
 
   async append(input: AuditEntryInput): Promise<AuditEntry> {
     const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
-    const { table, time, runner } = this.dialect;
+    const { time, runner } = this.dialect;
+    const table = this.dialect.table('audit');
     const params = [
       entry.id,
       time.write(entry.at),
@@ -72,7 +70,8 @@ export class SqlAuditLog implements AuditLog {
 
   async list(query: AuditQuery): Promise<AuditEntry[]> {
     const { accountId, keyId, limit, before } = validAuditQuery(query);
-    const { table, time, runner } = this.dialect;
+    const { time, runner } = this.dialect;
+    const table = this.dialect.table('audit');
     const params: unknown[] = [accountId];
     let where = 'account_id = ?';
     if (keyId !== undefined) {

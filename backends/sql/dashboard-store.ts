@@ -1,21 +1,16 @@
 import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
-import { KEY_COLUMNS, type KeyRow, keyRecordOf, marks, type TimeCodec } from './key-record.js';
-import { type SqlRunner, type SqlTx, type Step, wait } from './step.js';
+import type { SqlEngine } from './engine.js';
+import { KEY_COLUMNS, type KeyRow, keyRecordOf, marks } from './key-record.js';
+import { type SqlTx, type Step, wait } from './step.js';
 
 /**
- * What the dashboard's store needs of an engine: the key store's tables (it reads them), the
- * single-use tokens' table, how instants are stored, and the expressions and statements that differ.
+ * What the dashboard's store needs of an engine beyond its runner, codec and tables (the key store's
+ * `keys`, `usage`, `key_activity`, and `used_tokens`): the expressions and statements that differ.
  *
  * @example
- * const dialect: DashboardDialect = { keys: 'keygate_keys', contains: (col) => `instr(${col}, ?) > 0`, ... };
+ * const dialect: DashboardDialect = { ...engine, contains: (col) => `instr(${col}, ?) > 0`, ... };
  */
-export interface DashboardDialect<X extends SqlTx = SqlTx> {
-  readonly runner: SqlRunner<X>;
-  readonly time: TimeCodec;
-  readonly keys: string;
-  readonly usage: string;
-  readonly activity: string;
-  readonly tokens: string;
+export interface DashboardDialect<X extends SqlTx = SqlTx> extends SqlEngine<X> {
   /** A text parameter where the engine must be told its type (`?::text`), else `?`. */
   readonly text: string;
   /** True when `column` (lower-cased text) holds the ? needle as plain characters (no `%` or `_` pattern). */
@@ -46,7 +41,7 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
     const needle = page.search ? page.search.toLowerCase() : null;
     const status = page.status ?? null;
     const mode = page.mode ?? null;
-    const sql = `SELECT ${KEY_COLUMNS}, count(*) OVER () AS total FROM ${d.keys}
+    const sql = `SELECT ${KEY_COLUMNS}, count(*) OVER () AS total FROM ${d.table('keys')}
       WHERE account_id = ?
         AND (${d.text} IS NULL OR ${d.contains('lower(name)')} OR ${d.contains('lower(hint)')} OR ${d.contains('lower(id)')})
         AND (${d.text} IS NULL OR status = ?) AND (${d.text} IS NULL OR mode = ?)
@@ -66,7 +61,7 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
   async getDailyTotalsOfKeys(keyIds: readonly string[], from: string, to: string): Promise<DailyTotal[]> {
     if (keyIds.length === 0) return [];
     const d = this.dialect;
-    const sql = `SELECT key_id, ${d.dayText} AS day, sum(count) AS total FROM ${d.usage}
+    const sql = `SELECT key_id, ${d.dayText} AS day, sum(count) AS total FROM ${d.table('usage')}
       WHERE key_id IN (${marks(keyIds.length)}) AND day BETWEEN ? AND ? GROUP BY key_id, day ORDER BY key_id, day`;
     return d.runner.read(function* (tx) {
       type Row = { key_id: string; day: string; total: string | number };
@@ -78,7 +73,7 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
   async getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
     if (keyIds.length === 0) return [];
     const d = this.dialect;
-    const sql = `SELECT key_id, last_used_at, last_used_ip FROM ${d.activity} WHERE key_id IN (${marks(keyIds.length)})`;
+    const sql = `SELECT key_id, last_used_at, last_used_ip FROM ${d.table('key_activity')} WHERE key_id IN (${marks(keyIds.length)})`;
     return d.runner.read(function* (tx) {
       type Row = { key_id: string; last_used_at: Date | string; last_used_ip: string | null };
       const rows = yield* wait(tx.all<Row>(sql, keyIds));
@@ -96,7 +91,7 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
     const until = d.time.write(expiresAt);
     return d.runner.transaction(function* (tx) {
       // Now and then, drop records whose token no longer verifies anyway.
-      if (Math.random() < 1 / 64) yield tx.run(`DELETE FROM ${d.tokens} WHERE expires_at < ?`, [now]);
+      if (Math.random() < 1 / 64) yield tx.run(`DELETE FROM ${d.table('used_tokens')} WHERE expires_at < ?`, [now]);
       return yield* d.markToken(tx, tokenId, until, now);
     });
   }
@@ -105,7 +100,7 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
     const d = this.dialect;
     const now = d.time.write(new Date().toISOString());
     return d.runner.read(function* (tx) {
-      const sql = `SELECT 1 AS used FROM ${d.tokens} WHERE token_id = ? AND expires_at > ?`;
+      const sql = `SELECT 1 AS used FROM ${d.table('used_tokens')} WHERE token_id = ? AND expires_at > ?`;
       return (yield* wait(tx.all(sql, [tokenId, now]))).length > 0;
     });
   }
@@ -116,7 +111,7 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
  * that answers a row only when this call recorded the token.
  *
  * @example
- * markToken: (tx, id, until, now) => upsertToken(tx, 'keygate_used_tokens', id, until, now),
+ * markToken: (tx, id, until, now) => upsertToken(tx, engine.table('used_tokens'), id, until, now),
  */
 export function* upsertToken(tx: SqlTx, table: string, tokenId: string, until: string, now: string): Step<boolean> {
   const sql = `INSERT INTO ${table} AS t (token_id, expires_at) VALUES (?, ?)

@@ -23,6 +23,7 @@ import {
   type WritableKeyStore,
   type WriteOptions,
 } from 'keygate/store-kit';
+import type { SqlEngine } from './engine.js';
 import { type DuplicateKey, keyConflict } from './key-conflict.js';
 import {
   KEY_COLUMNS,
@@ -32,9 +33,8 @@ import {
   keyUpdateParams,
   keyUpdateSql,
   marks,
-  type TimeCodec,
 } from './key-record.js';
-import type { SqlRunner, SqlTx, Step } from './step.js';
+import type { SqlTx, Step } from './step.js';
 import { wait } from './step.js';
 
 /** The usage a flush adds: counts per key, day and outcome, and each key's last use. */
@@ -46,14 +46,11 @@ export type MergedUsage = ReturnType<typeof mergeUsage>;
  * written with `?` placeholders; the dialect's transaction rewrites them for its driver.
  *
  * @example
- * const dialect: KeyDialect<SqliteTx> = { engine: 'sqlite', keys: 'keygate_keys', time: ISO_TIME, ... };
+ * const dialect: KeyDialect<SqlTx> = { ...engine, engine: 'sqlite', lockRow: '', returning: true, ... };
  */
-export interface KeyDialect<X extends SqlTx> extends SqlRunner<X> {
+export interface KeyDialect<X extends SqlTx> extends SqlEngine<X> {
   /** The `backend` label of lookup telemetry. */
   readonly engine: string;
-  /** The key table, quoted where the engine needs it. */
-  readonly keys: string;
-  readonly time: TimeCodec;
   /** Appended to the SELECT that reads a row before an update (' FOR UPDATE'), or '' where the transaction locks the file. */
   readonly lockRow: string;
   /** Whether an INSERT can answer its row (`RETURNING`); otherwise the row is read back by id. */
@@ -85,6 +82,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   declare readonly [CAPABILITIES]: Capabilities;
   protected readonly relay = new ChangeRelay();
   protected readonly telemetry: Telemetry | undefined;
+  private readonly keys: string;
   private readonly byId: string;
   private stopChanges: (() => void) | undefined;
   private closed = false;
@@ -98,7 +96,8 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   ) {
     this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
-    this.byId = `SELECT ${KEY_COLUMNS} FROM ${dialect.keys} WHERE id = ?`;
+    this.keys = dialect.table('keys');
+    this.byId = `SELECT ${KEY_COLUMNS} FROM ${this.keys} WHERE id = ?`;
   }
 
   /** Creates or upgrades the tables. Idempotent; concurrent callers are serialised by the engine's migration lock. */
@@ -117,7 +116,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
 
   findByHash(hash: string): Promise<ApiKeyRecord | null> {
     return observedLookup(this.telemetry, this.dialect.engine, () =>
-      this.one(`SELECT ${KEY_COLUMNS} FROM ${this.dialect.keys} WHERE hash = ?`, hash),
+      this.one(`SELECT ${KEY_COLUMNS} FROM ${this.keys} WHERE hash = ?`, hash),
     );
   }
 
@@ -126,19 +125,20 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   }
 
   async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
-    const { keys, time } = this.dialect;
-    return this.dialect.read(function* (tx) {
+    const { keys } = this;
+    const { time } = this.dialect;
+    return this.dialect.runner.read(function* (tx) {
       const sql = `SELECT ${KEY_COLUMNS} FROM ${keys} WHERE account_id = ? ORDER BY created_at, id`;
       return (yield* wait(tx.all<KeyRow>(sql, [accountId]))).map((row) => keyRecordOf(row, time));
     });
   }
 
   async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
-    const { dialect, byId } = this;
+    const { dialect, byId, keys } = this;
     const stored = { ...record, version: 1 };
     const change = changeOf('created', stored);
-    const insert = `INSERT INTO ${dialect.keys} (${KEY_COLUMNS}) VALUES (${marks(20)})`;
-    const row = await dialect
+    const insert = `INSERT INTO ${keys} (${KEY_COLUMNS}) VALUES (${marks(20)})`;
+    const row = await dialect.runner
       .transaction(function* (tx) {
         const params = keyInsertParams(stored, dialect.time);
         let rows: KeyRow[];
@@ -160,14 +160,14 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   }
 
   async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
-    const { dialect, byId } = this;
-    const { next, change } = await dialect.transaction(function* (tx) {
+    const { dialect, byId, keys } = this;
+    const { next, change } = await dialect.runner.transaction(function* (tx) {
       const [row] = yield* wait(tx.all<KeyRow>(`${byId}${dialect.lockRow}`, [id]));
       if (!row) throw new KeyNotFoundError(id);
       // The shared patch semantics: KeyRevokedError for a revoked key, KeyConflictError for a version
       // other than `ifVersion`, so the transaction rolls back. The row (or write) lock makes the check atomic.
       const next = applyPatch(keyRecordOf(row, dialect.time), patch, condition);
-      yield* wait(tx.run(keyUpdateSql(dialect.keys), keyUpdateParams(next, dialect.time)));
+      yield* wait(tx.run(keyUpdateSql(keys), keyUpdateParams(next, dialect.time)));
       if (condition?.events?.length && dialect.appendEvents) yield* dialect.appendEvents(tx, condition.events);
       const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
       if (dialect.announce) yield* dialect.announce(tx, change);
@@ -185,12 +185,12 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
     const usage = mergeUsage(batch);
     if (usage.counts.length === 0 && usage.activity.length === 0) return;
     const { dialect } = this;
-    await dialect.transaction((tx) => dialect.addUsage(tx, usage));
+    await dialect.runner.transaction((tx) => dialect.addUsage(tx, usage));
   }
 
   async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
     const sql = this.dialect.usageSql.counts;
-    return this.dialect.read(function* (tx) {
+    return this.dialect.runner.read(function* (tx) {
       type Row = { account_id: string; day: string; outcome: string; count: string | number };
       return (yield* wait(tx.all<Row>(sql, [keyId, from, to]))).map((r) => ({
         keyId,
@@ -204,7 +204,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
 
   async getActivity(keyId: string): Promise<KeyActivity | null> {
     const { usageSql, time } = this.dialect;
-    return this.dialect.read(function* (tx) {
+    return this.dialect.runner.read(function* (tx) {
       type Row = { last_used_at: Date | string; last_used_ip: string | null };
       const [row] = yield* wait(tx.all<Row>(usageSql.activity, [keyId]));
       return row ? { keyId, lastUsedAt: time.read(row.last_used_at), lastUsedIp: row.last_used_ip } : null;
@@ -238,7 +238,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
 
   private one(sql: string, value: string): Promise<ApiKeyRecord | null> {
     const { time } = this.dialect;
-    return this.dialect.read(function* (tx) {
+    return this.dialect.runner.read(function* (tx) {
       const [row] = yield* wait(tx.all<KeyRow>(sql, [value]));
       return row ? keyRecordOf(row, time) : null;
     });

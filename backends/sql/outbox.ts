@@ -26,8 +26,9 @@ import {
   type WebhookEndpointInput,
   type WebhookEndpoints,
 } from 'keygate/store-kit';
+import type { SqlEngine } from './engine.js';
 import { jsonOf, marks, type TimeCodec } from './key-record.js';
-import { type SqlRunner, type SqlTx, type Step, wait } from './step.js';
+import { type SqlTx, type Step, wait } from './step.js';
 
 const ENDPOINT_COLUMNS = 'id, account_id, url, secret, event_types, enabled, created_at, disabled_at';
 const DELIVERY_COLUMNS =
@@ -73,20 +74,14 @@ interface EventRow {
 }
 
 /**
- * What the outbox needs of an engine: its three tables, how instants are stored, the row locks it
- * has (or '' where a transaction holds the whole file), and the statements that differ: storing an
+ * What the outbox needs of an engine beyond its runner, codec and tables (`outbox`,
+ * `webhook_endpoints`, `webhook_deliveries`): the row locks it has (or '' where a transaction holds the whole file), and the statements that differ: storing an
  * event once, fanning it out to matching endpoints, and ending deliveries whose endpoint is gone.
  *
  * @example
- * const dialect: OutboxDialect = { events: 'keygate_outbox', hooks: ..., fanOut: ..., ... };
+ * const dialect: OutboxDialect = { ...engine, lockRow: '', lockDue: '', fanOut: ..., ... };
  */
-export interface OutboxDialect<X extends SqlTx = SqlTx> {
-  readonly runner: SqlRunner<X>;
-  readonly time: TimeCodec;
-  /** `keygate_outbox` (or `<prefix>outbox`), quoted where the engine needs it. */
-  readonly events: string;
-  readonly hooks: string;
-  readonly deliveries: string;
+export interface OutboxDialect<X extends SqlTx = SqlTx> extends SqlEngine<X> {
   /** Appended to a SELECT of rows about to change (' FOR UPDATE'), or ''. */
   readonly lockRow: string;
   /** Appended to the SELECT of due deliveries (' FOR UPDATE SKIP LOCKED'), or ''. */
@@ -139,7 +134,8 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
 
   async publish(input: OutboxEventInput): Promise<OutboxEvent> {
     const event = outboxEventOf(input);
-    const { events, time } = this.dialect;
+    const { time } = this.dialect;
+    const events = this.dialect.table('outbox');
     const outbox = this;
     return this.dialect.runner.transaction(function* (tx) {
       yield* outbox.appendIn(tx, [event]);
@@ -159,7 +155,7 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
       yield tx.run(d.failOrphans, [now, now]);
       const due = yield* wait(
         tx.all<{ id: string }>(
-          `SELECT id FROM ${d.deliveries}
+          `SELECT id FROM ${d.table('webhook_deliveries')}
             WHERE status = 'pending' AND next_attempt_at <= ? AND (leased_until IS NULL OR leased_until <= ?)
             ORDER BY next_attempt_at, id LIMIT ?${d.lockDue}`,
           [now, now, limit],
@@ -168,25 +164,28 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
       if (due.length === 0) return [];
       const ids = due.map((r) => r.id);
       const inIds = `IN (${marks(ids.length)})`;
-      yield tx.run(`UPDATE ${d.deliveries} SET lease_token = ?, leased_until = ? WHERE id ${inIds}`, [
+      yield tx.run(`UPDATE ${d.table('webhook_deliveries')} SET lease_token = ?, leased_until = ? WHERE id ${inIds}`, [
         token,
         until,
         ...ids,
       ]);
       const rows = yield* wait(
         tx.all<DeliveryRow>(
-          `SELECT ${DELIVERY_COLUMNS} FROM ${d.deliveries} WHERE id ${inIds} ORDER BY next_attempt_at, id`,
+          `SELECT ${DELIVERY_COLUMNS} FROM ${d.table('webhook_deliveries')} WHERE id ${inIds} ORDER BY next_attempt_at, id`,
           ids,
         ),
       );
       const eventIds = [...new Set(rows.map((r) => r.event_id))];
       const hookIds = [...new Set(rows.map((r) => r.endpoint_id))];
       const events = yield* wait(
-        tx.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM ${d.events} WHERE id IN (${marks(eventIds.length)})`, eventIds),
+        tx.all<EventRow>(
+          `SELECT ${EVENT_COLUMNS} FROM ${d.table('outbox')} WHERE id IN (${marks(eventIds.length)})`,
+          eventIds,
+        ),
       );
       const hooks = yield* wait(
         tx.all<EndpointRow>(
-          `SELECT ${ENDPOINT_COLUMNS} FROM ${d.hooks} WHERE id IN (${marks(hookIds.length)})`,
+          `SELECT ${ENDPOINT_COLUMNS} FROM ${d.table('webhook_endpoints')} WHERE id IN (${marks(hookIds.length)})`,
           hookIds,
         ),
       );
@@ -213,12 +212,12 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
       const endpointId = yield* outbox.leased(tx, id, String(result.leaseToken));
       if (endpointId === undefined) return false;
       yield tx.run(
-        `UPDATE ${d.deliveries} SET status = 'delivered', attempts = attempts + 1, last_status_code = ?,
+        `UPDATE ${d.table('webhook_deliveries')} SET status = 'delivered', attempts = attempts + 1, last_status_code = ?,
             last_error = NULL, last_attempt_at = ?, next_attempt_at = NULL, delivered_at = ?, lease_token = NULL, leased_until = NULL
           WHERE id = ?`,
         [result.statusCode ?? null, at, at, id],
       );
-      yield tx.run(`UPDATE ${d.hooks} SET failing_since = NULL WHERE id = ?`, [endpointId]);
+      yield tx.run(`UPDATE ${d.table('webhook_endpoints')} SET failing_since = NULL WHERE id = ?`, [endpointId]);
       return true;
     });
   }
@@ -233,7 +232,7 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
       const endpointId = yield* outbox.leased(tx, id, String(result.leaseToken));
       if (endpointId === undefined) return { recorded: false, endpointDisabled: null };
       yield tx.run(
-        `UPDATE ${d.deliveries} SET status = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?,
+        `UPDATE ${d.table('webhook_deliveries')} SET status = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?,
             last_attempt_at = ?, next_attempt_at = ?, lease_token = NULL, leased_until = NULL
           WHERE id = ?`,
         [
@@ -247,21 +246,20 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
       );
       // The streak starts at the first failure after a success; the endpoint is disabled once it is old enough.
       const [row] = yield* wait(
-        tx.all<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS}, failing_since FROM ${d.hooks} WHERE id = ?${d.lockRow}`, [
-          endpointId,
-        ]),
+        tx.all<EndpointRow>(
+          `SELECT ${ENDPOINT_COLUMNS}, failing_since FROM ${d.table('webhook_endpoints')} WHERE id = ?${d.lockRow}`,
+          [endpointId],
+        ),
       );
       if (!row) return { recorded: true, endpointDisabled: null };
       const since = row.failing_since ? d.time.read(row.failing_since) : atIso;
       const enabled = Boolean(row.enabled);
       const disable = enabled && result.nowMs - Date.parse(since) >= result.disableAfterMs;
       const disabledAt = disable ? atIso : row.disabled_at === null ? null : d.time.read(row.disabled_at);
-      yield tx.run(`UPDATE ${d.hooks} SET failing_since = ?, enabled = ?, disabled_at = ? WHERE id = ?`, [
-        d.time.write(since),
-        enabled && !disable,
-        disabledAt === null ? null : d.time.write(disabledAt),
-        endpointId,
-      ]);
+      yield tx.run(
+        `UPDATE ${d.table('webhook_endpoints')} SET failing_since = ?, enabled = ?, disabled_at = ? WHERE id = ?`,
+        [d.time.write(since), enabled && !disable, disabledAt === null ? null : d.time.write(disabledAt), endpointId],
+      );
       if (!disable) return { recorded: true, endpointDisabled: null };
       const stored = storedOf({ ...row, enabled: false, disabled_at: at }, d.time);
       return { recorded: true, endpointDisabled: endpointView(stored) };
@@ -279,7 +277,7 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
       where += ' AND endpoint_id = ?';
     }
     params.push(limit);
-    const sql = `SELECT ${DELIVERY_COLUMNS} FROM ${d.deliveries} WHERE ${where} ORDER BY id DESC LIMIT ?`;
+    const sql = `SELECT ${DELIVERY_COLUMNS} FROM ${d.table('webhook_deliveries')} WHERE ${where} ORDER BY id DESC LIMIT ?`;
     return d.runner.read(function* (tx) {
       return (yield* wait(tx.all<DeliveryRow>(sql, params))).map((row) => deliveryOf(row, d.time));
     });
@@ -287,7 +285,8 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
 
   // The endpoint of a pending delivery leased under `token`, locked until the transaction ends.
   private *leased(tx: X, id: string, token: string): Step<string | undefined> {
-    const { deliveries, lockRow } = this.dialect;
+    const { lockRow } = this.dialect;
+    const deliveries = this.dialect.table('webhook_deliveries');
     const [row] = yield* wait(
       tx.all<{ endpoint_id: string }>(
         `SELECT endpoint_id FROM ${deliveries} WHERE id = ? AND lease_token = ? AND status = 'pending'${lockRow}`,
@@ -303,7 +302,8 @@ class SqlWebhookEndpoints<X extends SqlTx> implements WebhookEndpoints {
 
   async create(input: WebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
     const e = newWebhookEndpoint(input, Date.now());
-    const { hooks, time } = this.d;
+    const { time } = this.d;
+    const hooks = this.d.table('webhook_endpoints');
     const params = [
       e.id,
       e.accountId,
@@ -322,7 +322,8 @@ class SqlWebhookEndpoints<X extends SqlTx> implements WebhookEndpoints {
 
   async list(accountId: string): Promise<WebhookEndpoint[]> {
     const account = validCreditAccount(accountId);
-    const { hooks, time } = this.d;
+    const { time } = this.d;
+    const hooks = this.d.table('webhook_endpoints');
     return this.d.runner.read(function* (tx) {
       const sql = `SELECT ${ENDPOINT_COLUMNS} FROM ${hooks} WHERE account_id = ? ORDER BY created_at, id`;
       return (yield* wait(tx.all<EndpointRow>(sql, [account]))).map((r) => endpointView(storedOf(r, time)));
@@ -331,7 +332,8 @@ class SqlWebhookEndpoints<X extends SqlTx> implements WebhookEndpoints {
 
   async get(accountId: string, id: string): Promise<WebhookEndpoint | null> {
     const params = [validCreditAccount(accountId), validWebhookId('id', id)];
-    const { hooks, time } = this.d;
+    const { time } = this.d;
+    const hooks = this.d.table('webhook_endpoints');
     return this.d.runner.read(function* (tx) {
       const sql = `SELECT ${ENDPOINT_COLUMNS} FROM ${hooks} WHERE account_id = ? AND id = ?`;
       const [row] = yield* wait(tx.all<EndpointRow>(sql, params));
@@ -343,7 +345,8 @@ class SqlWebhookEndpoints<X extends SqlTx> implements WebhookEndpoints {
     const valid = validEndpointChanges(changes);
     const account = validCreditAccount(accountId);
     const endpointId = validWebhookId('id', id);
-    const { hooks, time, lockRow } = this.d;
+    const { time, lockRow } = this.d;
+    const hooks = this.d.table('webhook_endpoints');
     return this.d.runner.transaction(function* (tx) {
       const [row] = yield* wait(
         tx.all<EndpointRow>(
@@ -385,7 +388,9 @@ class SqlWebhookEndpoints<X extends SqlTx> implements WebhookEndpoints {
   async remove(accountId: string, id: string): Promise<boolean> {
     const account = validCreditAccount(accountId);
     const endpointId = validWebhookId('id', id);
-    const { hooks, deliveries, lockRow } = this.d;
+    const { lockRow } = this.d;
+    const hooks = this.d.table('webhook_endpoints');
+    const deliveries = this.d.table('webhook_deliveries');
     return this.d.runner.transaction(function* (tx) {
       const found = yield* wait(
         tx.all(`SELECT id FROM ${hooks} WHERE account_id = ? AND id = ?${lockRow}`, [account, endpointId]),

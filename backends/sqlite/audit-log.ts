@@ -1,5 +1,4 @@
 import { SqlAuditLog } from '../sql/audit-log.js';
-import { ISO_TIME } from '../sql/key-record.js';
 import type { SqliteDatabase, SqliteDriver } from './driver.js';
 import { migrateKeyStore } from './migrate.js';
 import { sqliteConnection } from './options.js';
@@ -34,8 +33,8 @@ export class SqliteAuditLog extends SqlAuditLog {
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteAuditLogOptions) {
-    const { driver, busyTimeoutMs, runner } = sqliteConnection(options);
-    super({ table: 'keygate_audit', time: ISO_TIME, runner });
+    const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
+    super(engine);
     this.driver = driver;
     this.busyTimeoutMs = busyTimeoutMs;
   }

@@ -34,8 +34,8 @@ export class SqliteDashboardStore extends SqlDashboardStore {
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteDashboardStoreOptions) {
-    const { driver, busyTimeoutMs, runner } = sqliteConnection(options);
-    super({ ...SQLITE_DASHBOARD, runner });
+    const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
+    super({ ...engine, ...SQLITE_DASHBOARD });
     this.driver = driver;
     this.busyTimeoutMs = busyTimeoutMs;
   }

@@ -1,4 +1,3 @@
-import { ISO_TIME } from '../sql/key-record.js';
 import { SqlOutbox } from '../sql/outbox.js';
 import { OUTBOX_SQL } from '../sql/sqlite/outbox.js';
 import type { RunInfo } from '../sql/step.js';
@@ -39,13 +38,9 @@ export class SqliteOutbox extends SqlOutbox {
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteOutboxOptions) {
-    const { driver, busyTimeoutMs, runner } = sqliteConnection(options);
+    const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
     super({
-      runner,
-      time: ISO_TIME,
-      events: 'keygate_outbox',
-      hooks: 'keygate_webhook_endpoints',
-      deliveries: 'keygate_webhook_deliveries',
+      ...engine,
       // A write transaction holds the file: no row lock to take, no locked row to skip.
       lockRow: '',
       lockDue: '',

@@ -1,17 +1,17 @@
 import { InvalidInputError, type KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
 import { CAPABILITIES, type Capabilities, type ChangeRelay, type KeyChange, quote } from 'keygate/store-kit';
 import { pollChanges } from '../sql/change-poller.js';
+import type { SqlEngine } from '../sql/engine.js';
 import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
 import { CHANGE_SQL, SQLITE_KEYS, USAGE_SQL } from '../sql/sqlite/keys.js';
 import type { RunInfo, SqlTx } from '../sql/step.js';
 import { SqliteAuditLog } from './audit-log.js';
 import { sqliteChangeFeed } from './change-poller.js';
-import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
+import type { SqliteDatabase, SqliteDriver } from './driver.js';
 import { storeError } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
+import { sqliteConnection } from './options.js';
 import { SqliteOutbox } from './outbox.js';
-import { sqliteRunner } from './sql-tx.js';
-import { validBusyTimeoutMs } from './timeouts.js';
 
 /**
  * Options of {@link SqliteKeyStore}.
@@ -85,11 +85,10 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteKeyStoreOptions) {
-    const driver = sqliteDriver(options?.database);
-    const busyTimeoutMs = validBusyTimeoutMs(options.busyTimeoutMs, 2_000);
+    const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
     const retentionMs = validRetentionMs(options.changeRetentionMs);
     const outbox = new SqliteOutbox({ database: driver, busyTimeoutMs });
-    super(sqliteKeyDialect(driver, busyTimeoutMs, retentionMs, outbox), options);
+    super(sqliteKeyDialect(engine, retentionMs, outbox), options);
     this.driver = driver;
     this.pollIntervalMs = validPollIntervalMs(options.pollIntervalMs);
     this.busyTimeoutMs = busyTimeoutMs;
@@ -125,14 +124,9 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
 }
 
 /** The SQLite engine under the key store: the driver answers at once, so a transaction is one synchronous call. */
-function sqliteKeyDialect(
-  driver: SqliteDriver,
-  busyTimeoutMs: number,
-  retentionMs: number,
-  outbox: SqliteOutbox,
-): KeyDialect<SqlTx> {
+function sqliteKeyDialect(engine: SqlEngine, retentionMs: number, outbox: SqliteOutbox): KeyDialect<SqlTx> {
   return {
-    ...sqliteRunner(driver, busyTimeoutMs),
+    ...engine,
     engine: 'sqlite',
     ...SQLITE_KEYS,
     appendEvents: (tx, events) => outbox.appendIn(tx, events),

@@ -1,7 +1,6 @@
 import { SqlAuditLog } from '../../sql/audit-log.js';
-import { ISO_TIME } from '../../sql/key-record.js';
 import type { D1Like } from './bindings.js';
-import { d1Runner } from './d1-tx.js';
+import { d1Engine } from './d1-tx.js';
 import { validD1 } from './errors.js';
 import { migrateD1 } from './migrate.js';
 
@@ -31,7 +30,7 @@ export class D1AuditLog extends SqlAuditLog {
 
   constructor(options: D1AuditLogOptions) {
     const db = validD1(options?.db);
-    super({ table: 'keygate_audit', time: ISO_TIME, runner: d1Runner(db) });
+    super(d1Engine(db));
     this.db = db;
   }
 

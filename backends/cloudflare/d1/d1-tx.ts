@@ -1,3 +1,5 @@
+import type { SqlEngine } from '../../sql/engine.js';
+import { ISO_TIME } from '../../sql/key-record.js';
 import { runAsync, type SqlRunner, type SqlTx } from '../../sql/step.js';
 import type { D1Like } from './bindings.js';
 import { d1Guarded } from './errors.js';
@@ -28,4 +30,14 @@ export function d1Runner(db: D1Like): SqlRunner {
   };
   const run = <T>(body: (tx: SqlTx) => Generator<unknown, T, unknown>) => d1Guarded(() => runAsync(body(tx)));
   return { read: run, transaction: run };
+}
+
+/**
+ * The SQL core's engine on D1: the SQLite family's tables and ISO text instants.
+ *
+ * @example
+ * const log = new SqlAuditLog(d1Engine(env.DB));
+ */
+export function d1Engine(db: D1Like): SqlEngine {
+  return { runner: d1Runner(db), time: ISO_TIME, table: (name) => `keygate_${name}` };
 }

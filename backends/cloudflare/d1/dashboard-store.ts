@@ -1,7 +1,7 @@
 import { SqlDashboardStore } from '../../sql/dashboard-store.js';
 import { SQLITE_DASHBOARD } from '../../sql/sqlite/dashboard.js';
 import type { D1Like } from './bindings.js';
-import { d1Runner } from './d1-tx.js';
+import { d1Engine } from './d1-tx.js';
 import { validD1 } from './errors.js';
 import { migrateD1 } from './migrate.js';
 
@@ -31,7 +31,7 @@ export class D1DashboardStore extends SqlDashboardStore {
 
   constructor(options: D1DashboardStoreOptions) {
     const db = validD1(options?.db);
-    super({ runner: d1Runner(db), ...SQLITE_DASHBOARD });
+    super({ ...d1Engine(db), ...SQLITE_DASHBOARD });
     this.db = db;
   }
 

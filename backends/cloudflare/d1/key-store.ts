@@ -19,7 +19,7 @@ import { KEY_SQL, SQLITE_KEYS, USAGE_SQL } from '../../sql/sqlite/keys.js';
 import type { SqlTx } from '../../sql/step.js';
 import { D1AuditLog } from './audit-log.js';
 import type { D1Like, KVLike } from './bindings.js';
-import { d1Runner } from './d1-tx.js';
+import { d1Engine } from './d1-tx.js';
 import { d1Error, d1Guarded, validD1 } from './errors.js';
 import { KvRecordCache, validKv, validMaxStaleMs } from './kv-cache.js';
 import { migrateD1 } from './migrate.js';
@@ -97,7 +97,7 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
     const db = validD1(options?.db);
     super(
       {
-        ...d1Runner(db),
+        ...d1Engine(db),
         engine: 'd1',
         ...SQLITE_KEYS,
         // Writes go through the overrides below; nothing else runs in a transaction.

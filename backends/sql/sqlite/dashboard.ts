@@ -1,19 +1,14 @@
 import { type DashboardDialect, upsertToken } from '../dashboard-store.js';
-import { ISO_TIME } from '../key-record.js';
+import type { SqlEngine } from '../engine.js';
 
 /**
- * The dashboard store's tables and expressions in the SQLite family (SQLite files and D1): `instr`
+ * The dashboard store's expressions in the SQLite family (SQLite files and D1): `instr`
  * finds the needle as plain characters (SQLite's `lower` folds ASCII letters only); days are text.
  *
  * @example
- * super({ runner: sqliteRunner(driver, 2_000), ...SQLITE_DASHBOARD });
+ * super({ ...engine, ...SQLITE_DASHBOARD });
  */
-export const SQLITE_DASHBOARD: Omit<DashboardDialect, 'runner'> = {
-  time: ISO_TIME,
-  keys: 'keygate_keys',
-  usage: 'keygate_usage',
-  activity: 'keygate_key_activity',
-  tokens: 'keygate_used_tokens',
+export const SQLITE_DASHBOARD: Omit<DashboardDialect, keyof SqlEngine> = {
   text: '?',
   contains: (column) => `instr(${column}, ?) > 0`,
   dayText: 'day',

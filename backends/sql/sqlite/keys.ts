@@ -1,6 +1,6 @@
 // The key store's statements (tables in ./migrations.ts). `?` placeholders only, in the order each
 // comment gives.
-import { ISO_TIME, KEY_COLUMNS, keyUpdateSql, marks } from '../key-record.js';
+import { KEY_COLUMNS, keyUpdateSql, marks } from '../key-record.js';
 import type { KeyDialect } from '../key-store.js';
 import { sqliteDuplicateKey } from './unique.js';
 
@@ -50,15 +50,13 @@ export const CHANGE_SQL = {
 } as const;
 
 /**
- * The key store's table, codecs and reads in the SQLite family (SQLite files and D1): instants as ISO
- * text, no row lock (a write holds the file), `RETURNING` on insert.
+ * The key store's reads and duplicate-key reading in the SQLite family (SQLite files and D1): no row
+ * lock (a write holds the file), `RETURNING` on insert.
  *
  * @example
- * super({ ...sqliteRunner(driver, 2_000), ...SQLITE_KEYS, engine: 'sqlite', ... }, options);
+ * super({ ...engine, ...SQLITE_KEYS, engine: 'sqlite', ... }, options);
  */
 export const SQLITE_KEYS = {
-  keys: 'keygate_keys',
-  time: ISO_TIME,
   lockRow: '',
   returning: true,
   usageSql: { counts: USAGE_SQL.counts, activity: USAGE_SQL.activity },

@@ -89,7 +89,7 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
     // The prefix is validated above, never taken from request data; values always go as parameters.
     const engine = mysqlEngine(sql, prefix);
     const outbox = new MysqlOutbox(engine);
-    super(mysqlKeyDialect(engine, prefix, outbox), options);
+    super({ ...mysqlKeyDialect(engine, prefix, outbox), migrate: () => migrateKeyStore(sql, prefix) }, options);
     this.sql = sql;
     this.tablePrefix = prefix;
     this.pollIntervalMs = bounded('pollIntervalMs', options.pollIntervalMs, DEFAULT_POLL_MS, 10, 60_000);
@@ -101,17 +101,6 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
       audit: new SqlAuditLog(engine),
       outbox,
     };
-  }
-
-  /**
-   * Creates or upgrades the tables. Idempotent: versions already applied (recorded in
-   * `<prefix>migrations`) are skipped, and a named lock (`GET_LOCK`) serialises concurrent callers.
-   *
-   * @example
-   * await store.migrate(); // at start-up, before the first request; a second call does nothing
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateKeyStore(this.sql, this.tablePrefix);
   }
 
   /**
@@ -141,7 +130,11 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
 }
 
 /** MySQL under the key store: read-back after INSERT, row locks, a change table, usage upserted row by row in key order. */
-function mysqlKeyDialect(engine: SqlEngine<MysqlTx>, p: string, outbox: MysqlOutbox): KeyDialect<MysqlTx> {
+function mysqlKeyDialect(
+  engine: SqlEngine<MysqlTx>,
+  p: string,
+  outbox: MysqlOutbox,
+): Omit<KeyDialect<MysqlTx>, 'migrate'> {
   return {
     ...engine,
     engine: 'mysql',

@@ -66,7 +66,7 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
     // Identifiers are validated above and quoted, never taken from request data; values always go as parameters.
     const engine = pgEngine(sql, schema);
     const outbox = new PostgresOutbox(engine);
-    super(postgresKeyDialect(engine, channel, outbox), options);
+    super({ ...postgresKeyDialect(engine, channel, outbox), migrate: () => migrateSchema(sql, schema) }, options);
     this.sql = sql;
     this.schema = schema;
     this.channel = channel;
@@ -77,17 +77,6 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
       audit: new SqlAuditLog(engine),
       outbox,
     };
-  }
-
-  /**
-   * Creates or upgrades the tables. Idempotent: versions already applied (recorded in
-   * `keygate_migrations`) are skipped, and an advisory lock serialises concurrent callers.
-   *
-   * @example
-   * await store.migrate(); // at start-up, before the first request; a second call does nothing
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateSchema(this.sql, this.schema);
   }
 
   // The first subscription takes one pooled connection for LISTEN; each time LISTEN is in place (first,
@@ -105,7 +94,11 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
 }
 
 /** PostgreSQL under the key store: `RETURNING`, row locks, NOTIFY at commit, usage upserted from arrays. */
-function postgresKeyDialect(engine: SqlEngine<PgTx>, channel: string, outbox: PostgresOutbox): KeyDialect<PgTx> {
+function postgresKeyDialect(
+  engine: SqlEngine<PgTx>,
+  channel: string,
+  outbox: PostgresOutbox,
+): Omit<KeyDialect<PgTx>, 'migrate'> {
   const usageTable = engine.table('usage');
   const activityTable = engine.table('key_activity');
   return {

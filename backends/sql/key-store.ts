@@ -68,6 +68,8 @@ export interface KeyDialect<X extends SqlTx> extends SqlEngine<X> {
   announce?(tx: X, change: KeyChange): Step<void>;
   /** Adds a flush of usage in one transaction. */
   addUsage(tx: X, usage: MergedUsage): Step<void>;
+  /** Creates or upgrades the key store's tables under the engine's migration lock. */
+  migrate(): Promise<{ applied: number[] }>;
 }
 
 /**
@@ -100,8 +102,17 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
     this.byId = `SELECT ${KEY_COLUMNS} FROM ${this.keys} WHERE id = ?`;
   }
 
-  /** Creates or upgrades the tables. Idempotent; concurrent callers are serialised by the engine's migration lock. */
-  abstract migrate(): Promise<{ applied: number[] }>;
+  /**
+   * Creates or upgrades the tables. Idempotent: versions already applied (recorded in the engine's
+   * migrations table) are skipped, and the engine's migration lock (an advisory lock, `GET_LOCK`,
+   * SQLite's write lock, one D1 batch) serialises concurrent callers. Never run implicitly.
+   *
+   * @example
+   * await store.migrate(); // at start-up, before the first request; a second call does nothing
+   */
+  migrate(): Promise<{ applied: number[] }> {
+    return this.dialect.migrate();
+  }
 
   /**
    * Starts the engine's change channel: changes made by other processes go to `relay`, and

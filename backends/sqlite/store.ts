@@ -88,7 +88,10 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
     const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
     const retentionMs = validRetentionMs(options.changeRetentionMs);
     const outbox = new SqliteOutbox({ database: driver, busyTimeoutMs });
-    super(sqliteKeyDialect(engine, retentionMs, outbox), options);
+    super(
+      { ...sqliteKeyDialect(engine, retentionMs, outbox), migrate: () => migrateKeyStore(driver, busyTimeoutMs) },
+      options,
+    );
     this.driver = driver;
     this.pollIntervalMs = validPollIntervalMs(options.pollIntervalMs);
     this.busyTimeoutMs = busyTimeoutMs;
@@ -98,18 +101,6 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
       audit: new SqliteAuditLog({ database: driver, busyTimeoutMs }),
       outbox,
     };
-  }
-
-  /**
-   * Puts the file in WAL mode and creates or upgrades the tables. Idempotent: versions already
-   * applied (recorded in `keygate_migrations`) are skipped; concurrent callers, in any process, are
-   * serialised by the write lock. Never run implicitly.
-   *
-   * @example
-   * await store.migrate(); // { applied: [1] }, then { applied: [] }
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateKeyStore(this.driver, this.busyTimeoutMs);
   }
 
   // The first poll, and the first after a failed one, deliver a resync.
@@ -124,7 +115,11 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
 }
 
 /** The SQLite engine under the key store: the driver answers at once, so a transaction is one synchronous call. */
-function sqliteKeyDialect(engine: SqlEngine, retentionMs: number, outbox: SqliteOutbox): KeyDialect<SqlTx> {
+function sqliteKeyDialect(
+  engine: SqlEngine,
+  retentionMs: number,
+  outbox: SqliteOutbox,
+): Omit<KeyDialect<SqlTx>, 'migrate'> {
   return {
     ...engine,
     engine: 'sqlite',

@@ -71,6 +71,9 @@ const backoff = (attempt: number) =>
  * throws `KeyStoreUnavailableError` (503 through `authenticate`): a cached entry is never served past
  * the bound. Writes through this store delete the record's KV entry.
  *
+ * `migrate()` applies the tables in one `batch`; a deploy script may apply `KEY_STORE_MIGRATIONS`
+ * with `wrangler d1 execute` instead.
+ *
  * Capabilities: `changes` (the writes made through this instance only: a Worker has no long-lived
  * subscriber, so there is no channel between isolates; `maxStaleMs` bounds what other writers'
  * changes take), `usage`, `audit` (a {@link D1AuditLog} on the same database).
@@ -100,6 +103,7 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
         ...d1Engine(db),
         engine: 'd1',
         ...SQLITE_KEYS,
+        migrate: () => migrateD1(db),
         // Writes go through the overrides below; nothing else runs in a transaction.
         addUsage: () => {
           throw new Error('keygate: D1 adds usage in one batch');
@@ -117,18 +121,6 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
       usage: this,
       audit: new D1AuditLog({ db }),
     };
-  }
-
-  /**
-   * Creates or upgrades the tables (those of `keygate/sqlite`, in one `batch`). Idempotent: versions
-   * recorded in `keygate_migrations` are skipped. Never run implicitly: call it from a deploy script,
-   * or apply `KEY_STORE_MIGRATIONS` with `wrangler d1 execute`.
-   *
-   * @example
-   * await store.migrate(); // { applied: [1] }, then { applied: [] }
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateD1(this.db);
   }
 
   override findByHash(hash: string): Promise<ApiKeyRecord | null> {

@@ -2,7 +2,7 @@ import type { Pool } from 'mysql2/promise';
 import { SqlDashboardStore } from '../sql/dashboard-store.js';
 import type { RunInfo } from '../sql/step.js';
 import { migrateKeyStore } from './migrate.js';
-import { type SqlClient, sqlClient, validTablePrefix } from './sql-client.js';
+import { sqlClient, validTablePrefix } from './sql-client.js';
 import { type MysqlTx, mysqlEngine } from './sql-tx.js';
 
 /**
@@ -31,13 +31,13 @@ export interface MysqlDashboardStoreOptions {
  */
 export class MysqlDashboardStore extends SqlDashboardStore<MysqlTx> {
   readonly tablePrefix: string;
-  private readonly sql: SqlClient;
 
   constructor(options: MysqlDashboardStoreOptions) {
     const sql = sqlClient(options?.client);
     const p = validTablePrefix(options.tablePrefix ?? 'keygate_');
     super({
       ...mysqlEngine(sql, p),
+      migrate: () => migrateKeyStore(sql, p),
       text: '?',
       contains: (column) => `LOCATE(?, ${column}) > 0`,
       dayText: `DATE_FORMAT(day, '%Y-%m-%d')`,
@@ -49,18 +49,6 @@ export class MysqlDashboardStore extends SqlDashboardStore<MysqlTx> {
         return ((yield tx.run(take, [until, tokenId, now])) as RunInfo).changes === 1;
       },
     });
-    this.sql = sql;
     this.tablePrefix = p;
-  }
-
-  /**
-   * Creates or upgrades the tables, the key store's included (the dashboard reads them): the same
-   * versioned migrations as `MysqlKeyStore.migrate`, so calling both, in any order, is safe.
-   *
-   * @example
-   * await store.migrate(); // at start-up; a second call does nothing
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateKeyStore(this.sql, this.tablePrefix);
   }
 }

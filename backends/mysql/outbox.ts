@@ -1,5 +1,5 @@
 import type { SqlEngine } from '../sql/engine.js';
-import { SqlOutbox } from '../sql/outbox.js';
+import { ROW_LOCKS, SqlOutbox } from '../sql/outbox.js';
 import { ER_DUP_ENTRY, errnoOf } from './errors.js';
 import type { MysqlTx } from './sql-tx.js';
 
@@ -18,8 +18,7 @@ export class MysqlOutbox extends SqlOutbox<MysqlTx> {
     const deliveries = engine.table('webhook_deliveries');
     super({
       ...engine,
-      lockRow: ' FOR UPDATE',
-      lockDue: ' FOR UPDATE SKIP LOCKED',
+      ...ROW_LOCKS,
       *insertEvent(tx, params) {
         try {
           yield tx.run(

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { SqlDashboardStore, upsertToken } from '../sql/dashboard-store.js';
 import { migrateSchema } from './migrate.js';
-import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
+import { type PGliteLike, sqlClient, validSchema } from './sql-client.js';
 import { type PgTx, pgEngine } from './sql-tx.js';
 
 /**
@@ -32,7 +32,6 @@ export interface PostgresDashboardStoreOptions {
  */
 export class PostgresDashboardStore extends SqlDashboardStore<PgTx> {
   readonly schema: string;
-  private readonly sql: SqlClient;
 
   constructor(options: PostgresDashboardStoreOptions) {
     const sql = sqlClient(options?.client);
@@ -40,24 +39,12 @@ export class PostgresDashboardStore extends SqlDashboardStore<PgTx> {
     const engine = pgEngine(sql, schema);
     super({
       ...engine,
+      migrate: () => migrateSchema(sql, schema),
       text: '?::text',
       contains: (column) => `strpos(${column}, ?) > 0`,
       dayText: `to_char(day, 'YYYY-MM-DD')`,
       markToken: (tx, tokenId, until, now) => upsertToken(tx, engine.table('used_tokens'), tokenId, until, now),
     });
-    this.sql = sql;
     this.schema = schema;
-  }
-
-  /**
-   * Creates or upgrades the tables, the key store's included (the dashboard reads them): the same
-   * versioned migrations as `PostgresKeyStore.migrate`, so calling both, in any order, is safe.
-   * Idempotent; concurrent callers are serialised by an advisory lock.
-   *
-   * @example
-   * await store.migrate(); // at start-up; a second call does nothing
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateSchema(this.sql, this.schema);
   }
 }

@@ -1,5 +1,5 @@
 import type { SqlEngine } from '../sql/engine.js';
-import { SqlOutbox } from '../sql/outbox.js';
+import { ROW_LOCKS, SqlOutbox } from '../sql/outbox.js';
 import type { PgTx } from './sql-tx.js';
 
 /**
@@ -17,8 +17,7 @@ export class PostgresOutbox extends SqlOutbox<PgTx> {
     const deliveries = engine.table('webhook_deliveries');
     super({
       ...engine,
-      lockRow: ' FOR UPDATE',
-      lockDue: ' FOR UPDATE SKIP LOCKED',
+      ...ROW_LOCKS,
       *insertEvent(tx, params) {
         const sql = `INSERT INTO ${engine.table('outbox')} (id, account_id, type, at, data) VALUES (?, ?, ?, ?, ?)
           ON CONFLICT (id) DO NOTHING`;

@@ -22,6 +22,8 @@ export interface DashboardDialect<X extends SqlTx = SqlTx> extends SqlEngine<X> 
    * when this call recorded it (an expired record may be taken again).
    */
   markToken(tx: X, tokenId: string, expiresAt: string, now: string): Step<boolean>;
+  /** Creates or upgrades the key store's tables (the dashboard's among them) under the engine's migration lock. */
+  migrate(): Promise<{ applied: number[] }>;
 }
 
 /**
@@ -35,6 +37,18 @@ export interface DashboardDialect<X extends SqlTx = SqlTx> extends SqlEngine<X> 
  */
 export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStore {
   constructor(private readonly dialect: DashboardDialect<X>) {}
+
+  /**
+   * Creates or upgrades the tables, the key store's included (the dashboard reads them): the same
+   * versioned migrations as the key store's `migrate`, so calling both, in any order, is safe.
+   * Idempotent; concurrent callers are serialised by the engine's migration lock.
+   *
+   * @example
+   * await store.migrate(); // at start-up; a second call does nothing
+   */
+  migrate(): Promise<{ applied: number[] }> {
+    return this.dialect.migrate();
+  }
 
   async listKeysPage(accountId: string, page: KeyPageQuery): Promise<KeyPage> {
     const d = this.dialect;

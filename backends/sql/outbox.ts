@@ -98,6 +98,15 @@ export interface OutboxDialect<X extends SqlTx = SqlTx> extends SqlEngine<X> {
 }
 
 /**
+ * The row locks of engines that have them (PostgreSQL, MySQL 8, MariaDB 10.6+): a claim skips the due
+ * deliveries another claim holds, and an outcome locks its delivery and endpoint.
+ *
+ * @example
+ * super({ ...engine, ...ROW_LOCKS, insertEvent, fanOut, failOrphans });
+ */
+export const ROW_LOCKS = { lockRow: ' FOR UPDATE', lockDue: ' FOR UPDATE SKIP LOCKED' } as const;
+
+/**
  * The outbox every SQL engine shares, in the tables `keygate_outbox`, `keygate_webhook_endpoints`
  * and `keygate_webhook_deliveries`. An event a `KeyManager` hands with a key write is inserted in that
  * write's transaction, with one delivery row per matching enabled endpoint: a crash loses both or

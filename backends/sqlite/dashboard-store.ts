@@ -1,6 +1,6 @@
 import { SqlDashboardStore } from '../sql/dashboard-store.js';
 import { SQLITE_DASHBOARD } from '../sql/sqlite/dashboard.js';
-import type { SqliteDatabase, SqliteDriver } from './driver.js';
+import type { SqliteDatabase } from './driver.js';
 import { migrateKeyStore } from './migrate.js';
 import { sqliteConnection } from './options.js';
 
@@ -31,23 +31,10 @@ export interface SqliteDashboardStoreOptions {
 export class SqliteDashboardStore extends SqlDashboardStore {
   /** Milliseconds a token's record waits for the write lock. */
   readonly busyTimeoutMs: number;
-  private readonly driver: SqliteDriver;
 
   constructor(options: SqliteDashboardStoreOptions) {
     const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
-    super({ ...engine, ...SQLITE_DASHBOARD });
-    this.driver = driver;
+    super({ ...engine, ...SQLITE_DASHBOARD, migrate: () => migrateKeyStore(driver, busyTimeoutMs) });
     this.busyTimeoutMs = busyTimeoutMs;
-  }
-
-  /**
-   * Creates or upgrades the tables, the key store's included: the same versioned migrations as
-   * `SqliteKeyStore.migrate`, so calling both, in any order, is safe. Idempotent.
-   *
-   * @example
-   * await store.migrate();
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateKeyStore(this.driver, this.busyTimeoutMs);
   }
 }

@@ -27,21 +27,8 @@ export interface D1DashboardStoreOptions {
  * const ui = dashboard({ manager: new KeyManager({ store: new D1KeyStore({ db: env.DB }) }), store, secret });
  */
 export class D1DashboardStore extends SqlDashboardStore {
-  private readonly db: D1Like;
-
   constructor(options: D1DashboardStoreOptions) {
     const db = validD1(options?.db);
-    super({ ...d1Engine(db), ...SQLITE_DASHBOARD });
-    this.db = db;
-  }
-
-  /**
-   * Creates or upgrades the tables, the key store's included (one migration history). Idempotent.
-   *
-   * @example
-   * await store.migrate();
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateD1(this.db);
+    super({ ...d1Engine(db), ...SQLITE_DASHBOARD, migrate: () => migrateD1(db) });
   }
 }

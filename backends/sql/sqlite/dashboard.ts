@@ -8,7 +8,7 @@ import type { SqlEngine } from '../engine.js';
  * @example
  * super({ ...engine, ...SQLITE_DASHBOARD });
  */
-export const SQLITE_DASHBOARD: Omit<DashboardDialect, keyof SqlEngine> = {
+export const SQLITE_DASHBOARD: Omit<DashboardDialect, keyof SqlEngine | 'migrate'> = {
   text: '?',
   contains: (column) => `instr(${column}, ?) > 0`,
   dayText: 'day',

@@ -1,6 +1,6 @@
 // keygate/cloudflare: keygate on Cloudflare Workers. Runs on workerd: no `node:` import anywhere below.
 
-export { KEY_STORE_MIGRATIONS } from '../sqlite/migrations.js';
+export { KEY_STORE_MIGRATIONS } from '../sql/sqlite/migrations.js';
 export { D1AuditLog, type D1AuditLogOptions } from './d1/audit-log.js';
 export type { D1Like, D1ResultLike, D1StatementLike, KVLike } from './d1/bindings.js';
 export { D1DashboardStore, type D1DashboardStoreOptions } from './d1/dashboard-store.js';

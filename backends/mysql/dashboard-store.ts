@@ -1,8 +1,9 @@
-import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
+import { SqlDashboardStore } from '../sql/dashboard-store.js';
+import type { RunInfo } from '../sql/step.js';
 import { migrateKeyStore } from './migrate.js';
-import { COLUMNS, type KeyRow, recordOf } from './rows.js';
-import { isoTime, type SqlClient, sqlClient, sqlTime, validTablePrefix } from './sql-client.js';
+import { sqlClient, validTablePrefix } from './sql-client.js';
+import { type MysqlTx, mysqlEngine } from './sql-tx.js';
 
 /**
  * Options of {@link MysqlDashboardStore}.
@@ -28,100 +29,26 @@ export interface MysqlDashboardStoreOptions {
  * await store.migrate();
  * const ui = dashboard({ manager: new KeyManager({ store: new MysqlKeyStore({ client: pool }) }), store, secret });
  */
-export class MysqlDashboardStore implements DashboardStore {
+export class MysqlDashboardStore extends SqlDashboardStore<MysqlTx> {
   readonly tablePrefix: string;
-  private readonly sql: SqlClient;
 
   constructor(options: MysqlDashboardStoreOptions) {
-    this.sql = sqlClient(options?.client);
-    this.tablePrefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
-  }
-
-  /**
-   * Creates or upgrades the tables, the key store's included (the dashboard reads them): the same
-   * versioned migrations as `MysqlKeyStore.migrate`, so calling both, in any order, is safe.
-   *
-   * @example
-   * await store.migrate(); // at start-up; a second call does nothing
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateKeyStore(this.sql, this.tablePrefix);
-  }
-
-  /**
-   * One page of an account's keys matching `query`, newest first, and how many match: one statement on
-   * the account index with a window count. The search text is matched with `LOCATE` on lower-cased
-   * name, hint and id, so `%` and `_` are plain characters.
-   */
-  async listKeysPage(accountId: string, page: KeyPageQuery): Promise<KeyPage> {
-    const needle = page.search ? page.search.toLowerCase() : null;
-    const status = page.status ?? null;
-    const mode = page.mode ?? null;
-    const { rows } = await this.sql.query<KeyRow & { total: string | number }>(
-      `SELECT ${COLUMNS}, COUNT(*) OVER () AS total FROM ${this.tablePrefix}keys
-        WHERE account_id = ?
-          AND (? IS NULL OR LOCATE(?, LOWER(name)) > 0 OR LOCATE(?, LOWER(hint)) > 0 OR LOCATE(?, LOWER(id)) > 0)
-          AND (? IS NULL OR status = ?) AND (? IS NULL OR mode = ?)
-        ORDER BY created_at DESC, id DESC LIMIT ${Number(page.limit)} OFFSET ${Number(page.offset)}`,
-      [accountId, needle, needle, needle, needle, status, status, mode, mode],
-    );
-    if (rows.length === 0 && page.offset > 0) {
-      // Past the end: the window count needs a row; ask for the first page to learn the total.
-      const first = await this.listKeysPage(accountId, { ...page, offset: 0, limit: 1 });
-      return { records: [], total: first.total };
-    }
-    return { records: rows.map(recordOf), total: Number(rows[0]?.total ?? 0) };
-  }
-
-  /** Requests per day (every outcome added up) of many keys: one statement on the usage table's primary key. */
-  async getDailyTotalsOfKeys(keyIds: readonly string[], from: string, to: string): Promise<DailyTotal[]> {
-    if (keyIds.length === 0) return [];
-    const { rows } = await this.sql.query<{ key_id: string; day: string; total: string | number }>(
-      `SELECT key_id, DATE_FORMAT(day, '%Y-%m-%d') AS day, SUM(count) AS total FROM ${this.tablePrefix}usage
-        WHERE key_id IN (?) AND day BETWEEN ? AND ? GROUP BY key_id, day`,
-      [[...keyIds], from, to],
-    );
-    return rows.map((r) => ({ keyId: r.key_id, day: r.day, total: Number(r.total) }));
-  }
-
-  /** The last allowed use of many keys: one statement on the activity table's primary key. */
-  async getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
-    if (keyIds.length === 0) return [];
-    const { rows } = await this.sql.query<{ key_id: string; last_used_at: string; last_used_ip: string | null }>(
-      `SELECT key_id, last_used_at, last_used_ip FROM ${this.tablePrefix}key_activity WHERE key_id IN (?)`,
-      [[...keyIds]],
-    );
-    return rows.map((r) => ({ keyId: r.key_id, lastUsedAt: isoTime(r.last_used_at), lastUsedIp: r.last_used_ip }));
-  }
-
-  /**
-   * Records `tokenId` until `expiresAt`; true when this call recorded it. Of two concurrent calls the
-   * primary key lets one insert; an expired record is taken again by one conditional UPDATE, which the
-   * row lock gives to one caller.
-   */
-  async markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
-    const table = `${this.tablePrefix}used_tokens`;
-    // Now and then, drop records whose token no longer verifies anyway.
-    if (Math.random() < 1 / 64) await this.sql.query(`DELETE FROM ${table} WHERE expires_at < UTC_TIMESTAMP(3)`);
-    const until = sqlTime(expiresAt);
-    const inserted = await this.sql.query(`INSERT IGNORE INTO ${table} (token_id, expires_at) VALUES (?, ?)`, [
-      tokenId,
-      until,
-    ]);
-    if (inserted.affectedRows === 1) return true;
-    const taken = await this.sql.query(
-      `UPDATE ${table} SET expires_at = ? WHERE token_id = ? AND expires_at <= UTC_TIMESTAMP(3)`,
-      [until, tokenId],
-    );
-    return taken.affectedRows === 1;
-  }
-
-  /** True when `tokenId` is recorded and unexpired. */
-  async isTokenUsed(tokenId: string): Promise<boolean> {
-    const { rows } = await this.sql.query(
-      `SELECT 1 FROM ${this.tablePrefix}used_tokens WHERE token_id = ? AND expires_at > UTC_TIMESTAMP(3)`,
-      [tokenId],
-    );
-    return rows.length > 0;
+    const sql = sqlClient(options?.client);
+    const p = validTablePrefix(options.tablePrefix ?? 'keygate_');
+    super({
+      ...mysqlEngine(sql, p),
+      migrate: () => migrateKeyStore(sql, p),
+      text: '?',
+      contains: (column) => `LOCATE(?, ${column}) > 0`,
+      dayText: `DATE_FORMAT(day, '%Y-%m-%d')`,
+      // MySQL's upsert cannot say whether it took an expired record: insert, else take it back if expired.
+      *markToken(tx, tokenId, until, now) {
+        const sql = `INSERT IGNORE INTO ${p}used_tokens (token_id, expires_at) VALUES (?, ?)`;
+        if (((yield tx.run(sql, [tokenId, until])) as RunInfo).changes === 1) return true;
+        const take = `UPDATE ${p}used_tokens SET expires_at = ? WHERE token_id = ? AND expires_at <= ?`;
+        return ((yield tx.run(take, [until, tokenId, now])) as RunInfo).changes === 1;
+      },
+    });
+    this.tablePrefix = p;
   }
 }

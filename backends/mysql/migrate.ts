@@ -1,4 +1,6 @@
 import { KeyStoreUnavailableError } from 'keygate';
+import { migrateUnderLock } from '../sql/migrate.js';
+import { runAsync } from '../sql/step.js';
 import { keyStoreMigrations } from './migrations.js';
 import type { Query, SqlClient } from './sql-client.js';
 
@@ -55,22 +57,24 @@ export function withMigrationLock<T>(
  * @example
  * await migrateKeyStore(sqlClient(pool), 'keygate_'); // { applied: [1] }, then { applied: [] }
  */
-export async function migrateKeyStore(sql: SqlClient, prefix: string): Promise<{ applied: number[] }> {
-  const migrations = keyStoreMigrations(prefix);
-  if ((await currentVersion(sql.query, prefix)) >= migrations.length) return { applied: [] };
-  return withMigrationLock(sql, prefix, 'keys', async (q) => {
-    await q(
-      `CREATE TABLE IF NOT EXISTS ${prefix}migrations (version INT NOT NULL PRIMARY KEY, applied_at DATETIME(3) NOT NULL)
-        ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-    );
-    const current = await currentVersion(q, prefix);
-    const applied: number[] = [];
-    for (let v = current + 1; v <= migrations.length; v++) {
-      for (const statement of migrations[v - 1] ?? []) await q(statement);
-      await q(`INSERT INTO ${prefix}migrations (version, applied_at) VALUES (?, UTC_TIMESTAMP(3))`, [v]);
-      applied.push(v);
-    }
-    return { applied };
+export function migrateKeyStore(sql: SqlClient, prefix: string): Promise<{ applied: number[] }> {
+  return migrateUnderLock(keyStoreMigrations(prefix), {
+    recorded: () => currentVersion(sql.query, prefix),
+    locked: (body) =>
+      withMigrationLock(sql, prefix, 'keys', (q) =>
+        runAsync(
+          body({
+            prepare: () =>
+              q(
+                `CREATE TABLE IF NOT EXISTS ${prefix}migrations (version INT NOT NULL PRIMARY KEY, applied_at DATETIME(3) NOT NULL)
+                  ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+              ),
+            recorded: () => currentVersion(q, prefix),
+            apply: (statement) => q(statement),
+            record: (v) => q(`INSERT INTO ${prefix}migrations (version, applied_at) VALUES (?, UTC_TIMESTAMP(3))`, [v]),
+          }),
+        ),
+      ),
   });
 }
 

@@ -1,43 +1,17 @@
-import {
-  InvalidInputError,
-  KeyConflictError,
-  KeyNotFoundError,
-  KeyStoreUnavailableError,
-  type TelemetryOptions,
-} from 'keygate';
-import {
-  type ApiKeyRecord,
-  applyPatch,
-  CAPABILITIES,
-  type Capabilities,
-  type Capable,
-  ChangeRelay,
-  changeOf,
-  createTelemetry,
-  type KeyActivity,
-  type KeyChange,
-  type KeyChangeEvent,
-  type KeyPatch,
-  mergeUsage,
-  observedLookup,
-  parseChange,
-  quote,
-  type Telemetry,
-  type UsageBatch,
-  type UsageCount,
-  type UsageOutcome,
-  type UsageStore,
-  type WritableKeyStore,
-  type WriteOptions,
-} from 'keygate/store-kit';
+import { InvalidInputError, KeyStoreUnavailableError, type TelemetryOptions } from 'keygate';
+import { CAPABILITIES, type Capabilities, type ChangeRelay, quote } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
-import { MysqlAuditLog } from './audit-log.js';
-import { ChangePoller, pruneChanges } from './change-poller.js';
+import { SqlAuditLog } from '../sql/audit-log.js';
+import { pollChanges } from '../sql/change-poller.js';
+import type { SqlEngine } from '../sql/engine.js';
+import { type KeyDialect, SqlKeyStore } from '../sql/key-store.js';
+import type { RunInfo } from '../sql/step.js';
+import { mysqlChangeFeed, pruneChanges } from './change-poller.js';
 import { ER_DUP_ENTRY, errnoOf, unavailable } from './errors.js';
 import { migrateKeyStore } from './migrate.js';
 import { MysqlOutbox } from './outbox.js';
-import { COLUMNS, type KeyRow, PLACEHOLDERS, recordOf, recordParams } from './rows.js';
-import { isoTime, type Query, type SqlClient, sqlClient, sqlTime, validTablePrefix } from './sql-client.js';
+import { type SqlClient, sqlClient, validTablePrefix } from './sql-client.js';
+import { MYSQL_TIME, type MysqlTx, mysqlEngine } from './sql-tx.js';
 
 /**
  * Options of {@link MysqlKeyStore}.
@@ -96,7 +70,7 @@ const DEFAULT_RETAIN_MS = 600_000;
  * const keys = new KeyManager({ store });
  * const cached = new CachedKeyStore(store, { ttlMs: 30_000 });
  */
-export class MysqlKeyStore implements WritableKeyStore, UsageStore, Capable {
+export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
   /**
    * Its `changes` (every write, announced across processes through the change table), `usage`,
    * `audit` (the append-only table `<prefix>audit`, written after each key write, not in its
@@ -107,199 +81,25 @@ export class MysqlKeyStore implements WritableKeyStore, UsageStore, Capable {
   /** Milliseconds between two polls of the change table. */
   readonly pollIntervalMs: number;
   private readonly retainMs: number;
-  private readonly telemetry: Telemetry | undefined;
   private readonly sql: SqlClient;
-  private readonly table: string;
-  private readonly relay = new ChangeRelay();
-  private readonly outbox: MysqlOutbox;
-  private readonly onError: (err: KeyStoreUnavailableError) => void;
-  private poller: ChangePoller | undefined;
-  private closed = false;
 
   constructor(options: MysqlKeyStoreOptions) {
-    this.sql = sqlClient(options?.client);
-    this.telemetry = createTelemetry(options.telemetry);
-    this.onError = options.onError ?? (() => {});
+    const sql = sqlClient(options?.client);
     const prefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
+    // The prefix is validated above, never taken from request data; values always go as parameters.
+    const engine = mysqlEngine(sql, prefix);
+    const outbox = new MysqlOutbox(engine);
+    super({ ...mysqlKeyDialect(engine, prefix, outbox), migrate: () => migrateKeyStore(sql, prefix) }, options);
+    this.sql = sql;
     this.tablePrefix = prefix;
     this.pollIntervalMs = bounded('pollIntervalMs', options.pollIntervalMs, DEFAULT_POLL_MS, 10, 60_000);
     this.retainMs = bounded('changeRetentionMs', options.changeRetentionMs, DEFAULT_RETAIN_MS, 60_000, 2 ** 31);
-    // The prefix is validated above, never taken from request data; values always go as parameters.
-    this.table = `${prefix}keys`;
-    this.outbox = new MysqlOutbox(this.sql, prefix);
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
-      audit: new MysqlAuditLog(this.sql, prefix),
-      outbox: this.outbox,
-    };
-  }
-
-  /**
-   * Creates or upgrades the tables. Idempotent: versions already applied (recorded in
-   * `<prefix>migrations`) are skipped, and a named lock (`GET_LOCK`) serialises concurrent callers.
-   *
-   * @example
-   * await store.migrate(); // at start-up, before the first request; a second call does nothing
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateKeyStore(this.sql, this.tablePrefix);
-  }
-
-  findByHash(hash: string): Promise<ApiKeyRecord | null> {
-    return observedLookup(this.telemetry, 'mysql', async () => {
-      const { rows } = await this.sql.query<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE hash = ?`, [hash]);
-      return rows[0] ? recordOf(rows[0]) : null;
-    });
-  }
-
-  async findById(id: string): Promise<ApiKeyRecord | null> {
-    const { rows } = await this.sql.query<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ?`, [id]);
-    return rows[0] ? recordOf(rows[0]) : null;
-  }
-
-  async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
-    const { rows } = await this.sql.query<KeyRow>(
-      `SELECT ${COLUMNS} FROM ${this.table} WHERE account_id = ? ORDER BY created_at, id`,
-      [accountId],
-    );
-    return rows.map(recordOf);
-  }
-
-  async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
-    const stored = { ...record, version: 1 };
-    const change = changeOf('created', stored);
-    const row = await this.sql
-      .transaction(async (q) => {
-        await q(`INSERT INTO ${this.table} (${COLUMNS}) VALUES (${PLACEHOLDERS})`, recordParams(stored));
-        if (options?.events?.length) await this.outbox.appendIn(q, options.events);
-        await this.announce(q, change);
-        const { rows } = await q<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ?`, [record.id]);
-        return rows[0] as KeyRow;
-      })
-      .catch((err: unknown) => {
-        throw duplicateOf(err, record.id) ?? err;
-      });
-    const created = recordOf(row);
-    this.relay.emit(change);
-    return created;
-  }
-
-  async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
-    const { next, change } = await this.sql.transaction(async (q) => {
-      const { rows } = await q<KeyRow>(`SELECT ${COLUMNS} FROM ${this.table} WHERE id = ? FOR UPDATE`, [id]);
-      if (!rows[0]) throw new KeyNotFoundError(id);
-      // The shared patch semantics: throws KeyRevokedError for a revoked key and KeyConflictError for a
-      // version other than `ifVersion`, so the transaction rolls back. The row lock makes the check atomic.
-      const next = applyPatch(recordOf(rows[0]), patch, condition);
-      await q(
-        `UPDATE ${this.table} SET name = ?, status = ?, permissions = ?, allowed_ips = ?, updated_at = ?, expires_at = ?,
-          revoked_at = ?, rotated_to = ?, metadata = ?, version = ?, rate_limit = ?, suspended_at = ?, suspended_reason = ?
-          WHERE id = ?`,
-        [
-          next.name,
-          next.status,
-          JSON.stringify(next.permissions),
-          JSON.stringify(next.allowedIps),
-          sqlTime(next.updatedAt),
-          sqlTime(next.expiresAt),
-          sqlTime(next.revokedAt),
-          next.rotatedTo,
-          JSON.stringify(next.metadata),
-          next.version,
-          next.rateLimit ? JSON.stringify(next.rateLimit) : null,
-          sqlTime(next.suspendedAt),
-          next.suspendedReason ?? null,
-          next.id,
-        ],
-      );
-      if (condition?.events?.length) await this.outbox.appendIn(q, condition.events);
-      const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
-      await this.announce(q, change);
-      return { next, change };
-    });
-    this.relay.emit(change);
-    return next;
-  }
-
-  /**
-   * Adds a flush of usage counts in one transaction: each (key, day, outcome) is an upsert that adds
-   * to the stored count, so flushes from any number of processes add up exactly. Rows go in key order,
-   * so concurrent flushes lock them in the same order.
-   */
-  async addUsage(batch: UsageBatch): Promise<void> {
-    const { counts, activity } = mergeUsage(batch);
-    if (counts.length === 0 && activity.length === 0) return;
-    const sortedCounts = [...counts].sort((a, b) => order(a.keyId + a.day + a.outcome, b.keyId + b.day + b.outcome));
-    const sortedActivity = [...activity].sort((a, b) => order(a.keyId, b.keyId));
-    await this.sql.transaction(async (q) => {
-      for (const c of sortedCounts) {
-        await q(
-          `INSERT INTO ${this.tablePrefix}usage (key_id, account_id, day, outcome, count) VALUES (?, ?, ?, ?, ?)
-            ON DUPLICATE KEY UPDATE count = count + ?`,
-          [c.keyId, c.accountId, c.day, c.outcome, c.count, c.count],
-        );
-      }
-      for (const a of sortedActivity) {
-        const at = sqlTime(a.lastUsedAt);
-        // The address is assigned first, while last_used_at still holds the stored time.
-        await q(
-          `INSERT INTO ${this.tablePrefix}key_activity (key_id, last_used_at, last_used_ip) VALUES (?, ?, ?)
-            ON DUPLICATE KEY UPDATE last_used_ip = IF(last_used_at < ?, ?, last_used_ip),
-              last_used_at = IF(last_used_at < ?, ?, last_used_at)`,
-          [a.keyId, at, a.lastUsedIp, at, a.lastUsedIp, at, at],
-        );
-      }
-    });
-  }
-
-  async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
-    const { rows } = await this.sql.query<{ account_id: string; day: string; outcome: string; count: string | number }>(
-      `SELECT account_id, DATE_FORMAT(day, '%Y-%m-%d') AS day, outcome, count FROM ${this.tablePrefix}usage
-        WHERE key_id = ? AND day BETWEEN ? AND ? ORDER BY day, outcome`,
-      [keyId, from, to],
-    );
-    return rows.map((r) => ({
-      keyId,
-      accountId: r.account_id,
-      day: r.day,
-      outcome: r.outcome as UsageOutcome,
-      count: Number(r.count),
-    }));
-  }
-
-  async getActivity(keyId: string): Promise<KeyActivity | null> {
-    const { rows } = await this.sql.query<{ last_used_at: string; last_used_ip: string | null }>(
-      `SELECT last_used_at, last_used_ip FROM ${this.tablePrefix}key_activity WHERE key_id = ?`,
-      [keyId],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    return { keyId, lastUsedAt: isoTime(row.last_used_at), lastUsedIp: row.last_used_ip };
-  }
-
-  /**
-   * Subscribes to changes made by this process (at once) and, through the change table, by every
-   * other process on the same database (within `pollIntervalMs` + one query). The first subscription
-   * starts polling; each time polling starts from the newest change (first, and after rows it had not
-   * read were pruned) listeners get `{ type: 'resync' }`.
-   */
-  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
-    const off = this.relay.subscribe(listener);
-    if (!this.poller && !this.closed) {
-      this.poller = new ChangePoller(this.sql, this.tablePrefix, this.pollIntervalMs, this.retainMs, {
-        onPayload: (payload) => {
-          const change = parseChange(payload);
-          if (change) this.relay.emit(change);
-        },
-        onResync: () => this.relay.emit({ type: 'resync' }),
-        onError: (err) => this.onError(unavailable(err instanceof KeyStoreUnavailableError ? err.cause : err)),
-      });
-      this.poller.start();
-    }
-    return () => {
-      off();
-      if (this.relay.listeners === 0) this.stopPolling();
+      // TRUNCATE fires no trigger in MySQL or MariaDB: grant the application's user no DROP.
+      audit: new SqlAuditLog(engine),
+      outbox,
     };
   }
 
@@ -313,28 +113,77 @@ export class MysqlKeyStore implements WritableKeyStore, UsageStore, Capable {
     return pruneChanges(this.sql.query, this.tablePrefix, this.retainMs);
   }
 
-  /** Stops polling. The pool stays open: it is the caller's. */
-  close(): void {
-    this.closed = true;
-    this.stopPolling();
-  }
-
-  private stopPolling(): void {
-    this.poller?.stop();
-    this.poller = undefined;
-  }
-
-  // The counter's row lock is held to COMMIT, so change numbers commit in order; a rollback takes the
-  // number back with the write, so no change is announced that did not happen.
-  private async announce(q: Query, change: KeyChange): Promise<void> {
-    const { insertId: seq } = await q(
-      `UPDATE ${this.tablePrefix}change_counter SET seq = LAST_INSERT_ID(seq + 1) WHERE id = 1`,
+  // Polling starts from the newest change: each time it does (first, and after rows it had not read
+  // were pruned) listeners get a resync.
+  protected listen(relay: ChangeRelay): () => void {
+    const feed = mysqlChangeFeed(this.sql, this.tablePrefix, this.retainMs);
+    return pollChanges(
+      feed,
+      { intervalMs: this.pollIntervalMs, maxBackoffMs: 5_000, resyncAfterFailure: false, pruneEveryMs: 60_000 },
+      {
+        onChange: (change) => relay.emit(change),
+        onResync: () => relay.emit({ type: 'resync' }),
+        onError: (err) => this.reportError(unavailable(err instanceof KeyStoreUnavailableError ? err.cause : err)),
+      },
     );
-    await q(`INSERT INTO ${this.tablePrefix}changes (seq, at, payload) VALUES (?, UTC_TIMESTAMP(3), ?)`, [
-      seq,
-      JSON.stringify(change),
-    ]);
   }
+}
+
+/** MySQL under the key store: read-back after INSERT, row locks, a change table, usage upserted row by row in key order. */
+function mysqlKeyDialect(
+  engine: SqlEngine<MysqlTx>,
+  p: string,
+  outbox: MysqlOutbox,
+): Omit<KeyDialect<MysqlTx>, 'migrate'> {
+  return {
+    ...engine,
+    engine: 'mysql',
+    lockRow: ' FOR UPDATE',
+    returning: false,
+    usageSql: {
+      counts: `SELECT account_id, DATE_FORMAT(day, '%Y-%m-%d') AS day, outcome, count FROM ${p}usage
+        WHERE key_id = ? AND day BETWEEN ? AND ? ORDER BY day, outcome`,
+      activity: `SELECT last_used_at, last_used_ip FROM ${p}key_activity WHERE key_id = ?`,
+    },
+    duplicate: (err) => {
+      const cause = (err as { cause?: unknown }).cause;
+      if (!(err instanceof KeyStoreUnavailableError) || errnoOf(cause) !== ER_DUP_ENTRY) return undefined;
+      return /keys_hash/.test(String((cause as { message?: unknown }).message ?? '')) ? 'hash' : 'id';
+    },
+    appendEvents: (tx, events) => outbox.appendIn(tx, events),
+    // The counter's row lock is held to COMMIT, so change numbers commit in order; a rollback takes the
+    // number back with the write, so no change is announced that did not happen.
+    *announce(tx, change) {
+      const { insertId: seq } = (yield tx.run(
+        `UPDATE ${p}change_counter SET seq = LAST_INSERT_ID(seq + 1) WHERE id = 1`,
+      )) as RunInfo;
+      yield tx.run(`INSERT INTO ${p}changes (seq, at, payload) VALUES (?, UTC_TIMESTAMP(3), ?)`, [
+        seq,
+        JSON.stringify(change),
+      ]);
+    },
+    // Rows go in key order, so concurrent flushes lock them in the same order.
+    *addUsage(tx, { counts, activity }) {
+      const sortedCounts = [...counts].sort((a, b) => order(a.keyId + a.day + a.outcome, b.keyId + b.day + b.outcome));
+      for (const c of sortedCounts) {
+        yield tx.run(
+          `INSERT INTO ${p}usage (key_id, account_id, day, outcome, count) VALUES (?, ?, ?, ?, ?)
+            ON DUPLICATE KEY UPDATE count = count + ?`,
+          [c.keyId, c.accountId, c.day, c.outcome, c.count, c.count],
+        );
+      }
+      for (const a of [...activity].sort((x, y) => order(x.keyId, y.keyId))) {
+        const at = MYSQL_TIME.write(a.lastUsedAt);
+        // The address is assigned first, while last_used_at still holds the stored time.
+        yield tx.run(
+          `INSERT INTO ${p}key_activity (key_id, last_used_at, last_used_ip) VALUES (?, ?, ?)
+            ON DUPLICATE KEY UPDATE last_used_ip = IF(last_used_at < ?, ?, last_used_ip),
+              last_used_at = IF(last_used_at < ?, ?, last_used_at)`,
+          [a.keyId, at, a.lastUsedIp, at, a.lastUsedIp, at, at],
+        );
+      }
+    },
+  };
 }
 
 const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -351,14 +200,4 @@ function bounded(field: string, value: unknown, fallback: number, min: number, m
     );
   }
   return v;
-}
-
-/** The conflict a failed INSERT stands for (a duplicate id or digest), or undefined for any other failure. */
-function duplicateOf(err: unknown, id: string): KeyConflictError | undefined {
-  const cause = (err as { cause?: unknown }).cause;
-  if (!(err instanceof KeyStoreUnavailableError) || errnoOf(cause) !== ER_DUP_ENTRY) return undefined;
-  const message = String((cause as { message?: unknown }).message ?? '');
-  return /keys_hash/.test(message)
-    ? new KeyConflictError('a key with the same digest already exists', { keyId: id })
-    : new KeyConflictError(`a key with id ${quote(id)} already exists`, { keyId: id });
 }

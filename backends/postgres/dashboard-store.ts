@@ -1,8 +1,8 @@
-import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
 import type { Pool } from 'pg';
-import * as queries from './dashboard-queries.js';
+import { SqlDashboardStore, upsertToken } from '../sql/dashboard-store.js';
 import { migrateSchema } from './migrate.js';
-import { type PGliteLike, type SqlClient, sqlClient, validSchema } from './sql-client.js';
+import { type PGliteLike, sqlClient, validSchema } from './sql-client.js';
+import { type PgTx, pgEngine } from './sql-tx.js';
 
 /**
  * Options of {@link PostgresDashboardStore}.
@@ -30,44 +30,21 @@ export interface PostgresDashboardStoreOptions {
  * await store.migrate();
  * const ui = dashboard({ manager: new KeyManager({ store: new PostgresKeyStore({ client: pool }) }), store, secret });
  */
-export class PostgresDashboardStore implements DashboardStore {
+export class PostgresDashboardStore extends SqlDashboardStore<PgTx> {
   readonly schema: string;
-  private readonly sql: SqlClient;
 
   constructor(options: PostgresDashboardStoreOptions) {
-    this.sql = sqlClient(options?.client);
-    this.schema = validSchema(options.schema ?? 'public');
-  }
-
-  /**
-   * Creates or upgrades the tables, the key store's included (the dashboard reads them): the same
-   * versioned migrations as `PostgresKeyStore.migrate`, so calling both, in any order, is safe.
-   * Idempotent; concurrent callers are serialised by an advisory lock.
-   *
-   * @example
-   * await store.migrate(); // at start-up; a second call does nothing
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateSchema(this.sql, this.schema);
-  }
-
-  listKeysPage(accountId: string, query: KeyPageQuery): Promise<KeyPage> {
-    return queries.keysPage(this.sql.query, this.schema, accountId, query);
-  }
-
-  getDailyTotalsOfKeys(keyIds: readonly string[], from: string, to: string): Promise<DailyTotal[]> {
-    return queries.dailyTotalsOfKeys(this.sql.query, this.schema, keyIds, from, to);
-  }
-
-  getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
-    return queries.activityOfKeys(this.sql.query, this.schema, keyIds);
-  }
-
-  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
-    return queries.markTokenUsed(this.sql.query, this.schema, tokenId, expiresAt);
-  }
-
-  isTokenUsed(tokenId: string): Promise<boolean> {
-    return queries.isTokenUsed(this.sql.query, this.schema, tokenId);
+    const sql = sqlClient(options?.client);
+    const schema = validSchema(options.schema ?? 'public');
+    const engine = pgEngine(sql, schema);
+    super({
+      ...engine,
+      migrate: () => migrateSchema(sql, schema),
+      text: '?::text',
+      contains: (column) => `strpos(${column}, ?) > 0`,
+      dayText: `to_char(day, 'YYYY-MM-DD')`,
+      markToken: (tx, tokenId, until, now) => upsertToken(tx, engine.table('used_tokens'), tokenId, until, now),
+    });
+    this.schema = schema;
   }
 }

@@ -1,4 +1,11 @@
-import { USED_TOKENS_MIGRATION } from './dashboard-queries.js';
+/**
+ * Migration 4: the record of single-use tokens (the dashboard's redeemed sign-in links and ended
+ * sessions), kept where the keys live so that a link works once across every process.
+ */
+const USED_TOKENS_MIGRATION: readonly string[] = [
+  'CREATE TABLE T.keygate_used_tokens (token_id text PRIMARY KEY, expires_at timestamptz NOT NULL)',
+  'CREATE INDEX keygate_used_tokens_expiry ON T.keygate_used_tokens (expires_at)',
+];
 
 /**
  * The schema, one entry per version, each a list of statements (PGlite runs one statement per call).

@@ -1,18 +1,7 @@
-import {
-  type AuditEntry,
-  type AuditEntryInput,
-  type AuditLog,
-  type AuditQuery,
-  auditId,
-  freezeAuditEntry,
-  validAuditEntry,
-  validAuditQuery,
-} from 'keygate/store-kit';
-import { type SqliteDatabase, type SqliteDriver, sqliteDriver } from './driver.js';
-import { guarded, storeError } from './errors.js';
+import { SqlAuditLog } from '../sql/audit-log.js';
+import type { SqliteDatabase, SqliteDriver } from './driver.js';
 import { migrateKeyStore } from './migrate.js';
-import { AUDIT_SQL } from './sql/audit.js';
-import { validBusyTimeoutMs } from './timeouts.js';
+import { sqliteConnection } from './options.js';
 
 /**
  * Options of {@link SqliteAuditLog}.
@@ -27,18 +16,6 @@ export interface SqliteAuditLogOptions {
   busyTimeoutMs?: number;
 }
 
-interface AuditRow {
-  id: string;
-  at: string;
-  account_id: string;
-  key_id: string | null;
-  action: AuditEntry['action'];
-  actor_type: AuditEntry['actor']['type'];
-  actor_id: string | null;
-  changes: string | null;
-  address: string | null;
-}
-
 /**
  * The audit log in a SQLite file (`keygate_audit`), the `audit` capability of a `SqliteKeyStore`
  * over the same database, so a `KeyManager` writes to it with no extra option. Append-only in the
@@ -50,14 +27,16 @@ interface AuditRow {
  * await log.migrate(); // the key store's tables (one migration history)
  * await log.list({ accountId: 'acct_1', limit: 20 });
  */
-export class SqliteAuditLog implements AuditLog {
+export class SqliteAuditLog extends SqlAuditLog {
   /** Milliseconds an append waits for the write lock. */
   readonly busyTimeoutMs: number;
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteAuditLogOptions) {
-    this.driver = sqliteDriver(options?.database);
-    this.busyTimeoutMs = validBusyTimeoutMs(options.busyTimeoutMs, 2_000);
+    const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
+    super(engine);
+    this.driver = driver;
+    this.busyTimeoutMs = busyTimeoutMs;
   }
 
   /**
@@ -68,51 +47,6 @@ export class SqliteAuditLog implements AuditLog {
    * await log.migrate();
    */
   migrate(): Promise<{ applied: number[] }> {
-    return guarded(() => migrateKeyStore(this.driver, this.busyTimeoutMs));
+    return migrateKeyStore(this.driver, this.busyTimeoutMs);
   }
-
-  async append(input: AuditEntryInput): Promise<AuditEntry> {
-    const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
-    try {
-      this.driver.transaction(() => {
-        this.driver.run(AUDIT_SQL.append, [
-          entry.id,
-          entry.at,
-          entry.accountId,
-          entry.keyId ?? null,
-          entry.action,
-          entry.actor.type,
-          entry.actor.id ?? null,
-          entry.changes === undefined ? null : JSON.stringify(entry.changes),
-          entry.address ?? null,
-        ]);
-      }, this.busyTimeoutMs);
-    } catch (err) {
-      throw storeError(err);
-    }
-    return entry;
-  }
-
-  async list(query: AuditQuery): Promise<AuditEntry[]> {
-    const { accountId, keyId, limit, before } = validAuditQuery(query);
-    const params: (string | number)[] = [accountId];
-    if (keyId !== undefined) params.push(keyId);
-    if (before !== undefined) params.push(before);
-    params.push(limit);
-    const sql = AUDIT_SQL.list(keyId !== undefined, before !== undefined);
-    return guarded(() => this.driver.all<AuditRow>(sql, params).map(entryOf));
-  }
-}
-
-function entryOf(row: AuditRow): AuditEntry {
-  const changes = row.changes === null ? null : JSON.parse(row.changes);
-  return freezeAuditEntry(row.id, {
-    at: new Date(row.at).toISOString(),
-    accountId: row.account_id,
-    ...(row.key_id !== null && { keyId: row.key_id }),
-    action: row.action,
-    actor: row.actor_id === null ? { type: row.actor_type } : { type: row.actor_type, id: row.actor_id },
-    ...(changes !== null && { changes }),
-    ...(row.address !== null && { address: row.address }),
-  });
 }

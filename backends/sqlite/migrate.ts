@@ -1,5 +1,9 @@
+import { applyMigrations, type MigrationLedger } from '../sql/migrate.js';
+import { SQLITE_LEDGER, SQLITE_RECORD, sqliteRecorded } from '../sql/sqlite/ledger.js';
+import { KEY_STORE_MIGRATIONS } from '../sql/sqlite/migrations.js';
+import { runSync, wait } from '../sql/step.js';
 import type { SqliteDriver } from './driver.js';
-import { KEY_STORE_MIGRATIONS } from './migrations.js';
+import { guarded } from './errors.js';
 
 /**
  * Puts the database file in WAL mode (readers never wait for the writer, and the writer never waits
@@ -19,27 +23,23 @@ export function enableWal(driver: SqliteDriver): string {
  * Creates or upgrades the key store's tables ({@link KEY_STORE_MIGRATIONS}): the versions not yet
  * recorded in `keygate_migrations` run in order, in one `BEGIN IMMEDIATE` transaction, which
  * serialises concurrent callers in any process (the second finds the versions recorded). Cheap when
- * nothing is left to do: one read. Puts the file in WAL mode first.
+ * nothing is left to do: one read. Puts the file in WAL mode first. Rejects with keygate errors only.
  *
  * @example
- * migrateKeyStore(driver, 5_000); // { applied: [1] }, then { applied: [] }
+ * await migrateKeyStore(driver, 5_000); // { applied: [1] }, then { applied: [] }
  */
-export function migrateKeyStore(driver: SqliteDriver, busyTimeoutMs: number): { applied: number[] } {
-  enableWal(driver);
-  if (currentVersion(driver) >= KEY_STORE_MIGRATIONS.length) return { applied: [] };
-  return driver.transaction(() => {
-    driver.exec(
-      'CREATE TABLE IF NOT EXISTS keygate_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)',
-    );
-    const current = currentVersion(driver);
-    const applied: number[] = [];
-    for (let v = current + 1; v <= KEY_STORE_MIGRATIONS.length; v++) {
-      for (const statement of KEY_STORE_MIGRATIONS[v - 1] ?? []) driver.exec(statement);
-      driver.run('INSERT INTO keygate_migrations (version, applied_at) VALUES (?, ?)', [v, new Date().toISOString()]);
-      applied.push(v);
-    }
-    return { applied };
-  }, busyTimeoutMs);
+export function migrateKeyStore(driver: SqliteDriver, busyTimeoutMs: number): Promise<{ applied: number[] }> {
+  const ledger: MigrationLedger = {
+    prepare: () => driver.exec(SQLITE_LEDGER),
+    recorded: () => sqliteRecorded((sql) => driver.get(sql)),
+    apply: (statement) => driver.exec(statement),
+    record: (v) => driver.run(SQLITE_RECORD, [v, new Date().toISOString()]),
+  };
+  return guarded(() => {
+    enableWal(driver);
+    if (runSync(wait(ledger.recorded())) >= KEY_STORE_MIGRATIONS.length) return { applied: [] };
+    return driver.transaction(() => runSync(applyMigrations(KEY_STORE_MIGRATIONS, ledger)), busyTimeoutMs);
+  });
 }
 
 /**
@@ -53,12 +53,4 @@ export function migrateTables(driver: SqliteDriver, statements: readonly string[
   driver.transaction(() => {
     for (const statement of statements) driver.exec(statement);
   }, busyTimeoutMs);
-}
-
-function currentVersion(driver: SqliteDriver): number {
-  const present = driver.get(
-    `SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'keygate_migrations'`,
-  );
-  if (!present) return 0;
-  return Number(driver.get<{ v: number | null }>('SELECT max(version) AS v FROM keygate_migrations')?.v ?? 0);
 }

@@ -1,8 +1,8 @@
-import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
-import { iso, type KeyRow, recordOf } from '../../sqlite/rows.js';
-import { DASHBOARD_SQL } from '../../sqlite/sql/dashboard.js';
+import { SqlDashboardStore } from '../../sql/dashboard-store.js';
+import { SQLITE_DASHBOARD } from '../../sql/sqlite/dashboard.js';
 import type { D1Like } from './bindings.js';
-import { d1Guarded, validD1 } from './errors.js';
+import { d1Engine } from './d1-tx.js';
+import { validD1 } from './errors.js';
 import { migrateD1 } from './migrate.js';
 
 /**
@@ -26,79 +26,9 @@ export interface D1DashboardStoreOptions {
  * const store = new D1DashboardStore({ db: env.DB });
  * const ui = dashboard({ manager: new KeyManager({ store: new D1KeyStore({ db: env.DB }) }), store, secret });
  */
-export class D1DashboardStore implements DashboardStore {
-  private readonly db: D1Like;
-
+export class D1DashboardStore extends SqlDashboardStore {
   constructor(options: D1DashboardStoreOptions) {
-    this.db = validD1(options?.db);
-  }
-
-  /**
-   * Creates or upgrades the tables, the key store's included (one migration history). Idempotent.
-   *
-   * @example
-   * await store.migrate();
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateD1(this.db);
-  }
-
-  listKeysPage(accountId: string, query: KeyPageQuery): Promise<KeyPage> {
-    return d1Guarded(() => this.page(accountId, query));
-  }
-
-  getDailyTotalsOfKeys(keyIds: readonly string[], from: string, to: string): Promise<DailyTotal[]> {
-    if (keyIds.length === 0) return Promise.resolve([]);
-    return d1Guarded(async () => {
-      const { results } = await this.db
-        .prepare(DASHBOARD_SQL.dailyTotals)
-        .bind(JSON.stringify(keyIds), from, to)
-        .all<{ key_id: string; day: string; total: number }>();
-      return results.map((r) => ({ keyId: r.key_id, day: r.day, total: Number(r.total) }));
-    });
-  }
-
-  getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
-    if (keyIds.length === 0) return Promise.resolve([]);
-    return d1Guarded(async () => {
-      const { results } = await this.db
-        .prepare(DASHBOARD_SQL.activity)
-        .bind(JSON.stringify(keyIds))
-        .all<{ key_id: string; last_used_at: string; last_used_ip: string | null }>();
-      return results.map((r) => ({ keyId: r.key_id, lastUsedAt: iso(r.last_used_at), lastUsedIp: r.last_used_ip }));
-    });
-  }
-
-  /** Records `tokenId` until `expiresAt`; true when this call recorded it (one statement: one call wins). */
-  markTokenUsed(tokenId: string, expiresAt: string): Promise<boolean> {
-    const now = new Date().toISOString();
-    return d1Guarded(async () => {
-      // Now and then, drop records whose token no longer verifies anyway.
-      if (Math.random() < 1 / 64) await this.db.prepare(DASHBOARD_SQL.pruneTokens).bind(now).run();
-      const row = await this.db.prepare(DASHBOARD_SQL.markToken).bind(tokenId, iso(expiresAt), now).first();
-      return row !== null;
-    });
-  }
-
-  isTokenUsed(tokenId: string): Promise<boolean> {
-    return d1Guarded(
-      async () =>
-        (await this.db.prepare(DASHBOARD_SQL.tokenUsed).bind(tokenId, new Date().toISOString()).first()) !== null,
-    );
-  }
-
-  private async page(accountId: string, page: KeyPageQuery): Promise<KeyPage> {
-    const needle = page.search ? page.search.toLowerCase() : null;
-    const status = page.status ?? null;
-    const mode = page.mode ?? null;
-    const { results: rows } = await this.db
-      .prepare(DASHBOARD_SQL.keysPage)
-      .bind(accountId, needle, needle, needle, needle, status, status, mode, mode, page.limit, page.offset)
-      .all<KeyRow & { total: number }>();
-    if (rows.length === 0 && page.offset > 0) {
-      // Past the end: the window count needs a row; ask for the first page to learn the total.
-      return { records: [], total: (await this.page(accountId, { ...page, offset: 0, limit: 1 })).total };
-    }
-    return { records: rows.map(recordOf), total: Number(rows[0]?.total ?? 0) };
+    const db = validD1(options?.db);
+    super({ ...d1Engine(db), ...SQLITE_DASHBOARD, migrate: () => migrateD1(db) });
   }
 }

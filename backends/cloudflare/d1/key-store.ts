@@ -1,32 +1,25 @@
-import { KeyConflictError, KeyNotFoundError, type TelemetryOptions } from 'keygate';
+import type { TelemetryOptions } from 'keygate';
+import { KeyConflictError, KeyNotFoundError } from 'keygate';
 import {
   type ApiKeyRecord,
   applyPatch,
   CAPABILITIES,
   type Capabilities,
-  type Capable,
-  ChangeRelay,
   changeOf,
-  createTelemetry,
-  type KeyActivity,
-  type KeyChangeEvent,
   type KeyPatch,
   mergeUsage,
   observedLookup,
   quote,
-  type Telemetry,
   type UsageBatch,
-  type UsageCount,
-  type UsageOutcome,
-  type UsageStore,
-  type WritableKeyStore,
   type WriteOptions,
 } from 'keygate/store-kit';
-import { uniqueViolation } from '../../sqlite/errors.js';
-import { iso, type KeyRow, recordOf, recordParams, updateParams } from '../../sqlite/rows.js';
-import { KEY_COLUMNS, KEY_SQL, USAGE_SQL } from '../../sqlite/sql/keys.js';
+import { ISO_TIME, type KeyRow, keyRecordOf, keyUpdateParams } from '../../sql/key-record.js';
+import { SqlKeyStore } from '../../sql/key-store.js';
+import { KEY_SQL, SQLITE_KEYS, USAGE_SQL } from '../../sql/sqlite/keys.js';
+import type { SqlTx } from '../../sql/step.js';
 import { D1AuditLog } from './audit-log.js';
 import type { D1Like, KVLike } from './bindings.js';
+import { d1Engine } from './d1-tx.js';
 import { d1Error, d1Guarded, validD1 } from './errors.js';
 import { KvRecordCache, validKv, validMaxStaleMs } from './kv-cache.js';
 import { migrateD1 } from './migrate.js';
@@ -78,6 +71,9 @@ const backoff = (attempt: number) =>
  * throws `KeyStoreUnavailableError` (503 through `authenticate`): a cached entry is never served past
  * the bound. Writes through this store delete the record's KV entry.
  *
+ * `migrate()` applies the tables in one `batch`; a deploy script may apply `KEY_STORE_MIGRATIONS`
+ * with `wrangler d1 execute` instead.
+ *
  * Capabilities: `changes` (the writes made through this instance only: a Worker has no long-lived
  * subscriber, so there is no channel between isolates; `maxStaleMs` bounds what other writers'
  * changes take), `usage`, `audit` (a {@link D1AuditLog} on the same database).
@@ -91,7 +87,7 @@ const backoff = (attempt: number) =>
  *   },
  * };
  */
-export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
+export class D1KeyStore extends SqlKeyStore<SqlTx> {
   /** `changes` (this instance's writes), `usage` and `audit`. */
   declare readonly [CAPABILITIES]: Capabilities;
   /** Milliseconds a KV-cached record may be served after it was read from D1. */
@@ -99,71 +95,39 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
   private readonly db: D1Like;
   private readonly cache: KvRecordCache | undefined;
   private readonly clock: () => number;
-  private readonly telemetry: Telemetry | undefined;
-  private readonly relay = new ChangeRelay();
 
   constructor(options: D1KeyStoreOptions) {
-    this.db = validD1(options?.db);
+    const db = validD1(options?.db);
+    super(
+      {
+        ...d1Engine(db),
+        engine: 'd1',
+        ...SQLITE_KEYS,
+        migrate: () => migrateD1(db),
+        // Writes go through the overrides below; nothing else runs in a transaction.
+        addUsage: () => {
+          throw new Error('keygate: D1 adds usage in one batch');
+        },
+      },
+      options,
+    );
+    this.db = db;
     this.maxStaleMs = validMaxStaleMs(options.maxStaleMs);
     this.clock = options.clock ?? Date.now;
     const kv = validKv(options.cache);
     this.cache = kv ? new KvRecordCache(kv, this.maxStaleMs, this.clock) : undefined;
-    this.telemetry = createTelemetry(options.telemetry);
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
-      audit: new D1AuditLog({ db: this.db }),
+      audit: new D1AuditLog({ db }),
     };
   }
 
-  /**
-   * Creates or upgrades the tables (those of `keygate/sqlite`, in one `batch`). Idempotent: versions
-   * recorded in `keygate_migrations` are skipped. Never run implicitly: call it from a deploy script,
-   * or apply `KEY_STORE_MIGRATIONS` with `wrangler d1 execute`.
-   *
-   * @example
-   * await store.migrate(); // { applied: [1] }, then { applied: [] }
-   */
-  migrate(): Promise<{ applied: number[] }> {
-    return migrateD1(this.db);
-  }
-
-  findByHash(hash: string): Promise<ApiKeyRecord | null> {
+  override findByHash(hash: string): Promise<ApiKeyRecord | null> {
     return observedLookup(this.telemetry, 'd1', () => this.lookup(hash));
   }
 
-  findById(id: string): Promise<ApiKeyRecord | null> {
-    return d1Guarded(async () => {
-      const row = await this.db.prepare(KEY_SQL.byId).bind(id).first<KeyRow>();
-      return row ? recordOf(row) : null;
-    });
-  }
-
-  listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
-    return d1Guarded(async () => {
-      const { results } = await this.db.prepare(KEY_SQL.byAccount).bind(accountId).all<KeyRow>();
-      return results.map(recordOf);
-    });
-  }
-
-  async insert(record: ApiKeyRecord, _options?: WriteOptions): Promise<ApiKeyRecord> {
-    const stored = { ...record, version: 1 };
-    let row: KeyRow | null;
-    try {
-      row = await this.db
-        .prepare(`${KEY_SQL.insert} RETURNING ${KEY_COLUMNS}`)
-        .bind(...recordParams(stored))
-        .first<KeyRow>();
-    } catch (err) {
-      throw duplicateOf(err, record.id) ?? d1Error(err);
-    }
-    const created = row ? recordOf(row) : stored;
-    // A lookup of this digest before the insert may have found nothing; nothing negative is cached.
-    this.relay.emit(changeOf('created', created));
-    return created;
-  }
-
-  async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
+  override async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const current = await this.findById(id);
       if (!current) throw new KeyNotFoundError(id);
@@ -173,7 +137,7 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
       try {
         const result = await this.db
           .prepare(`${KEY_SQL.update} AND version = ? AND status <> 'revoked'`)
-          .bind(...updateParams(next), current.version)
+          .bind(...keyUpdateParams(next, ISO_TIME), current.version)
           .run();
         changes = result.meta.changes;
       } catch (err) {
@@ -193,49 +157,22 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
   }
 
   /** Adds a flush of usage counts in one `batch` (atomic): each (key, day, outcome) is an upsert that adds up. */
-  async addUsage(batch: UsageBatch): Promise<void> {
+  /** Adds a flush of usage counts in one `batch` (atomic): each (key, day, outcome) is an upsert that adds up. */
+  override async addUsage(batch: UsageBatch): Promise<void> {
     const { counts, activity } = mergeUsage(batch);
     if (counts.length === 0 && activity.length === 0) return;
     const statements = [
       ...counts.map((c) => this.db.prepare(USAGE_SQL.addCount).bind(c.keyId, c.accountId, c.day, c.outcome, c.count)),
-      ...activity.map((a) => this.db.prepare(USAGE_SQL.setActivity).bind(a.keyId, iso(a.lastUsedAt), a.lastUsedIp)),
+      ...activity.map((a) =>
+        this.db.prepare(USAGE_SQL.setActivity).bind(a.keyId, ISO_TIME.write(a.lastUsedAt), a.lastUsedIp),
+      ),
     ];
     await d1Guarded(() => this.db.batch(statements));
   }
 
-  getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
-    return d1Guarded(async () => {
-      const { results } = await this.db
-        .prepare(USAGE_SQL.counts)
-        .bind(keyId, from, to)
-        .all<{ account_id: string; day: string; outcome: string; count: number }>();
-      return results.map((r) => ({
-        keyId,
-        accountId: r.account_id,
-        day: r.day,
-        outcome: r.outcome as UsageOutcome,
-        count: Number(r.count),
-      }));
-    });
-  }
-
-  getActivity(keyId: string): Promise<KeyActivity | null> {
-    return d1Guarded(async () => {
-      const row = await this.db
-        .prepare(USAGE_SQL.activity)
-        .bind(keyId)
-        .first<{ last_used_at: string; last_used_ip: string | null }>();
-      return row ? { keyId, lastUsedAt: iso(row.last_used_at), lastUsedIp: row.last_used_ip } : null;
-    });
-  }
-
-  /**
-   * Subscribes to the writes made through this instance (a `CachedKeyStore` in the same isolate
-   * evicts at once). Writes by other isolates or by `wrangler d1 execute` are not announced: they
-   * reach lookups within `maxStaleMs` (KV) or the cache's own TTL.
-   */
-  subscribe(listener: (change: KeyChangeEvent) => void): () => void {
-    return this.relay.subscribe(listener);
+  // A Worker has no long-lived subscriber: changes reach this instance's subscribers only.
+  protected listen(): () => void {
+    return () => {};
   }
 
   private async lookup(hash: string): Promise<ApiKeyRecord | null> {
@@ -249,19 +186,8 @@ export class D1KeyStore implements WritableKeyStore, UsageStore, Capable {
       throw d1Error(err);
     }
     if (!row) return null;
-    const record = recordOf(row);
+    const record = keyRecordOf(row, ISO_TIME);
     await this.cache?.put(record, at);
     return record;
   }
-}
-
-/** The conflict a failed INSERT stands for (a duplicate id or digest), or undefined for any other failure. */
-function duplicateOf(err: unknown, id: string): KeyConflictError | undefined {
-  const column = uniqueViolation(err);
-  if (column === 'keygate_keys.hash') {
-    return new KeyConflictError('a key with the same digest already exists', { keyId: id });
-  }
-  if (column === 'keygate_keys.id')
-    return new KeyConflictError(`a key with id ${quote(id)} already exists`, { keyId: id });
-  return undefined;
 }

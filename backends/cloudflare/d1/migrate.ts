@@ -1,8 +1,9 @@
-import { KEY_STORE_MIGRATIONS } from '../../sqlite/migrations.js';
-import type { D1Like } from './bindings.js';
+import { applyMigrations } from '../../sql/migrate.js';
+import { SQLITE_LEDGER, SQLITE_RECORD, sqliteRecorded } from '../../sql/sqlite/ledger.js';
+import { KEY_STORE_MIGRATIONS } from '../../sql/sqlite/migrations.js';
+import { runAsync } from '../../sql/step.js';
+import type { D1Like, D1StatementLike } from './bindings.js';
 import { d1Error } from './errors.js';
-
-const LEDGER = 'CREATE TABLE IF NOT EXISTS keygate_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)';
 
 /**
  * Creates or upgrades keygate's tables in D1: the same versioned schema as `keygate/sqlite`
@@ -14,35 +15,30 @@ const LEDGER = 'CREATE TABLE IF NOT EXISTS keygate_migrations (version INTEGER P
  * await migrateD1(env.DB); // { applied: [1] }, then { applied: [] }
  */
 export async function migrateD1(db: D1Like): Promise<{ applied: number[] }> {
+  const recorded = () => sqliteRecorded((sql) => db.prepare(sql).first());
   try {
-    const current = await currentVersion(db);
+    const current = await recorded();
     if (current >= KEY_STORE_MIGRATIONS.length) return { applied: [] };
-    const applied: number[] = [];
-    const statements = [db.prepare(LEDGER)];
+    // D1 has no interactive transaction: the statements are gathered, then sent as one batch.
+    const batch: D1StatementLike[] = [];
     const at = new Date().toISOString();
-    for (let v = current + 1; v <= KEY_STORE_MIGRATIONS.length; v++) {
-      for (const sql of KEY_STORE_MIGRATIONS[v - 1] ?? []) statements.push(db.prepare(sql));
-      statements.push(db.prepare('INSERT INTO keygate_migrations (version, applied_at) VALUES (?, ?)').bind(v, at));
-      applied.push(v);
-    }
+    const result = await runAsync(
+      applyMigrations(KEY_STORE_MIGRATIONS, {
+        prepare: () => batch.push(db.prepare(SQLITE_LEDGER)),
+        recorded: () => current,
+        apply: (statement) => batch.push(db.prepare(statement)),
+        record: (v) => batch.push(db.prepare(SQLITE_RECORD).bind(v, at)),
+      }),
+    );
     try {
-      await db.batch(statements);
+      await db.batch(batch);
     } catch (err) {
       // Another caller applied them in the meantime: its batch won, ours rolled back whole.
-      if ((await currentVersion(db)) >= KEY_STORE_MIGRATIONS.length) return { applied: [] };
+      if ((await recorded()) >= KEY_STORE_MIGRATIONS.length) return { applied: [] };
       throw err;
     }
-    return { applied };
+    return result;
   } catch (err) {
     throw d1Error(err);
   }
-}
-
-async function currentVersion(db: D1Like): Promise<number> {
-  const present = await db
-    .prepare(`SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'keygate_migrations'`)
-    .first();
-  if (!present) return 0;
-  const row = await db.prepare('SELECT max(version) AS v FROM keygate_migrations').first<{ v: number | null }>();
-  return Number(row?.v ?? 0);
 }

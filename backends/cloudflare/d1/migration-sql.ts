@@ -1,4 +1,5 @@
-import { KEY_STORE_MIGRATIONS } from '../../sqlite/migrations.js';
+import { SQLITE_LEDGER } from '../../sql/sqlite/ledger.js';
+import { KEY_STORE_MIGRATIONS } from '../../sql/sqlite/migrations.js';
 
 /**
  * The whole schema of `D1KeyStore`, `D1AuditLog` and `D1DashboardStore` as one SQL text, for a
@@ -12,9 +13,7 @@ import { KEY_STORE_MIGRATIONS } from '../../sqlite/migrations.js';
  * const sql = migrationSql();
  */
 export function migrationSql(): string {
-  const lines = [
-    'CREATE TABLE IF NOT EXISTS keygate_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);',
-  ];
+  const lines = [`${SQLITE_LEDGER};`];
   KEY_STORE_MIGRATIONS.forEach((statements, i) => {
     for (const statement of statements) lines.push(`${statement.replace(/\s+/g, ' ')};`);
     lines.push(

@@ -1,9 +1,8 @@
-// The key store's statements (tables in ../migrations.ts). `?` placeholders only, in the order each
+// The key store's statements (tables in ./migrations.ts). `?` placeholders only, in the order each
 // comment gives.
-
-/** The columns of `keygate_keys`, in the order `recordParams` fills them. */
-export const KEY_COLUMNS =
-  'id, hash, account_id, name, mode, status, permissions, allowed_ips, hint, created_at, updated_at, expires_at, revoked_at, rotated_from, rotated_to, metadata, version, rate_limit, suspended_at, suspended_reason';
+import { KEY_COLUMNS, keyUpdateSql, marks } from '../key-record.js';
+import type { KeyDialect } from '../key-store.js';
+import { sqliteDuplicateKey } from './unique.js';
 
 /** The key store's statements. */
 export const KEY_SQL = {
@@ -14,14 +13,12 @@ export const KEY_SQL = {
   /** ? account. */
   byAccount: `SELECT ${KEY_COLUMNS} FROM keygate_keys WHERE account_id = ? ORDER BY created_at, id`,
   /** The 20 columns, in `KEY_COLUMNS` order. */
-  insert: `INSERT INTO keygate_keys (${KEY_COLUMNS}) VALUES (${Array(20).fill('?').join(', ')})`,
+  insert: `INSERT INTO keygate_keys (${KEY_COLUMNS}) VALUES (${marks(20)})`,
   /**
    * ? name, status, permissions, allowed_ips, updated_at, expires_at, revoked_at, rotated_to, metadata,
    * version, rate_limit, suspended_at, suspended_reason, then ? id.
    */
-  update: `UPDATE keygate_keys SET name = ?, status = ?, permissions = ?, allowed_ips = ?, updated_at = ?,
-      expires_at = ?, revoked_at = ?, rotated_to = ?, metadata = ?, version = ?, rate_limit = ?,
-      suspended_at = ?, suspended_reason = ? WHERE id = ?`,
+  update: keyUpdateSql('keygate_keys'),
 } as const;
 
 /** Usage statistics: counts added by upsert, so that flushes from several processes add up exactly. */
@@ -51,3 +48,17 @@ export const CHANGE_SQL = {
   /** ? before (epoch ms). Deletes older rows, keeping the newest so that a poller can tell a gap. */
   prune: 'DELETE FROM keygate_changes WHERE at < ? AND seq < (SELECT max(seq) FROM keygate_changes)',
 } as const;
+
+/**
+ * The key store's reads and duplicate-key reading in the SQLite family (SQLite files and D1): no row
+ * lock (a write holds the file), `RETURNING` on insert.
+ *
+ * @example
+ * super({ ...engine, ...SQLITE_KEYS, engine: 'sqlite', ... }, options);
+ */
+export const SQLITE_KEYS = {
+  lockRow: '',
+  returning: true,
+  usageSql: { counts: USAGE_SQL.counts, activity: USAGE_SQL.activity },
+  duplicate: sqliteDuplicateKey,
+} satisfies Partial<KeyDialect<never>>;

@@ -1,0 +1,104 @@
+import {
+  type AuditEntry,
+  type AuditEntryInput,
+  type AuditLog,
+  type AuditQuery,
+  auditId,
+  freezeAuditEntry,
+  validAuditEntry,
+  validAuditQuery,
+} from 'keygate/store-kit';
+import type { SqlEngine } from './engine.js';
+import { jsonOf, type TimeCodec } from './key-record.js';
+import { wait } from './step.js';
+
+const COLUMNS = 'id, at, account_id, key_id, action, actor_type, actor_id, changes, address';
+
+interface AuditRow {
+  id: string;
+  at: Date | string;
+  account_id: string;
+  key_id: string | null;
+  action: AuditEntry['action'];
+  actor_type: AuditEntry['actor']['type'];
+  actor_id: string | null;
+  changes: unknown;
+  address: string | null;
+}
+
+/**
+ * What the audit log needs of an engine: nothing beyond the engine itself. Its table, `audit`, is
+ * append-only in the database: triggers refuse UPDATE and DELETE.
+ *
+ * @example
+ * const log = new SqlAuditLog(engine);
+ */
+export type AuditDialect = SqlEngine;
+
+/**
+ * The audit log every SQL engine shares: each append is one INSERT; listings page on the indexes
+ * `(account_id, id)` and `(key_id, id)`, newest first (ids sort by time, compared byte by byte).
+ * Every process on the database reads the same entries.
+ *
+ * @example
+ * const log = new SqlAuditLog(engine);
+ * await log.list({ accountId: 'acct_1', limit: 20 });
+ */
+export class SqlAuditLog implements AuditLog {
+  constructor(private readonly dialect: AuditDialect) {}
+
+  async append(input: AuditEntryInput): Promise<AuditEntry> {
+    const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
+    const { time, runner } = this.dialect;
+    const table = this.dialect.table('audit');
+    const params = [
+      entry.id,
+      time.write(entry.at),
+      entry.accountId,
+      entry.keyId ?? null,
+      entry.action,
+      entry.actor.type,
+      entry.actor.id ?? null,
+      entry.changes === undefined ? null : JSON.stringify(entry.changes),
+      entry.address ?? null,
+    ];
+    await runner.transaction(function* (tx) {
+      yield tx.run(`INSERT INTO ${table} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
+    });
+    return entry;
+  }
+
+  async list(query: AuditQuery): Promise<AuditEntry[]> {
+    const { accountId, keyId, limit, before } = validAuditQuery(query);
+    const { time, runner } = this.dialect;
+    const table = this.dialect.table('audit');
+    const params: unknown[] = [accountId];
+    let where = 'account_id = ?';
+    if (keyId !== undefined) {
+      params.push(keyId);
+      where += ' AND key_id = ?';
+    }
+    if (before !== undefined) {
+      params.push(before);
+      where += ' AND id < ?';
+    }
+    params.push(limit);
+    const sql = `SELECT ${COLUMNS} FROM ${table} WHERE ${where} ORDER BY id DESC LIMIT ?`;
+    return runner.read(function* (tx) {
+      return (yield* wait(tx.all<AuditRow>(sql, params))).map((row) => entryOf(row, time));
+    });
+  }
+}
+
+function entryOf(row: AuditRow, time: TimeCodec): AuditEntry {
+  const changes = jsonOf<AuditEntry['changes'] | null>(row.changes);
+  return freezeAuditEntry(row.id, {
+    at: time.read(row.at),
+    accountId: row.account_id,
+    ...(row.key_id !== null && { keyId: row.key_id }),
+    action: row.action,
+    actor: row.actor_id === null ? { type: row.actor_type } : { type: row.actor_type, id: row.actor_id },
+    ...(changes !== null && changes !== undefined && { changes }),
+    ...(row.address !== null && { address: row.address }),
+  });
+}

@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
  */
 export const SOURCES = Object.freeze([
   'src',
+  'testing',
   'webhooks',
   'leaks',
   'frameworks',

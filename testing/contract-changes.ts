@@ -7,7 +7,8 @@ import {
   UsageRecorder,
   type WritableKeyStore,
 } from 'keygate';
-import { ACCOUNT, type ContractCase, type ContractContext, nextChange, sleep } from './contract-context.js';
+import { ACCOUNT, type ContractCase, type ContractContext, nextChange } from './contract-context.js';
+import { poll, sleep } from './contract-kit.js';
 
 async function sameProcessCache({ fx, keys, expect, auth, cache, create }: ContractContext): Promise<void> {
   const a = await create();
@@ -96,11 +97,12 @@ async function failsClosed({ fx, expect, auth, cache, create, patienceMs }: Cont
   expect(await auth(fx.store, secret, undefined, 500)).toMatchObject({ status: 503, code: 'key_store_unavailable' });
   expect(await auth(cached, secret, undefined, 500)).toMatchObject({ status: 503 });
   await fx.restoreStore();
-  let result = await auth(cached, secret, undefined, 500);
-  for (const deadline = Date.now() + patienceMs; !result.ok && Date.now() < deadline; ) {
-    await sleep(100);
-    result = await auth(cached, secret, undefined, 500);
-  }
+  const result = await poll(
+    () => auth(cached, secret, undefined, 500),
+    (r) => r.ok,
+    Date.now() + patienceMs,
+    100,
+  );
   expect(result).toMatchObject({ ok: true, status: 200 });
 }
 

@@ -59,21 +59,6 @@ export function contractContext(
   };
 }
 
-/** What `promise` rejects with, or undefined when it resolves. */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  return undefined;
-}
-
-/** Resolves after `ms` milliseconds. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** Resolves with the first change of `id` at `version` or later that `store` announces; rejects after `patienceMs`. */
 export function nextChange(
   store: WritableKeyStore,

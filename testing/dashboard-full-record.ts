@@ -1,6 +1,6 @@
 import { type ApiKeyRecord, hashKey } from 'keygate';
 import type { DashboardStore, KeyPatch } from 'keygate/store-kit';
-import { bareRecord, fullRecord } from './contract-full-record.js';
+import { bareRecord, FILL, fullRecord } from './contract-full-record.js';
 import type { Case, Expect } from './contract-kit.js';
 import type { DashboardStoreFixture } from './dashboard-contract.js';
 
@@ -23,18 +23,9 @@ async function keepsEveryKeyField({ fx, peer, expect }: DashboardContext): Promi
   // Newest first: the full record was created later.
   const page = (store: DashboardStore) => store.listKeysPage(ACCOUNT, { offset: 0, limit: 10 });
   for (const store of [fx.store, peer]) expect(await page(store)).toEqual({ records: [full, bare], total: 2 });
-  const patch: KeyPatch = {
-    name: 'filled',
-    permissions: ['a:b'],
-    allowedIps: ['192.0.2.1'],
-    metadata: { added: ['later'] },
-    rateLimit: { limit: 5, windowMs: 1_500 },
-    expiresAt: '2028-03-04T05:06:07.089Z',
-    rotatedTo: 'key_dash_next',
-    status: 'revoked',
-    revokedAt: '2026-02-01T00:00:00.002Z',
-    updatedAt: '2026-02-01T00:00:00.002Z',
-  };
+  // Every empty field filled, and revoked rather than suspended.
+  const revokedAt = '2026-02-01T00:00:00.002Z';
+  const patch: KeyPatch = { ...FILL, status: 'revoked', revokedAt, suspendedAt: null, suspendedReason: null };
   const revoked = { ...bare, ...patch, version: 2 } as ApiKeyRecord;
   await fx.keys.update(bare.id, patch);
   for (const store of [fx.store, peer]) {

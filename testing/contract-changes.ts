@@ -1,12 +1,5 @@
-import {
-  authenticate,
-  CachedKeyStore,
-  type CreatedKey,
-  capabilityOf,
-  KeyManager,
-  UsageRecorder,
-  type WritableKeyStore,
-} from 'keygate';
+import type { CreatedKey, WritableKeyStore } from 'keygate';
+import { authenticate, CachedKeyStore, capabilityOf, KeyManager, UsageRecorder } from 'keygate';
 import { ACCOUNT, type ContractCase, type ContractContext, nextChange } from './contract-context.js';
 import { poll, sleep } from './contract-kit.js';
 

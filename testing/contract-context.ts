@@ -1,12 +1,5 @@
-import {
-  type AuthResult,
-  authenticate,
-  CachedKeyStore,
-  type CreatedKey,
-  capabilityOf,
-  KeyManager,
-  type WritableKeyStore,
-} from 'keygate';
+import type { AuthResult, CreatedKey, WritableKeyStore } from 'keygate';
+import { authenticate, CachedKeyStore, capabilityOf, KeyManager } from 'keygate';
 import type { KeyChange } from 'keygate/store-kit';
 import type { ContractAssertion, StoreFixture } from './contract-types.js';
 

@@ -1,14 +1,6 @@
 import type { CreditLedger } from 'keygate';
-import {
-  type Case,
-  type Expect,
-  expectsTimeout,
-  expectsUnavailable,
-  fresh,
-  need,
-  rejection,
-  sleep,
-} from './contract-kit.js';
+import type { Case, Expect } from './contract-kit.js';
+import { expectsTimeout, expectsUnavailable, fresh, need, rejection, sleep } from './contract-kit.js';
 import type { CreditLedgerHook, CreditLedgerHooks } from './credit-hooks.js';
 
 /** What a case of the credit-ledger contract works with: the fixture's ledger, its peer (or itself) and its hooks. */

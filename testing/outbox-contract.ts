@@ -2,17 +2,7 @@ import { generateKey, type Outbox } from 'keygate';
 import { type Case, describeCases, rejection } from './contract-kit.js';
 import type { ContractTestApi } from './contract-types.js';
 import { OUTBOX_RECORD_CASES } from './outbox-full-record.js';
-import {
-  type OutboxContext as Context,
-  DAY_MS,
-  endpoint,
-  failNext,
-  iso,
-  LEASE_MS,
-  leaseOf,
-  revoked,
-  T0,
-} from './outbox-kit.js';
+import { DAY_MS, endpoint, failNext, iso, LEASE_MS, leaseOf, type OutboxContext, revoked, T0 } from './outbox-kit.js';
 import { OUTBOX_PINNED_CASES } from './outbox-pinned.js';
 
 /**
@@ -30,7 +20,7 @@ export interface OutboxFixture {
   close?(): Promise<void>;
 }
 
-async function fansOut({ outbox, expect }: Context): Promise<void> {
+async function fansOut({ outbox, expect }: OutboxContext): Promise<void> {
   const all = await endpoint(outbox, 'acct_a');
   const revocations = await endpoint(outbox, 'acct_a', ['key.revoked']);
   const creations = await endpoint(outbox, 'acct_a', ['key.created']);
@@ -51,7 +41,7 @@ async function fansOut({ outbox, expect }: Context): Promise<void> {
   expect(other.endpoint.accountId).toBe('acct_b');
 }
 
-async function claimsUnderLease({ outbox, peer, expect }: Context): Promise<void> {
+async function claimsUnderLease({ outbox, peer, expect }: OutboxContext): Promise<void> {
   const { endpoint: hook, secret } = await endpoint(outbox, 'acct_a');
   const event = await revoked(outbox, 'acct_a');
   expect(await outbox.claim({ nowMs: T0 - 1, leaseMs: LEASE_MS })).toEqual([]);
@@ -71,7 +61,7 @@ async function claimsUnderLease({ outbox, peer, expect }: Context): Promise<void
   expect(await peer.complete({ ...late, leaseToken: again?.leaseToken as string })).toBe(true);
 }
 
-async function completes({ outbox, expect }: Context): Promise<void> {
+async function completes({ outbox, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   await revoked(outbox, 'acct_a');
   const [claimed] = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
@@ -91,7 +81,7 @@ async function completes({ outbox, expect }: Context): Promise<void> {
   expect(await outbox.claim({ nowMs: T0 + DAY_MS, leaseMs: LEASE_MS })).toEqual([]);
 }
 
-async function failsAndRetries({ outbox, expect }: Context): Promise<void> {
+async function failsAndRetries({ outbox, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   await revoked(outbox, 'acct_a');
   const [first] = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
@@ -116,7 +106,7 @@ async function failsAndRetries({ outbox, expect }: Context): Promise<void> {
   expect(await outbox.claim({ nowMs: T0 + DAY_MS, leaseMs: LEASE_MS })).toEqual([]);
 }
 
-async function disablesAfterStreak({ outbox, expect }: Context): Promise<void> {
+async function disablesAfterStreak({ outbox, expect }: OutboxContext): Promise<void> {
   const { endpoint: hook } = await endpoint(outbox, 'acct_a');
   await revoked(outbox, 'acct_a');
   await revoked(outbox, 'acct_a', T0 + 1);
@@ -135,7 +125,7 @@ async function disablesAfterStreak({ outbox, expect }: Context): Promise<void> {
   ]);
 }
 
-async function successBreaksStreak({ outbox, expect }: Context): Promise<void> {
+async function successBreaksStreak({ outbox, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   for (let i = 0; i < 3; i++) await revoked(outbox, 'acct_a', T0 + i);
   await failNext(outbox, T0 + 10, T0 + 3 * DAY_MS);
@@ -145,7 +135,7 @@ async function successBreaksStreak({ outbox, expect }: Context): Promise<void> {
   expect(outcome).toEqual({ recorded: true, endpointDisabled: null });
 }
 
-async function concurrentClaims({ outbox, peer, expect }: Context): Promise<void> {
+async function concurrentClaims({ outbox, peer, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   await endpoint(outbox, 'acct_a');
   for (let i = 0; i < 10; i++) await revoked(outbox, 'acct_a', T0 + i);
@@ -156,7 +146,7 @@ async function concurrentClaims({ outbox, peer, expect }: Context): Promise<void
   expect(new Set(ids).size).toBe(20);
 }
 
-async function endpointsPerAccount({ outbox, expect }: Context): Promise<void> {
+async function endpointsPerAccount({ outbox, expect }: OutboxContext): Promise<void> {
   const input = { accountId: 'acct_a', url: 'https://hooks.example.com/a', eventTypes: ['key.revoked', 'key.created'] };
   const { endpoint: hook, secret } = await outbox.endpoints.create(input);
   expect(/^whsec_[A-Za-z0-9+/]{43}=$/.test(secret)).toBe(true);
@@ -180,7 +170,7 @@ async function endpointsPerAccount({ outbox, expect }: Context): Promise<void> {
   expect(delivery).toMatchObject({ status: 'failed', lastError: 'endpoint_removed' });
 }
 
-async function noSecret({ outbox, expect }: Context): Promise<void> {
+async function noSecret({ outbox, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   const raw = generateKey({ mode: 'live' });
   const digest = 'ab'.repeat(32);
@@ -197,7 +187,7 @@ async function noSecret({ outbox, expect }: Context): Promise<void> {
   expect(claimed?.event.data).toMatchObject({ keyId: 'key_1', hash: '[redacted]', secret: '[redacted]' });
 }
 
-async function publishesAnIdOnce({ outbox, peer, expect }: Context): Promise<void> {
+async function publishesAnIdOnce({ outbox, peer, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   const id = 'evt_mhc2xg8k1a2b3c4d5e6f7g8';
   const input = { id, type: 'key.expiring', accountId: 'acct_a', at: iso(T0), data: { keyId: 'key_1', daysLeft: 7 } };
@@ -214,7 +204,7 @@ async function publishesAnIdOnce({ outbox, peer, expect }: Context): Promise<voi
   expect(await rejection(outbox.publish({ ...input, id: 'evt_NOT-AN-ID' }))).toMatchObject(badId);
 }
 
-async function refusesBadInput({ outbox, expect }: Context): Promise<void> {
+async function refusesBadInput({ outbox, expect }: OutboxContext): Promise<void> {
   const bad: Array<[field: string, call: () => Promise<unknown>]> = [
     ['type', () => outbox.publish({ type: 'Key Revoked', accountId: 'acct_a' })],
     ['accountId', () => outbox.publish({ type: 'key.revoked', accountId: null })],
@@ -239,7 +229,7 @@ async function refusesBadInput({ outbox, expect }: Context): Promise<void> {
  * describeOutboxContract('MyOutbox', async () => ({ outbox: new MyOutbox(client) }), { describe, it, expect, beforeEach, afterEach });
  */
 export function describeOutboxContract(name: string, factory: () => Promise<OutboxFixture>, t: ContractTestApi): void {
-  const cases: ReadonlyArray<Case<Context>> = [
+  const cases: ReadonlyArray<Case<OutboxContext>> = [
     ...OUTBOX_PINNED_CASES,
     ['publishes an event with one pending delivery per enabled endpoint of its account that takes its type', fansOut],
     ['claims a due delivery under a lease that no second claim takes until it ends', claimsUnderLease],

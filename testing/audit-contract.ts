@@ -145,23 +145,13 @@ async function isolated({ log, expect }: Context): Promise<void> {
 }
 
 function tamper(entry: AuditEntry): void {
-  const loose = entry as unknown as Record<string, unknown> & {
-    actor: Record<string, unknown>;
-    changes?: Record<string, { after: unknown }>;
-  };
+  const loose = entry as unknown as Record<string, unknown> & { actor: object; changes?: Record<string, object> };
+  const name = loose.changes?.name;
   for (const change of [
-    () => {
-      loose.action = 'key.created';
-    },
-    () => {
-      loose.actor.id = 'mallory';
-    },
-    () => {
-      if (loose.changes?.name) loose.changes.name.after = 'forged';
-    },
-    () => {
-      delete loose.address;
-    },
+    () => Reflect.set(loose, 'action', 'key.created'),
+    () => Reflect.set(loose.actor, 'id', 'mallory'),
+    () => name && Reflect.set(name, 'after', 'forged'),
+    () => Reflect.deleteProperty(loose, 'address'),
   ]) {
     try {
       change();

@@ -90,12 +90,8 @@ async function failsClosed({ fx, expect, auth, cache, create, patienceMs }: Cont
   expect(await auth(fx.store, secret, undefined, 500)).toMatchObject({ status: 503, code: 'key_store_unavailable' });
   expect(await auth(cached, secret, undefined, 500)).toMatchObject({ status: 503 });
   await fx.restoreStore();
-  const result = await poll(
-    () => auth(cached, secret, undefined, 500),
-    (r) => r.ok,
-    Date.now() + patienceMs,
-    100,
-  );
+  const attempt = () => auth(cached, secret, undefined, 500);
+  const result = await poll(attempt, (r) => r.ok, Date.now() + patienceMs, 100);
   expect(result).toMatchObject({ ok: true, status: 200 });
 }
 

@@ -199,14 +199,8 @@ async function lapses({ ledger, expect, lapseMs }: Context): Promise<void> {
   const heldAt = Date.now();
   const holdId = heldId(await ledger.hold(account, 4, { ttlMs: lapseMs }), expect);
   // Real time: poll until the credits are back, for at most the ttl and the grace the contract allows.
-  expect(
-    await poll(
-      () => ledger.balance(account),
-      (b) => b === 10,
-      heldAt + lapseMs + LAPSE_GRACE_MS,
-      25,
-    ),
-  ).toBe(10);
+  const balance = () => ledger.balance(account);
+  expect(await poll(balance, (b) => b === 10, heldAt + lapseMs + LAPSE_GRACE_MS, 25)).toBe(10);
   expect(await ledger.settle(holdId)).toEqual({ charged: 0, balance: 10 });
   expect(await ledger.release(holdId)).toEqual({ balance: 10 });
   expect(await ledger.entries(account)).toHaveLength(1);
@@ -280,12 +274,8 @@ async function reconcilesHistory({ ledger, expect, lapseMs }: Context): Promise<
   heldId(await ledger.hold(account, 5, { ttlMs: 60_000 }), expect);
   // Entries: 100 + 50 - 4 - 7 = 139; open: the lapsing 8 and the 5.
   expect(await ledger.reconcile(account)).toEqual(figures(account, 139, 126, 13));
-  await poll(
-    () => ledger.balance(account),
-    (b) => b === 134,
-    heldAt + lapseMs + LAPSE_GRACE_MS,
-    25,
-  );
+  const balance = () => ledger.balance(account);
+  await poll(balance, (b) => b === 134, heldAt + lapseMs + LAPSE_GRACE_MS, 25);
   expect(await ledger.reconcile(account)).toEqual(figures(account, 139, 134, 5));
 }
 

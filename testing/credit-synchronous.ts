@@ -21,13 +21,8 @@ async function answersAsTheAsyncCalls({ ledger, expect, lapseMs }: CreditContext
   expect(sync.holdSync(account, 8)).toEqual({ ok: false, balance: 7 });
   // A hold's ttlMs is kept: it lapses, and its credits come back, as one taken by `hold` does.
   expect(sync.holdSync(account, 7, { ttlMs: lapseMs })).toMatchObject({ ok: true, balance: 0 });
-  expect(
-    await poll(
-      () => ledger.balance(account),
-      (b) => b === 7,
-      Date.now() + lapseMs + 1_000,
-    ),
-  ).toBe(7);
+  const balance = () => ledger.balance(account);
+  expect(await poll(balance, (b) => b === 7, Date.now() + lapseMs + 1_000)).toBe(7);
   expect(await ledger.entries(account)).toHaveLength(2);
 }
 

@@ -157,13 +157,8 @@ async function tokenExpiry({ fx, expect, patience }: Context): Promise<void> {
   expect(await fx.store.markTokenUsed('session:short', new Date(Date.now() + 200).toISOString())).toBe(true);
   expect(await fx.store.isTokenUsed('session:short')).toBe(true);
   await sleep(250);
-  expect(
-    await poll(
-      () => fx.store.isTokenUsed('session:short'),
-      (used) => !used,
-      Date.now() + patience,
-    ),
-  ).toBe(false);
+  const used = () => fx.store.isTokenUsed('session:short');
+  expect(await poll(used, (yes) => !yes, Date.now() + patience)).toBe(false);
   // An expired record is no obstacle: the id may be recorded again.
   expect(await fx.store.markTokenUsed('session:short', new Date(Date.now() + 60_000).toISOString())).toBe(true);
 }

@@ -105,6 +105,8 @@ async function appliesChangedLimit(c: LimiterContext): Promise<void> {
   c.expect(await consume(1, 20)).toMatchObject({ allowed: true, remaining: 13 });
 }
 
+const isAllowed = (d: RateLimitDecision) => d.allowed;
+
 async function opensFreshWindow({ open, expect, patience }: LimiterContext): Promise<void> {
   const { limiter, advance } = await open();
   const key = fresh('key', 'reset');
@@ -115,11 +117,7 @@ async function opensFreshWindow({ open, expect, patience }: LimiterContext): Pro
   expect(refused).toMatchObject({ allowed: false, remaining: 0 });
   advance?.(refused.resetMs);
   // Real time: poll until the window has ended (bounded), then check what the fresh window holds.
-  const next = await poll(
-    () => limiter.consume(key, policy, 1),
-    (d) => d.allowed,
-    Date.now() + patience,
-  );
+  const next = await poll(() => limiter.consume(key, policy, 1), isAllowed, Date.now() + patience);
   expect(next).toMatchObject({ allowed: true, remaining: 1 });
   expect(next.resetMs).toBeGreaterThan(0);
   expect(next.resetMs).toBeLessThanOrEqual(windowMs);

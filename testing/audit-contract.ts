@@ -1,5 +1,6 @@
 import { type AuditEntry, type AuditEntryInput, type AuditLog, generateKey, hashKey } from 'keygate';
-import { AUDIT_RECORD_CASES } from './audit-full-record.js';
+import { AUDIT_RECORD_CASES, type AuditContext as Context } from './audit-full-record.js';
+import { type Case, describeCases, fresh, rejection } from './contract-kit.js';
 import type { ContractTestApi } from './contract-types.js';
 
 /**
@@ -17,25 +18,8 @@ export interface AuditLogFixture {
   close?(): Promise<void>;
 }
 
-interface Context {
-  readonly log: AuditLog;
-  readonly peer: AuditLog;
-  readonly expect: ContractTestApi['expect'];
-}
-
-// A run's own prefix and a counter: every test works on accounts no other test or run touches.
-const RUN = Math.random().toString(36).slice(2, 10);
-let accounts = 0;
-const freshAccount = (label: string) => `acct_${label}_${RUN}_${++accounts}`;
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    return await promise;
-  } catch (err) {
-    return err;
-  }
-}
-
+// Every test works on accounts no other test or run touches.
+const freshAccount = (label: string) => fresh('acct', label);
 const at = (second: number) => new Date(Date.UTC(2026, 10, 24, 18, 0, second)).toISOString();
 
 function entryOf(accountId: string, overrides: Partial<AuditEntryInput> = {}): AuditEntryInput {
@@ -76,9 +60,7 @@ async function appendsAndLists({ log, expect }: Context): Promise<void> {
     action: 'dashboard.signed_in',
     actor: { type: 'dashboard' },
   });
-  expect(bare.keyId).toBe(undefined);
-  expect(bare.changes).toBe(undefined);
-  expect(bare.address).toBe(undefined);
+  expect([bare.keyId, bare.changes, bare.address]).toEqual([undefined, undefined, undefined]);
   expect(bare.actor).toEqual({ type: 'dashboard' });
 }
 
@@ -98,10 +80,8 @@ async function newestFirst({ log, expect }: Context): Promise<void> {
   for (let i = 1; i < appended.length; i++) {
     expect((appended[i]?.id ?? '') > (appended[i - 1]?.id ?? '')).toBe(true);
   }
-  expect((await log.list({ accountId: account, limit: 2 })).map((e) => e.id)).toEqual([
-    appended[4]?.id,
-    appended[3]?.id,
-  ]);
+  const latest = await log.list({ accountId: account, limit: 2 });
+  expect(latest.map((e) => e.id)).toEqual([appended[4]?.id, appended[3]?.id]);
 }
 
 async function perKey({ log, expect }: Context): Promise<void> {
@@ -118,8 +98,7 @@ async function perKey({ log, expect }: Context): Promise<void> {
 async function pages({ log, expect }: Context): Promise<void> {
   const account = freshAccount('pages');
   const ids: string[] = [];
-  for (let i = 0; i < 25; i++)
-    ids.push((await log.append(entryOf(account, { keyId: i % 2 ? 'key_odd' : 'key_even' }))).id);
+  for (let i = 0; i < 25; i++) ids.push((await log.append(entryOf(account, { keyId: `key_${i % 2}` }))).id);
   const first = await log.list({ accountId: account, limit: 10 });
   expect(first.map((e) => e.id)).toEqual(ids.slice(15).reverse());
   const second = await log.list({ accountId: account, limit: 10, before: first.at(-1)?.id });
@@ -127,7 +106,7 @@ async function pages({ log, expect }: Context): Promise<void> {
   const third = await log.list({ accountId: account, limit: 10, before: second.at(-1)?.id });
   expect(third.map((e) => e.id)).toEqual(ids.slice(0, 5).reverse());
   expect(await log.list({ accountId: account, limit: 10, before: third.at(-1)?.id })).toEqual([]);
-  const odd = await allPages(log, account, 4, 'key_odd');
+  const odd = await allPages(log, account, 4, 'key_1');
   expect(odd.map((e) => e.id)).toEqual(ids.filter((_, i) => i % 2).reverse());
 }
 
@@ -166,23 +145,13 @@ async function isolated({ log, expect }: Context): Promise<void> {
 }
 
 function tamper(entry: AuditEntry): void {
-  const loose = entry as unknown as Record<string, unknown> & {
-    actor: Record<string, unknown>;
-    changes?: Record<string, { after: unknown }>;
-  };
+  const loose = entry as unknown as Record<string, unknown> & { actor: object; changes?: Record<string, object> };
+  const name = loose.changes?.name;
   for (const change of [
-    () => {
-      loose.action = 'key.created';
-    },
-    () => {
-      loose.actor.id = 'mallory';
-    },
-    () => {
-      if (loose.changes?.name) loose.changes.name.after = 'forged';
-    },
-    () => {
-      delete loose.address;
-    },
+    () => Reflect.set(loose, 'action', 'key.created'),
+    () => Reflect.set(loose.actor, 'id', 'mallory'),
+    () => name && Reflect.set(name, 'after', 'forged'),
+    () => Reflect.deleteProperty(loose, 'address'),
   ]) {
     try {
       change();
@@ -259,11 +228,7 @@ const BAD_ENTRIES: ReadonlyArray<readonly [field: string, title: string, entry: 
   ['id', 'an id chosen by the caller', (a) => ({ ...entryOf(a), id: 'aud_mine' })],
 ];
 
-async function refusesEntry(
-  { log, expect }: Context,
-  field: string,
-  entry: (account: string) => unknown,
-): Promise<void> {
+async function refusesEntry({ log, expect }: Context, field: string, entry: (a: string) => unknown): Promise<void> {
   const account = freshAccount('bad_entry');
   const err = await rejection(log.append(entry(account) as AuditEntryInput));
   expect(err).toMatchObject({ code: 'invalid_input', field });
@@ -296,15 +261,8 @@ const BAD_QUERIES: ReadonlyArray<readonly [field: string, title: string, query: 
  * import { describeAuditLogContract } from 'keygate/testing';
  * describeAuditLogContract('MyAuditLog', async () => ({ log: new MyAuditLog(client) }), { describe, it, expect, beforeEach, afterEach });
  */
-export function describeAuditLogContract(
-  name: string,
-  factory: () => Promise<AuditLogFixture>,
-  t: ContractTestApi,
-): void {
-  const { describe, it, expect, beforeEach, afterEach } = t;
-  let fixture: AuditLogFixture;
-  let context: Context;
-  const cases: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+export function describeAuditLogContract(name: string, factory: () => Promise<AuditLogFixture>, t: ContractTestApi) {
+  const cases: ReadonlyArray<Case<Context>> = [
     ['lists an appended entry as given, with a new id; optional fields absent stay absent', appendsAndLists],
     ['keeps at as an ISO 8601 string in UTC', keepsTime],
     ['lists newest first, ids increasing with each append, at most limit entries', newestFirst],
@@ -316,25 +274,22 @@ export function describeAuditLogContract(
     ['returns entries whose change changes nothing stored', immutable],
     ['stores no secret: a key, a digest or a token-named member in a change is redacted', noSecret],
     ...AUDIT_RECORD_CASES,
+    ...BAD_ENTRIES.map(
+      ([field, title, entry]): Case<Context> => [
+        `refuses ${title} as invalid_input naming ${field}, writing nothing`,
+        (c) => refusesEntry(c, field, entry),
+      ],
+    ),
+    ...BAD_QUERIES.map(
+      ([field, title, query]): Case<Context> => [
+        `refuses a listing with ${title} as invalid_input naming ${field}`,
+        async ({ log, expect }) => {
+          const err = await rejection(log.list(query(freshAccount('bad_query')) as never));
+          expect(err).toMatchObject({ code: 'invalid_input', field });
+        },
+      ],
+    ),
   ];
-  describe(`audit log contract: ${name}`, () => {
-    beforeEach(async () => {
-      fixture = await factory();
-      context = { log: fixture.log, peer: fixture.peer ?? fixture.log, expect };
-    });
-    afterEach(async () => {
-      await fixture.close?.();
-    });
-    for (const [title, run] of cases) it(title, () => run(context));
-    for (const [field, title, entry] of BAD_ENTRIES) {
-      it(`refuses ${title} as invalid_input naming ${field}, writing nothing`, () =>
-        refusesEntry(context, field, entry));
-    }
-    for (const [field, title, query] of BAD_QUERIES) {
-      it(`refuses a listing with ${title} as invalid_input naming ${field}`, async () => {
-        const err = await rejection(context.log.list(query(freshAccount('bad_query')) as never));
-        expect(err).toMatchObject({ code: 'invalid_input', field });
-      });
-    }
-  });
+  const contextOf = (fx: AuditLogFixture) => ({ log: fx.log, peer: fx.peer ?? fx.log, expect: t.expect });
+  describeCases(t, `audit log contract: ${name}`, factory, contextOf, cases);
 }

@@ -1,17 +1,12 @@
 import type { AuditAction, AuditEntry, AuditEntryInput, AuditLog } from 'keygate';
-import type { ContractTestApi } from './contract-types.js';
+import { type Case, type Expect, fresh } from './contract-kit.js';
 
-/** What a full-record case of the audit-log contract works with. */
-export interface AuditRecordContext {
+/** What a case of the audit-log contract works with: the fixture's log and its peer (or itself). */
+export interface AuditContext {
   readonly log: AuditLog;
   readonly peer: AuditLog;
-  readonly expect: ContractTestApi['expect'];
+  readonly expect: Expect;
 }
-
-// A run's own prefix: these cases work on accounts no other test or run touches.
-const RUN = Math.random().toString(36).slice(2, 10);
-let accounts = 0;
-const freshAccount = () => `acct_full_${RUN}_${++accounts}`;
 const at = (ms: number) => new Date(Date.UTC(2026, 10, 24, 18, 0, 0) + ms).toISOString();
 
 const ACTIONS: readonly AuditAction[] = [
@@ -64,8 +59,8 @@ function entriesOf(accountId: string): AuditEntryInput[] {
   return [...full, apiActor, bare];
 }
 
-async function keepsEveryField({ log, peer, expect }: AuditRecordContext): Promise<void> {
-  const account = freshAccount();
+async function keepsEveryField({ log, peer, expect }: AuditContext): Promise<void> {
+  const account = fresh('acct', 'full');
   const stored: AuditEntry[] = [];
   for (const [i, input] of entriesOf(account).entries()) {
     const entry = await (i % 2 ? peer : log).append(input);
@@ -88,7 +83,7 @@ async function keepsEveryField({ log, peer, expect }: AuditRecordContext): Promi
 }
 
 /** Every stored field of an audit entry, set and absent, through append and every listing by either instance. */
-export const AUDIT_RECORD_CASES: ReadonlyArray<readonly [string, (c: AuditRecordContext) => Promise<void>]> = [
+export const AUDIT_RECORD_CASES: ReadonlyArray<Case<AuditContext>> = [
   [
     'keeps every field of an entry, set and absent, for every action and actor, through append and every listing of either instance',
     keepsEveryField,

@@ -1,13 +1,7 @@
-import {
-  authenticate,
-  CachedKeyStore,
-  type CreatedKey,
-  capabilityOf,
-  KeyManager,
-  UsageRecorder,
-  type WritableKeyStore,
-} from 'keygate';
-import { ACCOUNT, type ContractCase, type ContractContext, nextChange, sleep } from './contract-context.js';
+import type { CreatedKey, WritableKeyStore } from 'keygate';
+import { authenticate, CachedKeyStore, capabilityOf, KeyManager, UsageRecorder } from 'keygate';
+import { ACCOUNT, type ContractCase, type ContractContext, nextChange } from './contract-context.js';
+import { poll, sleep } from './contract-kit.js';
 
 async function sameProcessCache({ fx, keys, expect, auth, cache, create }: ContractContext): Promise<void> {
   const a = await create();
@@ -96,11 +90,8 @@ async function failsClosed({ fx, expect, auth, cache, create, patienceMs }: Cont
   expect(await auth(fx.store, secret, undefined, 500)).toMatchObject({ status: 503, code: 'key_store_unavailable' });
   expect(await auth(cached, secret, undefined, 500)).toMatchObject({ status: 503 });
   await fx.restoreStore();
-  let result = await auth(cached, secret, undefined, 500);
-  for (const deadline = Date.now() + patienceMs; !result.ok && Date.now() < deadline; ) {
-    await sleep(100);
-    result = await auth(cached, secret, undefined, 500);
-  }
+  const attempt = () => auth(cached, secret, undefined, 500);
+  const result = await poll(attempt, (r) => r.ok, Date.now() + patienceMs, 100);
   expect(result).toMatchObject({ ok: true, status: 200 });
 }
 

@@ -1,12 +1,5 @@
-import {
-  type AuthResult,
-  authenticate,
-  CachedKeyStore,
-  type CreatedKey,
-  capabilityOf,
-  KeyManager,
-  type WritableKeyStore,
-} from 'keygate';
+import type { AuthResult, CreatedKey, WritableKeyStore } from 'keygate';
+import { authenticate, CachedKeyStore, capabilityOf, KeyManager } from 'keygate';
 import type { KeyChange } from 'keygate/store-kit';
 import type { ContractAssertion, StoreFixture } from './contract-types.js';
 
@@ -57,21 +50,6 @@ export function contractContext(
     create: (extra = {}) =>
       keys.create({ accountId: ACCOUNT, name: 'contract', mode: 'test', permissions: ['email:verify'], ...extra }),
   };
-}
-
-/** What `promise` rejects with, or undefined when it resolves. */
-export async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  return undefined;
-}
-
-/** Resolves after `ms` milliseconds. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Resolves with the first change of `id` at `version` or later that `store` announces; rejects after `patienceMs`. */

@@ -57,6 +57,21 @@ export function bareRecord(id: string, hash: string, accountId = ACCOUNT): ApiKe
   };
 }
 
+/** A patch that sets every field {@link bareRecord} leaves empty (and suspends the key). */
+export const FILL: KeyPatch = {
+  name: 'filled',
+  permissions: ['a:b'],
+  allowedIps: ['192.0.2.1'],
+  metadata: { added: ['later'] },
+  rateLimit: { limit: 5, windowMs: 1_500 },
+  expiresAt: '2028-03-04T05:06:07.089Z',
+  rotatedTo: 'key_contract_next',
+  status: 'suspended',
+  suspendedAt: '2026-02-01T00:00:00.002Z',
+  suspendedReason: 'review',
+  updatedAt: '2026-02-01T00:00:00.002Z',
+};
+
 /** The record as each read answers it, from the store and from its peer (another instance) when it has one. */
 async function readsOf(c: ContractContext, record: ApiKeyRecord): Promise<unknown[]> {
   const stores: WritableKeyStore[] = c.fx.peer ? [c.fx.store, c.fx.peer] : [c.fx.store];
@@ -100,21 +115,8 @@ async function keepsEveryField(c: ContractContext): Promise<void> {
   const cleared: ApiKeyRecord = { ...full, ...clear, version: 2 } as ApiKeyRecord;
   expect(await fx.store.update(full.id, clear)).toEqual(cleared);
   await expectEverywhere(c, cleared);
-  const fill: KeyPatch = {
-    name: 'filled',
-    permissions: ['a:b'],
-    allowedIps: ['192.0.2.1'],
-    metadata: { added: ['later'] },
-    rateLimit: { limit: 5, windowMs: 1_500 },
-    expiresAt: '2028-03-04T05:06:07.089Z',
-    rotatedTo: 'key_contract_next',
-    status: 'suspended',
-    suspendedAt: '2026-02-01T00:00:00.002Z',
-    suspendedReason: 'review',
-    updatedAt: '2026-02-01T00:00:00.002Z',
-  };
-  const filled: ApiKeyRecord = { ...bare, ...fill, version: 2 } as ApiKeyRecord;
-  expect(await fx.store.update(bare.id, fill)).toEqual(filled);
+  const filled: ApiKeyRecord = { ...bare, ...FILL, version: 2 } as ApiKeyRecord;
+  expect(await fx.store.update(bare.id, FILL)).toEqual(filled);
   await expectEverywhere(c, filled);
 
   // A revocation sets its time and keeps every other field as it was.

@@ -1,5 +1,6 @@
 import { type ApiKeyRecord, KeyManager, KeyRevokedError } from 'keygate';
-import { type ContractCase, type ContractContext, nextChange, rejection, sleep } from './contract-context.js';
+import { type ContractCase, type ContractContext, nextChange } from './contract-context.js';
+import { rejection, sleep } from './contract-kit.js';
 
 async function suspendsAndResumes({ fx, keys, expect, auth, create }: ContractContext): Promise<void> {
   const { secret, key } = await create();

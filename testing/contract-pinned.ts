@@ -1,6 +1,7 @@
 import { type ApiKeyRecord, capabilityOf, hashKey } from 'keygate';
 import type { KeyChange, KeyPatch } from 'keygate/store-kit';
-import { ACCOUNT, type ContractCase, type ContractContext, rejection, sleep } from './contract-context.js';
+import { ACCOUNT, type ContractCase, type ContractContext } from './contract-context.js';
+import { poll, rejection, sleep } from './contract-kit.js';
 
 // Key-store cases for decisions the other cases left open (found by mutating the memory and SQLite
 // stores: each mutant these kill passed every other case): the id half of a duplicate insert, patch
@@ -10,9 +11,8 @@ async function refusesSameIdOtherDigest({ fx, expect, create }: ContractContext)
   const { key } = await create();
   const record = (await fx.store.findById(key.id)) as ApiKeyRecord;
   const otherDigest = await hashKey('mk_test_contract_same_id_other_digest_000');
-  expect(await rejection(fx.store.insert({ ...record, hash: otherDigest, name: 'dup' }))).toMatchObject({
-    code: 'key_conflict',
-  });
+  const conflict = { code: 'key_conflict' };
+  expect(await rejection(fx.store.insert({ ...record, hash: otherDigest, name: 'dup' }))).toMatchObject(conflict);
   expect(await fx.store.findById(key.id)).toEqual(record);
   expect((await fx.store.findByHash(otherDigest)) ?? null).toBe(null);
 }
@@ -42,7 +42,7 @@ async function announcesEachWrite({ fx, keys, expect, create, patienceMs }: Cont
     await keys.revoke(key.id);
     // A channel may repeat a change: the first of each version is the one read.
     const first = (version: number) => seen.find((c) => c.id === key.id && c.version === version);
-    for (const deadline = Date.now() + patienceMs; !first(3) && Date.now() < deadline; ) await sleep(20);
+    await poll(async () => first(3), Boolean, Date.now() + patienceMs, 20);
     const expected = { id: key.id, hash, accountId: ACCOUNT };
     expect(first(1)).toEqual({ type: 'created', version: 1, ...expected });
     expect(first(2)).toEqual({ type: 'updated', version: 2, ...expected });
@@ -56,21 +56,11 @@ async function readsUsageByDay({ fx, expect, create }: ContractContext): Promise
   const usage = capabilityOf(fx.store, 'usage');
   if (!usage) return;
   const { key } = await create();
-  const count = (day: string, outcome: 'allowed' | 'rate_limited', n: number) => ({
-    keyId: key.id,
-    accountId: ACCOUNT,
-    day,
-    outcome,
-    count: n,
-  });
-  await usage.addUsage({
-    counts: [
-      count('2026-03-01', 'allowed', 2),
-      count('2026-03-02', 'allowed', 3),
-      count('2026-03-03', 'rate_limited', 4),
-    ],
-    activity: [],
-  });
+  const count = (day: string, outcome: 'allowed' | 'rate_limited', n: number) => {
+    return { keyId: key.id, accountId: ACCOUNT, day, outcome, count: n };
+  };
+  const counts = [count('2026-03-01', 'allowed', 2), count('2026-03-02', 'allowed', 3)];
+  await usage.addUsage({ counts: [...counts, count('2026-03-03', 'rate_limited', 4)], activity: [] });
   const read = async (from: string, to: string) =>
     (await usage.getUsage(key.id, from, to)).map((c) => `${c.day} ${c.outcome} ${c.count}`).sort();
   expect(await read('2026-03-02', '2026-03-02')).toEqual(['2026-03-02 allowed 3']);

@@ -1,5 +1,6 @@
 import { type ApiKeyRecord, hashKey, KeyConflictError, KeyNotFoundError, KeyRevokedError } from 'keygate';
-import { ACCOUNT, type ContractCase, type ContractContext, rejection } from './contract-context.js';
+import { ACCOUNT, type ContractCase, type ContractContext } from './contract-context.js';
+import { rejection } from './contract-kit.js';
 
 async function storesAndFinds({ fx, expect, auth, create }: ContractContext): Promise<void> {
   const { secret, key } = await create({ allowedIps: ['203.0.113.0/24'] });

@@ -1,6 +1,7 @@
 import type { CreditEntry, CreditLedger, HoldResult } from 'keygate';
+import { type Case, describeCases, type Expect, fresh, poll, RUN, rejection, sleep } from './contract-kit.js';
 import type { ContractTestApi } from './contract-types.js';
-import { CREDIT_EDGE_CASES, CREDIT_HOOK_CASES } from './credit-engine-cases.js';
+import { type CreditContext as Context, CREDIT_EDGE_CASES, CREDIT_HOOK_CASES, figures } from './credit-engine-cases.js';
 import { CREDIT_RECORD_CASES } from './credit-full-record.js';
 import type { CreditLedgerHook, CreditLedgerHooks } from './credit-hooks.js';
 import { leasedNeverOverdraws } from './credit-lease-contract.js';
@@ -38,31 +39,12 @@ export interface CreditLedgerContractOptions {
   hooks?: readonly CreditLedgerHook[];
 }
 
-interface Context {
-  readonly ledger: CreditLedger;
-  readonly peer: CreditLedger;
-  readonly expect: ContractTestApi['expect'];
-  readonly lapseMs: number;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-// A run's own prefix and a counter: every test works on accounts no other test or run touches.
-const RUN = Math.random().toString(36).slice(2, 10);
-let accounts = 0;
-const freshAccount = (label: string) => `acct_${label}_${RUN}_${++accounts}`;
+// Every test works on accounts no other test or run touches.
+const freshAccount = (label: string) => fresh('acct', label);
 // How much later than its ttl a lapsed hold's credits may show, in milliseconds.
 const LAPSE_GRACE_MS = 1_000;
 
-/** What `promise` rejects with; the resolved value when it does not (which then fails the match). */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    return await promise;
-  } catch (err) {
-    return err;
-  }
-}
-
-function heldId(result: HoldResult, expect: Context['expect']): string {
+function heldId(result: HoldResult, expect: Expect): string {
   expect(result.ok).toBe(true);
   return result.ok ? result.holdId : '';
 }
@@ -216,13 +198,9 @@ async function lapses({ ledger, expect, lapseMs }: Context): Promise<void> {
   await ledger.topUp(account, 10);
   const heldAt = Date.now();
   const holdId = heldId(await ledger.hold(account, 4, { ttlMs: lapseMs }), expect);
-  let balance = await ledger.balance(account);
   // Real time: poll until the credits are back, for at most the ttl and the grace the contract allows.
-  while (balance !== 10 && Date.now() - heldAt < lapseMs + LAPSE_GRACE_MS) {
-    await sleep(25);
-    balance = await ledger.balance(account);
-  }
-  expect(balance).toBe(10);
+  const balance = () => ledger.balance(account);
+  expect(await poll(balance, (b) => b === 10, heldAt + lapseMs + LAPSE_GRACE_MS, 25)).toBe(10);
   expect(await ledger.settle(holdId)).toEqual({ charged: 0, balance: 10 });
   expect(await ledger.release(holdId)).toEqual({ balance: 10 });
   expect(await ledger.entries(account)).toHaveLength(1);
@@ -274,18 +252,12 @@ async function reconciles({ ledger, expect }: Context): Promise<void> {
   // Every entry amount adds up to the balance plus the open hold (5).
   expect(sumOf(entries)).toBe(balance + 5);
   expect(entries[0]?.balance).toBe(balance);
-  expect(await ledger.reconcile(account)).toEqual({
-    accountId: account,
-    entries: balance + 5,
-    balance,
-    held: 5,
-    ok: true,
-  });
+  expect(await ledger.reconcile(account)).toEqual(figures(account, balance + 5, balance, 5));
 }
 
 async function reconcilesUnknown({ ledger, expect }: Context): Promise<void> {
   const account = freshAccount('reconcile_unknown');
-  expect(await ledger.reconcile(account)).toEqual({ accountId: account, entries: 0, balance: 0, held: 0, ok: true });
+  expect(await ledger.reconcile(account)).toEqual(figures(account, 0, 0, 0));
 }
 
 async function reconcilesHistory({ ledger, expect, lapseMs }: Context): Promise<void> {
@@ -301,25 +273,10 @@ async function reconcilesHistory({ ledger, expect, lapseMs }: Context): Promise<
   await ledger.release(heldId(await ledger.hold(account, 20), expect));
   heldId(await ledger.hold(account, 5, { ttlMs: 60_000 }), expect);
   // Entries: 100 + 50 - 4 - 7 = 139; open: the lapsing 8 and the 5.
-  expect(await ledger.reconcile(account)).toEqual({
-    accountId: account,
-    entries: 139,
-    balance: 126,
-    held: 13,
-    ok: true,
-  });
-  let balance = await ledger.balance(account);
-  while (balance !== 134 && Date.now() - heldAt < lapseMs + LAPSE_GRACE_MS) {
-    await sleep(25);
-    balance = await ledger.balance(account);
-  }
-  expect(await ledger.reconcile(account)).toEqual({
-    accountId: account,
-    entries: 139,
-    balance: 134,
-    held: 5,
-    ok: true,
-  });
+  expect(await ledger.reconcile(account)).toEqual(figures(account, 139, 126, 13));
+  const balance = () => ledger.balance(account);
+  await poll(balance, (b) => b === 134, heldAt + lapseMs + LAPSE_GRACE_MS, 25);
+  expect(await ledger.reconcile(account)).toEqual(figures(account, 139, 134, 5));
 }
 
 async function concurrentHolds({ ledger, peer, expect }: Context): Promise<void> {
@@ -337,7 +294,7 @@ async function concurrentHolds({ ledger, peer, expect }: Context): Promise<void>
   const entries = await ledger.entries(account);
   expect(entries).toHaveLength(21);
   expect(sumOf(entries)).toBe(0);
-  expect(await peer.reconcile(account)).toEqual({ accountId: account, entries: 0, balance: 0, held: 0, ok: true });
+  expect(await peer.reconcile(account)).toEqual(figures(account, 0, 0, 0));
 }
 
 async function chargesOnce({ ledger, peer, expect }: Context): Promise<void> {
@@ -394,11 +351,8 @@ async function refusesOverflow({ ledger, expect }: Context): Promise<void> {
   const account = freshAccount('overflow');
   await ledger.topUp(account, Number.MAX_SAFE_INTEGER - 5);
   heldId(await ledger.hold(account, 3), expect);
-  expect(await rejection(ledger.topUp(account, 6))).toMatchObject({
-    code: 'invalid_input',
-    field: 'amount',
-    issues: [{ reason: 'out_of_range' }],
-  });
+  const refused = { code: 'invalid_input', field: 'amount', issues: [{ reason: 'out_of_range' }] };
+  expect(await rejection(ledger.topUp(account, 6))).toMatchObject(refused);
   expect(await ledger.balance(account)).toBe(Number.MAX_SAFE_INTEGER - 8);
   expect(await ledger.entries(account)).toHaveLength(1);
   expect(await ledger.topUp(account, 5)).toEqual({ balance: Number.MAX_SAFE_INTEGER - 3 });
@@ -469,11 +423,9 @@ export function describeCreditLedgerContract(
   t: ContractTestApi,
   options: CreditLedgerContractOptions = {},
 ): void {
-  const { describe, it, expect, beforeEach, afterEach } = t;
   const lapseMs = options.lapseMs ?? 300;
-  let fixture: CreditLedgerFixture;
-  let context: Context;
-  const cases: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+  const lapseTimeoutMs = lapseMs + LAPSE_GRACE_MS + 5_000;
+  const cases: Case<Context>[] = [
     ...SYNCHRONOUS_CASES,
     ['gives an unknown account a balance of 0 and no entries', unknownAccount],
     ['adds a top-up to the balance and writes a top_up entry with the balance after it', topsUp],
@@ -504,40 +456,37 @@ export function describeCreditLedgerContract(
       refusesOverflow,
     ],
     ...CREDIT_RECORD_CASES,
-  ];
-  describe(`credit ledger contract: ${name}`, () => {
-    beforeEach(async () => {
-      fixture = await factory();
-      context = { ledger: fixture.ledger, peer: fixture.peer ?? fixture.ledger, expect, lapseMs };
-    });
-    afterEach(async () => {
-      await fixture.close?.();
-    });
-    for (const [title, run] of cases) it(title, () => run(context));
-    const engine = () => ({ ...context, hooks: fixture });
-    for (const [title, run, timeoutMs] of CREDIT_EDGE_CASES) it(title, () => run(engine()), timeoutMs);
-    for (const [hook, title, run, timeoutMs] of CREDIT_HOOK_CASES) {
-      if (options.hooks?.includes(hook)) it(title, () => run(engine()), timeoutMs);
-    }
-    it(
+    ...CREDIT_EDGE_CASES,
+    ...CREDIT_HOOK_CASES.filter(([hook]) => options.hooks?.includes(hook)).map(([, ...rest]) => rest),
+    [
       'lapses a hold not closed within its ttlMs: its credits return within a second, and a later settle charges 0',
-      () => lapses(context),
-      lapseMs + LAPSE_GRACE_MS + 5_000,
-    );
-    it(
+      lapses,
+      lapseTimeoutMs,
+    ],
+    [
       'reconciles after top-ups (one a repeated reference), holds, settles of all, part and 0, a release and a lapse',
-      () => reconcilesHistory(context),
-      lapseMs + LAPSE_GRACE_MS + 5_000,
-    );
-    it('leases: three LeasedCreditLedgers over it never overdraw, charge each key what it spent, and reconcile', () =>
-      leasedNeverOverdraws(context.ledger, context.peer, expect));
-    for (const [title, amount, reason] of BAD_AMOUNTS) {
-      it(`refuses ${title} to topUp, hold and settle as invalid_input naming amount, writing nothing`, () =>
-        refusesAmount(context, amount, reason));
-    }
-    for (const [field, title, call] of BAD_ARGUMENTS) {
-      it(`names ${field} in the invalid_input error for ${title}, writing nothing`, () =>
-        refusesArgument(context, field, call));
-    }
-  });
+      reconcilesHistory,
+      lapseTimeoutMs,
+    ],
+    [
+      'leases: three LeasedCreditLedgers over it never overdraw, charge each key what it spent, and reconcile',
+      leasedNeverOverdraws,
+    ],
+    ...BAD_AMOUNTS.map(
+      ([title, amount, reason]): Case<Context> => [
+        `refuses ${title} to topUp, hold and settle as invalid_input naming amount, writing nothing`,
+        (c) => refusesAmount(c, amount, reason),
+      ],
+    ),
+    ...BAD_ARGUMENTS.map(
+      ([field, title, call]): Case<Context> => [
+        `names ${field} in the invalid_input error for ${title}, writing nothing`,
+        (c) => refusesArgument(c, field, call),
+      ],
+    ),
+  ];
+  const contextOf = (fx: CreditLedgerFixture): Context => {
+    return { ledger: fx.ledger, peer: fx.peer ?? fx.ledger, hooks: fx, expect: t.expect, lapseMs };
+  };
+  describeCases(t, `credit ledger contract: ${name}`, factory, contextOf, cases);
 }

@@ -1,73 +1,54 @@
 import type { CreditLedger } from 'keygate';
-import type { ContractTestApi } from './contract-types.js';
+import type { Case, Expect } from './contract-kit.js';
+import { expectsTimeout, expectsUnavailable, fresh, need, rejection, sleep } from './contract-kit.js';
 import type { CreditLedgerHook, CreditLedgerHooks } from './credit-hooks.js';
 
-/** What a case of the credit-ledger contract that reaches around the ledger works with. */
-export interface CreditEngineContext {
+/** What a case of the credit-ledger contract works with: the fixture's ledger, its peer (or itself) and its hooks. */
+export interface CreditContext {
   readonly ledger: CreditLedger;
   readonly peer: CreditLedger;
   readonly hooks: CreditLedgerHooks;
-  readonly expect: ContractTestApi['expect'];
+  readonly expect: Expect;
+  /** The `ttlMs` of the hold the suite lets lapse, in milliseconds. */
+  readonly lapseMs: number;
 }
 
-type Case = readonly [title: string, run: (c: CreditEngineContext) => Promise<void>, timeoutMs?: number];
+/** What `reconcile(accountId)` answers for these figures. */
+export function figures(accountId: string, entries: number, balance: number, held: number, ok = true) {
+  return { accountId, entries, balance, held, ok };
+}
 
-// A run's own prefix: these cases work on accounts no other test or run touches.
-const RUN = Math.random().toString(36).slice(2, 10);
-let accounts = 0;
-const freshAccount = (label: string) => `acct_${label}_${RUN}_${++accounts}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const freshAccount = (label: string) => fresh('acct', label);
 const holdIdOf = (result: { ok: boolean; holdId?: string }) => (result.ok ? String(result.holdId) : '');
-// How late past its deadline a stalled call may settle on a loaded machine, in milliseconds.
-const DEADLINE_SLACK_MS = 1_000;
 
-function need<K extends CreditLedgerHook>(hooks: CreditLedgerHooks, name: K): NonNullable<CreditLedgerHooks[K]> {
-  const hook = hooks[name];
-  if (!hook) throw new Error(`options.hooks names ${name}, so every fixture must have it`);
-  return hook as NonNullable<CreditLedgerHooks[K]>;
-}
-
-async function reason(promise: Promise<unknown>): Promise<{ code?: unknown; cause?: unknown } | undefined> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as { code?: unknown; cause?: unknown };
-  }
-  return undefined;
-}
-
-async function refusesOverClosedHold({ ledger, expect }: CreditEngineContext): Promise<void> {
+async function refusesOverClosedHold({ ledger, expect }: CreditContext): Promise<void> {
   const account = freshAccount('over_closed');
   await ledger.topUp(account, 10);
   const holdId = holdIdOf(await ledger.hold(account, 3));
-  expect(await reason(ledger.settle(holdId, 4))).toMatchObject({ code: 'invalid_input', field: 'amount' });
+  expect(await rejection(ledger.settle(holdId, 4))).toMatchObject({ code: 'invalid_input', field: 'amount' });
   expect(await ledger.release(holdId)).toEqual({ balance: 10 });
   expect(await ledger.settle(holdId, 4)).toEqual({ charged: 0, balance: 10 });
   expect(await ledger.entries(account)).toHaveLength(1);
 }
 
-async function sumsPastOnePage({ ledger, peer, expect }: CreditEngineContext): Promise<void> {
+async function sumsPastOnePage({ ledger, peer, expect }: CreditContext): Promise<void> {
   const account = freshAccount('big');
   await ledger.topUp(account, Number.MAX_SAFE_INTEGER - 1_200);
   for (let i = 0; i < 1_100; i++) await (i % 2 ? peer : ledger).topUp(account, 1);
-  const figures = {
-    accountId: account,
-    entries: Number.MAX_SAFE_INTEGER - 100,
-    balance: Number.MAX_SAFE_INTEGER - 100,
-  };
-  expect(await ledger.reconcile(account)).toEqual({ ...figures, held: 0, ok: true });
+  const sum = Number.MAX_SAFE_INTEGER - 100;
+  expect(await ledger.reconcile(account)).toEqual(figures(account, sum, sum, 0));
   expect(await peer.balance(account)).toBe(Number.MAX_SAFE_INTEGER - 100);
 }
 
-async function reconcilesWriteAround({ ledger, hooks, expect }: CreditEngineContext): Promise<void> {
+async function reconcilesWriteAround({ ledger, hooks, expect }: CreditContext): Promise<void> {
   const account = freshAccount('tampered');
   await ledger.topUp(account, 10);
   await ledger.hold(account, 3);
   await need(hooks, 'writeAround')(account, 5);
-  expect(await ledger.reconcile(account)).toEqual({ accountId: account, entries: 15, balance: 7, held: 3, ok: false });
+  expect(await ledger.reconcile(account)).toEqual(figures(account, 15, 7, 3, false));
 }
 
-async function lapsesInNextCall({ ledger, hooks, expect }: CreditEngineContext): Promise<void> {
+async function lapsesInNextCall({ ledger, hooks, expect }: CreditContext): Promise<void> {
   const holdState = need(hooks, 'holdState');
   const account = freshAccount('sweep');
   await ledger.topUp(account, 10);
@@ -80,7 +61,7 @@ async function lapsesInNextCall({ ledger, hooks, expect }: CreditEngineContext):
   expect(await holdState(holdId)).toBe('lapsed');
 }
 
-async function keepsStoredSum({ ledger, peer, hooks, expect }: CreditEngineContext): Promise<void> {
+async function keepsStoredSum({ ledger, peer, hooks, expect }: CreditContext): Promise<void> {
   const account = freshAccount('invariant');
   await ledger.topUp(account, 50);
   const holds = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? peer : ledger).hold(account, 5)));
@@ -89,27 +70,12 @@ async function keepsStoredSum({ ledger, peer, hooks, expect }: CreditEngineConte
   expect(await need(hooks, 'storedFigures')(account)).toEqual({ entries: 48, available: 28, open: 20 });
 }
 
-async function timesOut({ hooks, expect }: CreditEngineContext): Promise<void> {
+async function timesOut({ hooks, expect }: CreditContext): Promise<void> {
   const { ledger, unstick } = need(hooks, 'stalled')(50);
-  const startedMs = Date.now();
-  let settled = false;
-  const outcome = reason(ledger.hold('acct_stalled', 1)).finally(() => {
-    settled = true;
-  });
-  await sleep(25);
-  expect(settled).toBe(false);
-  const err = await outcome;
-  const elapsedMs = Date.now() - startedMs;
-  expect(err).toMatchObject({ code: 'credit_ledger_unavailable' });
-  expect(/timed out after 50 ms/.test(String((err?.cause as Error | undefined)?.message))).toBe(true);
-  expect(elapsedMs).toBeGreaterThan(48);
-  expect(elapsedMs).toBeLessThanOrEqual(50 + DEADLINE_SLACK_MS);
-  // The failure that comes after the deadline is absorbed: no unhandled rejection.
-  unstick(new Error('connection reset'));
-  await sleep(20);
+  await expectsTimeout(expect, 'credit_ledger_unavailable', () => ledger.hold('acct_stalled', 1), unstick);
 }
 
-async function failsWhenEnded({ hooks, expect }: CreditEngineContext): Promise<void> {
+async function failsWhenEnded({ hooks, expect }: CreditContext): Promise<void> {
   const ledger = await need(hooks, 'ended')();
   for (const call of [
     () => ledger.topUp(freshAccount('ended'), 1),
@@ -118,13 +84,11 @@ async function failsWhenEnded({ hooks, expect }: CreditEngineContext): Promise<v
     () => ledger.entries('acct_ended'),
     () => ledger.reconcile('acct_ended'),
   ]) {
-    const err = await reason(call());
-    expect(err).toMatchObject({ code: 'credit_ledger_unavailable' });
-    expect(err?.cause).toBeInstanceOf(Error);
+    await expectsUnavailable(expect, 'credit_ledger_unavailable', call);
   }
 }
 
-async function migratesConcurrently({ hooks, expect }: CreditEngineContext): Promise<void> {
+async function migratesConcurrently({ hooks, expect }: CreditContext): Promise<void> {
   const { ledgers, drop } = await need(hooks, 'unmigrated')(4);
   try {
     await Promise.all(ledgers.map((l) => l.migrate()));
@@ -137,7 +101,7 @@ async function migratesConcurrently({ hooks, expect }: CreditEngineContext): Pro
 }
 
 /** The cases every ledger runs that reach no further than its interface. */
-export const CREDIT_EDGE_CASES: readonly Case[] = [
+export const CREDIT_EDGE_CASES: ReadonlyArray<Case<CreditContext>> = [
   [
     'refuses to settle more than an open hold, but a settle of more than a closed hold changes nothing',
     refusesOverClosedHold,
@@ -146,7 +110,7 @@ export const CREDIT_EDGE_CASES: readonly Case[] = [
 ];
 
 /** The cases of each hook, run when the options name it. */
-export const CREDIT_HOOK_CASES: ReadonlyArray<readonly [CreditLedgerHook, ...Case]> = [
+export const CREDIT_HOOK_CASES: ReadonlyArray<readonly [CreditLedgerHook, ...Case<CreditContext>]> = [
   [
     'writeAround',
     'reconciles as not ok, with the figures, once an entry was written around the ledger',

@@ -1,22 +1,13 @@
-import type { CreditEntry, CreditLedger } from 'keygate';
-import type { ContractTestApi } from './contract-types.js';
+import type { CreditEntry } from 'keygate';
+import { type Case, type Expect, fresh } from './contract-kit.js';
+import { type CreditContext, figures } from './credit-engine-cases.js';
 
-/** What a full-record case of the credit-ledger contract works with. */
-export interface CreditRecordContext {
-  readonly ledger: CreditLedger;
-  readonly peer: CreditLedger;
-  readonly expect: ContractTestApi['expect'];
-}
-
-// A run's own prefix: these cases work on accounts no other test or run touches.
-const RUN = Math.random().toString(36).slice(2, 10);
-let accounts = 0;
-const freshAccount = () => `acct_full_${RUN}_${++accounts}`;
+const freshAccount = () => fresh('acct', 'full');
 // How far a backend's clock (a database server's) may stand from this process's, in milliseconds.
 const CLOCK_SLACK_MS = 5_000;
 
 /** The id and creation time each entry was given, checked for shape, so the rest can be compared whole. */
-function stampsOf(entries: readonly CreditEntry[], fromMs: number, toMs: number, expect: ContractTestApi['expect']) {
+function stampsOf(entries: readonly CreditEntry[], fromMs: number, toMs: number, expect: Expect) {
   expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);
   for (const { id, createdAt } of entries) {
     expect(typeof id === 'string' && id.length > 0).toBe(true);
@@ -27,7 +18,7 @@ function stampsOf(entries: readonly CreditEntry[], fromMs: number, toMs: number,
   return entries.map(({ id, createdAt }) => ({ id, createdAt }));
 }
 
-async function keepsEveryEntryField({ ledger, peer, expect }: CreditRecordContext): Promise<void> {
+async function keepsEveryEntryField({ ledger, peer, expect }: CreditContext): Promise<void> {
   const account = freshAccount();
   const fromMs = Date.now();
   expect(await ledger.topUp(account, 100, { reference: 'pay_full — 1' })).toEqual({ balance: 100 });
@@ -35,7 +26,7 @@ async function keepsEveryEntryField({ ledger, peer, expect }: CreditRecordContex
   // A hold's key id, amount and account are stored with it: another instance settles it.
   const keyed = await ledger.hold(account, 30, { keyId: 'key_full_a', ttlMs: 60_000 });
   expect(keyed).toMatchObject({ ok: true, balance: 77 });
-  expect(await peer.reconcile(account)).toEqual({ accountId: account, entries: 107, balance: 77, held: 30, ok: true });
+  expect(await peer.reconcile(account)).toEqual(figures(account, 107, 77, 30));
   expect(await peer.settle(keyed.ok ? keyed.holdId : '', 12)).toEqual({ charged: 12, balance: 95 });
   const bare = await peer.hold(account, 5);
   expect(bare).toMatchObject({ ok: true, balance: 90 });
@@ -53,10 +44,10 @@ async function keepsEveryEntryField({ ledger, peer, expect }: CreditRecordContex
   expect(listed).toEqual(expected);
   expect(await peer.entries(account)).toEqual(expected);
   expect(await peer.entries(account, { limit: 2 })).toEqual(expected.slice(0, 2));
-  expect(await ledger.reconcile(account)).toEqual({ accountId: account, entries: 90, balance: 90, held: 0, ok: true });
+  expect(await ledger.reconcile(account)).toEqual(figures(account, 90, 90, 0));
 }
 
-async function keepsHoldAcrossInstances({ ledger, peer, expect }: CreditRecordContext): Promise<void> {
+async function keepsHoldAcrossInstances({ ledger, peer, expect }: CreditContext): Promise<void> {
   const account = freshAccount();
   await ledger.topUp(account, 50);
   const held = await ledger.hold(account, 20, { keyId: 'key_full_b', ttlMs: 60_000 });
@@ -65,11 +56,11 @@ async function keepsHoldAcrossInstances({ ledger, peer, expect }: CreditRecordCo
   expect(await peer.release(held.ok ? held.holdId : '')).toEqual({ balance: 50 });
   expect(await ledger.balance(account)).toBe(50);
   expect(await peer.entries(account)).toHaveLength(1);
-  expect(await peer.reconcile(account)).toEqual({ accountId: account, entries: 50, balance: 50, held: 0, ok: true });
+  expect(await peer.reconcile(account)).toEqual(figures(account, 50, 50, 0));
 }
 
 /** Every stored field of a ledger entry and a hold, through each call and a read by another instance. */
-export const CREDIT_RECORD_CASES: ReadonlyArray<readonly [string, (c: CreditRecordContext) => Promise<void>]> = [
+export const CREDIT_RECORD_CASES: ReadonlyArray<Case<CreditContext>> = [
   [
     'keeps every field of an entry, set and absent (reference, keyId), through top-ups, holds and settles on either instance',
     keepsEveryEntryField,

@@ -1,20 +1,13 @@
-import type { CreditLedger } from 'keygate';
 import { LeasedCreditLedger } from 'keygate';
-import type { ContractTestApi } from './contract-types.js';
-
-const RUN = Math.random().toString(36).slice(2, 10);
-let accounts = 0;
+import { fresh } from './contract-kit.js';
+import { type CreditContext, figures } from './credit-engine-cases.js';
 
 /**
  * The leased-budget case of `describeCreditLedgerContract`: three `LeasedCreditLedger`s over the
  * ledger (and its peer) hammer one account with two keys. Internal.
  */
-export async function leasedNeverOverdraws(
-  ledger: CreditLedger,
-  peer: CreditLedger,
-  expect: ContractTestApi['expect'],
-): Promise<void> {
-  const account = `acct_lease_${RUN}_${++accounts}`;
+export async function leasedNeverOverdraws({ ledger, peer, expect }: CreditContext): Promise<void> {
+  const account = fresh('acct', 'lease');
   await ledger.topUp(account, 300);
   const maxSlice = 10;
   const leased = [ledger, peer, ledger].map((l) => new LeasedCreditLedger({ ledger: l, maxSlice, divisor: 2 }));
@@ -39,10 +32,5 @@ export async function leasedNeverOverdraws(
   const spentBy = (keyId: string) =>
     entries.filter((e) => e.kind === 'charge' && e.keyId === keyId).reduce((sum, e) => sum - e.amount, 0);
   expect([spentBy('key_a'), spentBy('key_b')]).toEqual([charged.key_a, charged.key_b]);
-  expect(await ledger.reconcile(account)).toMatchObject({
-    entries: 300 - total,
-    balance: 300 - total,
-    held: 0,
-    ok: true,
-  });
+  expect(await ledger.reconcile(account)).toEqual(figures(account, 300 - total, 300 - total, 0));
 }

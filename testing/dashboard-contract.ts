@@ -1,7 +1,8 @@
 import { authenticate, KeyManager, UsageRecorder, type WritableKeyStore } from 'keygate';
 import type { DashboardStore, UsageStore } from 'keygate/store-kit';
+import { type Case, describeCases, poll, sleep } from './contract-kit.js';
 import type { ContractTestApi } from './contract-types.js';
-import { DASHBOARD_RECORD_CASES } from './dashboard-full-record.js';
+import { type DashboardContext as Context, DASHBOARD_RECORD_CASES } from './dashboard-full-record.js';
 
 /**
  * A fresh, empty backend for one test of {@link describeDashboardStoreContract}.
@@ -32,15 +33,7 @@ export interface DashboardStoreContractOptions {
   patience?: number;
 }
 
-interface Context {
-  readonly fx: DashboardStoreFixture;
-  readonly peer: DashboardStore;
-  readonly expect: ContractTestApi['expect'];
-  readonly patience: number;
-}
-
 const ACCOUNT = 'acct_dashboard_contract';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const namesOf = (page: { records: ReadonlyArray<{ name: string }> }) => page.records.map((r) => r.name);
 
 async function pagesNewestFirst({ fx, expect }: Context): Promise<void> {
@@ -61,12 +54,8 @@ async function pagesNewestFirst({ fx, expect }: Context): Promise<void> {
   // Keys created in the same millisecond: the greater id first.
   const twins = [await keys.create({ accountId: 'acct_twins', name: 'a', mode: 'test' })];
   twins.push(await keys.create({ accountId: 'acct_twins', name: 'b', mode: 'test' }));
-  const ids = twins
-    .map((t) => t.key.id)
-    .sort()
-    .reverse();
   const listed = await fx.store.listKeysPage('acct_twins', { offset: 0, limit: 5 });
-  expect(listed.records.map((r) => r.id)).toEqual(ids);
+  expect(listed.records.map((r) => r.id)).toEqual([...twins.map((t) => t.key.id)].sort().reverse());
   expect(listed.records[0]).toMatchObject({ accountId: 'acct_twins', mode: 'test', status: 'active', version: 1 });
 }
 
@@ -137,16 +126,13 @@ async function lastAllowedUse({ fx, expect }: Context): Promise<void> {
   expect(await send(refusedOnly.secret, '198.51.100.1')).toMatchObject({ status: 403, code: 'ip_not_allowed' });
   await recorder.flush();
   const ids = [used.key.id, refusedOnly.key.id, 'key_never_seen'];
-  expect(await fx.store.getActivityOfKeys(ids)).toEqual([
-    { keyId: used.key.id, lastUsedAt: allowedAt, lastUsedIp: '203.0.113.9' },
-  ]);
+  const lastUse = { keyId: used.key.id, lastUsedAt: allowedAt, lastUsedIp: '203.0.113.9' };
+  expect(await fx.store.getActivityOfKeys(ids)).toEqual([lastUse]);
   expect(await fx.store.getActivityOfKeys([])).toEqual([]);
   // The refusals are counted all the same.
   const totals = await fx.store.getDailyTotalsOfKeys(ids, '2026-03-02', '2026-03-02');
-  expect(totals.map((t) => `${t.keyId === used.key.id ? 'used' : 'fenced'} ${t.total}`).sort()).toEqual([
-    'fenced 1',
-    'used 2',
-  ]);
+  const named = totals.map((t) => `${t.keyId === used.key.id ? 'used' : 'fenced'} ${t.total}`);
+  expect(named.sort()).toEqual(['fenced 1', 'used 2']);
 }
 
 async function tokenOnce({ fx, peer, expect }: Context): Promise<void> {
@@ -171,12 +157,8 @@ async function tokenExpiry({ fx, expect, patience }: Context): Promise<void> {
   expect(await fx.store.markTokenUsed('session:short', new Date(Date.now() + 200).toISOString())).toBe(true);
   expect(await fx.store.isTokenUsed('session:short')).toBe(true);
   await sleep(250);
-  let used = await fx.store.isTokenUsed('session:short');
-  for (const deadline = Date.now() + patience; used && Date.now() < deadline; ) {
-    await sleep(50);
-    used = await fx.store.isTokenUsed('session:short');
-  }
-  expect(used).toBe(false);
+  const used = () => fx.store.isTokenUsed('session:short');
+  expect(await poll(used, (yes) => !yes, Date.now() + patience)).toBe(false);
   // An expired record is no obstacle: the id may be recorded again.
   expect(await fx.store.markTokenUsed('session:short', new Date(Date.now() + 60_000).toISOString())).toBe(true);
 }
@@ -203,10 +185,8 @@ export function describeDashboardStoreContract(
   t: ContractTestApi,
   options: DashboardStoreContractOptions = {},
 ): void {
-  const { describe, it, expect, beforeEach, afterEach } = t;
   const patience = options.patience ?? 10_000;
-  let context: Context;
-  const cases: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+  const cases: ReadonlyArray<Case<Context>> = [
     ["pages an account's keys newest first (ties by id), with how many there are", pagesNewestFirst],
     ['filters by text in the name, hint or id (any case), by status and by mode', filters],
     ['adds up the requests of many keys per day, every outcome together', addsUpDays],
@@ -219,14 +199,6 @@ export function describeDashboardStoreContract(
     ['forgets a token once it has expired, and may record it again', tokenExpiry],
     ...DASHBOARD_RECORD_CASES,
   ];
-  describe(`dashboard store contract: ${name}`, () => {
-    beforeEach(async () => {
-      const fx = await factory();
-      context = { fx, peer: fx.peer ?? fx.store, expect, patience };
-    });
-    afterEach(async () => {
-      await context.fx.close?.();
-    });
-    for (const [title, run] of cases) it(title, () => run(context));
-  });
+  const contextOf = (fx: DashboardStoreFixture) => ({ fx, peer: fx.peer ?? fx.store, expect: t.expect, patience });
+  describeCases(t, `dashboard store contract: ${name}`, factory, contextOf, cases);
 }

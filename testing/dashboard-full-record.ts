@@ -1,19 +1,21 @@
 import { type ApiKeyRecord, hashKey } from 'keygate';
 import type { DashboardStore, KeyPatch } from 'keygate/store-kit';
-import { bareRecord, fullRecord } from './contract-full-record.js';
-import type { ContractTestApi } from './contract-types.js';
+import { bareRecord, FILL, fullRecord } from './contract-full-record.js';
+import type { Case, Expect } from './contract-kit.js';
 import type { DashboardStoreFixture } from './dashboard-contract.js';
 
-/** What a full-record case of the dashboard-store contract works with. */
-export interface DashboardRecordContext {
+/** What a case of the dashboard-store contract works with: a fresh fixture and its peer (or its store). */
+export interface DashboardContext {
   readonly fx: DashboardStoreFixture;
   readonly peer: DashboardStore;
-  readonly expect: ContractTestApi['expect'];
+  readonly expect: Expect;
+  /** How long to wait for a token's expiry to show, in milliseconds. */
+  readonly patience: number;
 }
 
 const ACCOUNT = 'acct_dashboard_full';
 
-async function keepsEveryKeyField({ fx, peer, expect }: DashboardRecordContext): Promise<void> {
+async function keepsEveryKeyField({ fx, peer, expect }: DashboardContext): Promise<void> {
   const full = fullRecord('key_dash_full', await hashKey('mk_live_dashboard_full_record_secret_0'), ACCOUNT);
   const bare = bareRecord('key_dash_bare', await hashKey('mk_test_dashboard_bare_record_secret_0'), ACCOUNT);
   await fx.keys.insert(full);
@@ -21,34 +23,21 @@ async function keepsEveryKeyField({ fx, peer, expect }: DashboardRecordContext):
   // Newest first: the full record was created later.
   const page = (store: DashboardStore) => store.listKeysPage(ACCOUNT, { offset: 0, limit: 10 });
   for (const store of [fx.store, peer]) expect(await page(store)).toEqual({ records: [full, bare], total: 2 });
-  const patch: KeyPatch = {
-    name: 'filled',
-    permissions: ['a:b'],
-    allowedIps: ['192.0.2.1'],
-    metadata: { added: ['later'] },
-    rateLimit: { limit: 5, windowMs: 1_500 },
-    expiresAt: '2028-03-04T05:06:07.089Z',
-    rotatedTo: 'key_dash_next',
-    status: 'revoked',
-    revokedAt: '2026-02-01T00:00:00.002Z',
-    updatedAt: '2026-02-01T00:00:00.002Z',
-  };
+  // Every empty field filled, and revoked rather than suspended.
+  const revokedAt = '2026-02-01T00:00:00.002Z';
+  const patch: KeyPatch = { ...FILL, status: 'revoked', revokedAt, suspendedAt: null, suspendedReason: null };
   const revoked = { ...bare, ...patch, version: 2 } as ApiKeyRecord;
   await fx.keys.update(bare.id, patch);
   for (const store of [fx.store, peer]) {
     expect(await page(store)).toEqual({ records: [full, revoked], total: 2 });
-    expect(await store.listKeysPage(ACCOUNT, { offset: 0, limit: 10, status: 'suspended' })).toEqual({
-      records: [full],
-      total: 1,
-    });
-    expect(await store.listKeysPage(ACCOUNT, { offset: 0, limit: 10, search: 'FILLED' })).toEqual({
-      records: [revoked],
-      total: 1,
-    });
+    const suspended = await store.listKeysPage(ACCOUNT, { offset: 0, limit: 10, status: 'suspended' });
+    expect(suspended).toEqual({ records: [full], total: 1 });
+    const found = await store.listKeysPage(ACCOUNT, { offset: 0, limit: 10, search: 'FILLED' });
+    expect(found).toEqual({ records: [revoked], total: 1 });
   }
 }
 
-async function keepsEveryUsageField({ fx, peer, expect }: DashboardRecordContext): Promise<void> {
+async function keepsEveryUsageField({ fx, peer, expect }: DashboardContext): Promise<void> {
   const counts = [
     { keyId: 'key_use_a', accountId: ACCOUNT, day: '2026-03-01', outcome: 'allowed', count: 7 },
     { keyId: 'key_use_a', accountId: ACCOUNT, day: '2026-03-01', outcome: 'ip_not_allowed', count: 2 },
@@ -81,7 +70,7 @@ async function keepsEveryUsageField({ fx, peer, expect }: DashboardRecordContext
 }
 
 /** Every stored field of the rows a dashboard store reads: key records, daily totals and last uses. */
-export const DASHBOARD_RECORD_CASES: ReadonlyArray<readonly [string, (c: DashboardRecordContext) => Promise<void>]> = [
+export const DASHBOARD_RECORD_CASES: ReadonlyArray<Case<DashboardContext>> = [
   [
     'pages every field of a key, set and empty, as written and after an update, through either instance',
     keepsEveryKeyField,

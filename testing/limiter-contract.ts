@@ -1,8 +1,9 @@
 import type { RateLimitDecision, RateLimiter } from 'keygate';
+import { type Case, type Expect, fresh, poll, rejection } from './contract-kit.js';
 import type { ContractTestApi } from './contract-types.js';
 import { LIMITER_HOOK_CASES } from './limiter-engine-cases.js';
 import type { RateLimiterHook, RateLimiterHooks } from './limiter-hooks.js';
-import { describeLeaseCases } from './limiter-lease-contract.js';
+import { LEASE_CASES } from './limiter-lease-contract.js';
 
 /**
  * A fresh limiter for one test of {@link describeRateLimiterContract}, and how to move its time on.
@@ -17,31 +18,26 @@ export interface LimiterFixture extends RateLimiterHooks {
   advance?: (ms: number) => void;
 }
 
-type Open = () => Promise<LimiterFixture>;
-type Expect = ContractTestApi['expect'];
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-// A run's own prefix: shared backends need no cleaning between tests, nor between runs that share them.
-const RUN = Math.random().toString(36).slice(2, 10);
-let keys = 0;
-const freshKey = (label: string) => `key_${label}_${RUN}_${++keys}`;
-
-/** What `promise` rejects with; the resolved value when it does not (which then fails the match). */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    return await promise;
-  } catch (err) {
-    return err;
-  }
+/** What a case of the rate-limiter contract works with: it opens its own fixture, as many as it needs. */
+export interface LimiterContext {
+  readonly open: () => Promise<LimiterFixture>;
+  readonly expect: Expect;
+  /** How long to wait for a window to end in real time, in milliseconds. */
+  readonly patience: number;
 }
 
-async function countsExactly(open: Open, expect: Expect): Promise<void> {
+/** A fresh limiter and a key of its own, and `consume(cost, limit)` of that key in a window of a minute. */
+async function consumer({ open }: LimiterContext, label: string, limit: number) {
   const { limiter } = await open();
-  const key = freshKey('exact');
-  const policy = { limit: 3, windowMs: 60_000 };
+  const key = fresh('key', label);
+  return (cost: number, limitNow = limit) => limiter.consume(key, { limit: limitNow, windowMs: 60_000 }, cost);
+}
+
+async function countsExactly(c: LimiterContext): Promise<void> {
+  const consume = await consumer(c, 'exact', 3);
   const decisions: RateLimitDecision[] = [];
-  for (let i = 0; i < 5; i++) decisions.push(await limiter.consume(key, policy, 1));
-  expect(decisions.map((d) => [d.allowed, d.limit, d.remaining])).toEqual([
+  for (let i = 0; i < 5; i++) decisions.push(await consume(1));
+  c.expect(decisions.map((d) => [d.allowed, d.limit, d.remaining])).toEqual([
     [true, 3, 2],
     [true, 3, 1],
     [true, 3, 0],
@@ -49,103 +45,79 @@ async function countsExactly(open: Open, expect: Expect): Promise<void> {
     [false, 3, 0],
   ]);
   for (const d of decisions) {
-    expect(d.resetMs).toBeGreaterThan(0);
-    expect(d.resetMs).toBeLessThanOrEqual(60_000);
+    c.expect(d.resetMs).toBeGreaterThan(0);
+    c.expect(d.resetMs).toBeLessThanOrEqual(60_000);
   }
 }
 
-async function countsConcurrently(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const key = freshKey('burst');
-  const policy = { limit: 150, windowMs: 60_000 };
-  const decisions = await Promise.all(Array.from({ length: 400 }, () => limiter.consume(key, policy, 1)));
+async function countsConcurrently(c: LimiterContext): Promise<void> {
+  const consume = await consumer(c, 'burst', 150);
+  const decisions = await Promise.all(Array.from({ length: 400 }, () => consume(1)));
   const allowed = decisions.filter((d) => d.allowed);
-  expect(allowed).toHaveLength(150);
+  c.expect(allowed).toHaveLength(150);
   // Atomic: every allowed request left a different count behind (149 down to 0).
-  expect(new Set(allowed.map((d) => d.remaining)).size).toBe(150);
-  expect((await limiter.consume(key, policy, 1)).allowed).toBe(false);
+  c.expect(new Set(allowed.map((d) => d.remaining)).size).toBe(150);
+  c.expect((await consume(1)).allowed).toBe(false);
 }
 
-async function countsEachKey(open: Open, expect: Expect): Promise<void> {
+async function countsEachKey({ open, expect }: LimiterContext): Promise<void> {
   const { limiter } = await open();
-  const [a, b] = [freshKey('a'), freshKey('b')];
+  const [a, b] = [fresh('key', 'a'), fresh('key', 'b')];
   const policy = { limit: 2, windowMs: 60_000 };
   await limiter.consume(a, policy, 2);
   expect(await limiter.consume(a, policy, 1)).toMatchObject({ allowed: false, remaining: 0 });
   expect(await limiter.consume(b, policy, 1)).toMatchObject({ allowed: true, remaining: 1 });
 }
 
-async function countsCost(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const key = freshKey('cost');
-  const policy = { limit: 10, windowMs: 60_000 };
+async function countsCost(c: LimiterContext): Promise<void> {
+  const consume = await consumer(c, 'cost', 10);
   const remaining: number[] = [];
-  for (let i = 0; i < 4; i++) remaining.push((await limiter.consume(key, policy, 3)).remaining);
-  expect(remaining).toEqual([7, 4, 1, 1]);
-  expect(await limiter.consume(key, policy, 1)).toMatchObject({ allowed: true, remaining: 0 });
+  for (let i = 0; i < 4; i++) remaining.push((await consume(3)).remaining);
+  c.expect(remaining).toEqual([7, 4, 1, 1]);
+  c.expect(await consume(1)).toMatchObject({ allowed: true, remaining: 0 });
 }
 
-async function refusesOverCost(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const key = freshKey('over');
-  const policy = { limit: 5, windowMs: 60_000 };
-  await limiter.consume(key, policy, 4);
-  expect(await limiter.consume(key, policy, 2)).toMatchObject({ allowed: false, remaining: 1 });
-  expect(await limiter.consume(key, policy, 1)).toMatchObject({ allowed: true, remaining: 0 });
+async function refusesOverCost(c: LimiterContext): Promise<void> {
+  const consume = await consumer(c, 'over', 5);
+  await consume(4);
+  c.expect(await consume(2)).toMatchObject({ allowed: false, remaining: 1 });
+  c.expect(await consume(1)).toMatchObject({ allowed: true, remaining: 0 });
 }
 
-async function refusesCostOverLimit(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const key = freshKey('huge');
-  const policy = { limit: 5, windowMs: 60_000 };
-  expect(await limiter.consume(key, policy, 6)).toMatchObject({ allowed: false, limit: 5, remaining: 5 });
-  expect(await limiter.consume(key, policy, 5)).toMatchObject({ allowed: true, remaining: 0 });
+async function refusesCostOverLimit(c: LimiterContext): Promise<void> {
+  const consume = await consumer(c, 'huge', 5);
+  c.expect(await consume(6)).toMatchObject({ allowed: false, limit: 5, remaining: 5 });
+  c.expect(await consume(5)).toMatchObject({ allowed: true, remaining: 0 });
 }
 
-async function answersZeroCost(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const key = freshKey('zero');
-  const policy = { limit: 4, windowMs: 60_000 };
-  await limiter.consume(key, policy, 3);
-  expect(await limiter.consume(key, policy, 0)).toMatchObject({ allowed: true, remaining: 1 });
-  expect(await limiter.consume(key, policy, 1)).toMatchObject({ allowed: true, remaining: 0 });
-  expect(await limiter.consume(key, policy, 0)).toMatchObject({ allowed: true, remaining: 0 });
+async function answersZeroCost(c: LimiterContext): Promise<void> {
+  const consume = await consumer(c, 'zero', 4);
+  await consume(3);
+  c.expect(await consume(0)).toMatchObject({ allowed: true, remaining: 1 });
+  c.expect(await consume(1)).toMatchObject({ allowed: true, remaining: 0 });
+  c.expect(await consume(0)).toMatchObject({ allowed: true, remaining: 0 });
 }
 
-async function appliesChangedLimit(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const key = freshKey('change');
-  await limiter.consume(key, { limit: 10, windowMs: 60_000 }, 6);
-  expect(await limiter.consume(key, { limit: 5, windowMs: 60_000 }, 1)).toMatchObject({
-    allowed: false,
-    limit: 5,
-    remaining: 0,
-  });
-  expect(await limiter.consume(key, { limit: 20, windowMs: 60_000 }, 1)).toMatchObject({
-    allowed: true,
-    remaining: 13,
-  });
+async function appliesChangedLimit(c: LimiterContext): Promise<void> {
+  const consume = await consumer(c, 'change', 10);
+  await consume(6);
+  c.expect(await consume(1, 5)).toMatchObject({ allowed: false, limit: 5, remaining: 0 });
+  c.expect(await consume(1, 20)).toMatchObject({ allowed: true, remaining: 13 });
 }
 
-async function opensFreshWindow(open: Open, expect: Expect, patience: number): Promise<void> {
+const isAllowed = (d: RateLimitDecision) => d.allowed;
+
+async function opensFreshWindow({ open, expect, patience }: LimiterContext): Promise<void> {
   const { limiter, advance } = await open();
-  const key = freshKey('reset');
+  const key = fresh('key', 'reset');
   const windowMs = 300;
   const policy = { limit: 2, windowMs };
   await limiter.consume(key, policy, 2);
   const refused = await limiter.consume(key, policy, 1);
   expect(refused).toMatchObject({ allowed: false, remaining: 0 });
-  let next = refused;
-  if (advance) {
-    advance(refused.resetMs);
-    next = await limiter.consume(key, policy, 1);
-  } else {
-    // Real time: poll until the window has ended (bounded), then check what the fresh window holds.
-    for (const deadline = Date.now() + patience; !next.allowed && Date.now() < deadline; ) {
-      await sleep(50);
-      next = await limiter.consume(key, policy, 1);
-    }
-  }
+  advance?.(refused.resetMs);
+  // Real time: poll until the window has ended (bounded), then check what the fresh window holds.
+  const next = await poll(() => limiter.consume(key, policy, 1), isAllowed, Date.now() + patience);
   expect(next).toMatchObject({ allowed: true, remaining: 1 });
   expect(next.resetMs).toBeGreaterThan(0);
   expect(next.resetMs).toBeLessThanOrEqual(windowMs);
@@ -214,35 +186,34 @@ export function describeRateLimiterContract(
   t: ContractTestApi,
   options: RateLimiterContractOptions = {},
 ): void {
-  const { describe, it, expect } = t;
-  const patience = options.patience ?? 10_000;
-  describe(`rate limiter contract: ${name}`, () => {
-    it('allows exactly limit units in a window, then refuses, reporting limit, remaining and reset', () =>
-      countsExactly(factory, expect));
-    it('allows exactly limit units among 400 concurrent requests, each seeing its own count', () =>
-      countsConcurrently(factory, expect));
-    it('counts each key on its own', () => countsEachKey(factory, expect));
-    it('counts a cost above 1 as that many units', () => countsCost(factory, expect));
-    it('refuses a cost greater than what remains, and counts nothing for it', () => refusesOverCost(factory, expect));
-    it('refuses a cost greater than the limit on a fresh key, and the key keeps its whole limit', () =>
-      refusesCostOverLimit(factory, expect));
-    it('answers a cost of 0 with the remaining units and counts nothing', () => answersZeroCost(factory, expect));
-    it('applies a changed limit at once, within the open window', () => appliesChangedLimit(factory, expect));
-    it('opens a fresh window with the whole limit once the window has ended', () =>
-      opensFreshWindow(factory, expect, patience));
-    describeLeaseCases(t, factory, patience);
-    for (const [hook, title, run] of LIMITER_HOOK_CASES) {
-      if (options.hooks?.includes(hook)) it(title, async () => run(await factory(), expect));
-    }
-    for (const [field, title, keyId, limit, cost] of BAD_ARGUMENTS) {
-      it(`names ${field} in the invalid_input error for ${title}`, async () => {
-        const { limiter } = await factory();
-        const consume = limiter.consume as (keyId: unknown, limit: unknown, cost: unknown) => Promise<unknown>;
-        expect(await rejection(consume.call(limiter, keyId, limit, cost))).toMatchObject({
-          code: 'invalid_input',
-          field,
-        });
-      });
-    }
+  const context: LimiterContext = { open: factory, expect: t.expect, patience: options.patience ?? 10_000 };
+  const cases: ReadonlyArray<Case<LimiterContext>> = [
+    ['allows exactly limit units in a window, then refuses, reporting limit, remaining and reset', countsExactly],
+    ['allows exactly limit units among 400 concurrent requests, each seeing its own count', countsConcurrently],
+    ['counts each key on its own', countsEachKey],
+    ['counts a cost above 1 as that many units', countsCost],
+    ['refuses a cost greater than what remains, and counts nothing for it', refusesOverCost],
+    ['refuses a cost greater than the limit on a fresh key, and the key keeps its whole limit', refusesCostOverLimit],
+    ['answers a cost of 0 with the remaining units and counts nothing', answersZeroCost],
+    ['applies a changed limit at once, within the open window', appliesChangedLimit],
+    ['opens a fresh window with the whole limit once the window has ended', opensFreshWindow],
+    ...LEASE_CASES,
+    ...LIMITER_HOOK_CASES.filter(([hook]) => options.hooks?.includes(hook)).map(([, ...rest]) => rest),
+    ...BAD_ARGUMENTS.map(
+      ([field, title, keyId, limit, cost]): Case<LimiterContext> => [
+        `names ${field} in the invalid_input error for ${title}`,
+        async ({ open, expect }) => {
+          const { limiter } = await open();
+          const consume = limiter.consume as (keyId: unknown, limit: unknown, cost: unknown) => Promise<unknown>;
+          expect(await rejection(consume.call(limiter, keyId, limit, cost))).toMatchObject({
+            code: 'invalid_input',
+            field,
+          });
+        },
+      ],
+    ),
+  ];
+  t.describe(`rate limiter contract: ${name}`, () => {
+    for (const [title, run] of cases) t.it(title, () => run(context));
   });
 }

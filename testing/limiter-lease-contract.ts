@@ -1,23 +1,30 @@
-import type { RateLimiter } from 'keygate';
-import { capabilityOf, LeasedRateLimiter } from 'keygate';
-import type { ContractTestApi } from './contract-types.js';
+import { capabilityOf, LeasedRateLimiter, type RateLimiter } from 'keygate';
+import type { LeasableRateLimiter } from 'keygate/store-kit';
+import { type Case, type Expect, fresh, poll } from './contract-kit.js';
+import type { LimiterContext } from './limiter-contract.js';
 
-// The `leases` capability's cases of `describeRateLimiterContract`: they run against a limiter that
-// declares it (keygate's all do) and check nothing of one that does not.
+// The `leases` capability's cases of `describeRateLimiterContract` (keygate's limiters all declare it).
 
-type Open = () => Promise<{ limiter: RateLimiter; advance?: (ms: number) => void }>;
-type Expect = ContractTestApi['expect'];
+/** What a lease case works with: a fresh limiter that declares `leases`, the capability, and a key of its own. */
+interface Leasing {
+  readonly limiter: RateLimiter;
+  readonly leases: LeasableRateLimiter;
+  readonly key: string;
+  readonly expect: Expect;
+  readonly advance?: (ms: number) => void;
+  readonly patience: number;
+}
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const RUN = Math.random().toString(36).slice(2, 10);
-let keys = 0;
-const freshKey = (label: string) => `key_lease_${label}_${RUN}_${++keys}`;
+/** A case run on a fresh limiter if it declares the `leases` capability, which checks nothing of one that does not. */
+function leasing(label: string, run: (l: Leasing) => Promise<void>): (c: LimiterContext) => Promise<void> {
+  return async ({ open, expect, patience }) => {
+    const { limiter, advance } = await open();
+    const leases = capabilityOf(limiter, 'leases');
+    if (leases) await run({ limiter, leases, key: fresh('key', `lease_${label}`), expect, advance, patience });
+  };
+}
 
-async function grantsByTheRule(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const leases = capabilityOf(limiter, 'leases');
-  if (!leases) return;
-  const key = freshKey('rule');
+async function grantsByTheRule({ limiter, leases, key, expect }: Leasing): Promise<void> {
   const policy = { limit: 100, windowMs: 60_000 };
   const first = await leases.take(key, policy, { need: 1, want: 50, divisor: 8 });
   expect([first.granted, first.limit, first.remaining]).toEqual([12, 100, 88]);
@@ -34,22 +41,14 @@ async function grantsByTheRule(open: Open, expect: Expect): Promise<void> {
   expect(await limiter.consume(key, policy, 1)).toMatchObject({ allowed: false, remaining: 0 });
 }
 
-async function refusesNeedOverRemaining(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const leases = capabilityOf(limiter, 'leases');
-  if (!leases) return;
-  const key = freshKey('need');
+async function refusesNeedOverRemaining({ limiter, leases, key, expect }: Leasing): Promise<void> {
   const policy = { limit: 5, windowMs: 60_000 };
   await limiter.consume(key, policy, 3);
   expect(await leases.take(key, policy, { need: 3, want: 3, divisor: 1 })).toMatchObject({ granted: 0, remaining: 2 });
   expect(await limiter.consume(key, policy, 2)).toMatchObject({ allowed: true, remaining: 0 });
 }
 
-async function givesBackWithinWindow(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const leases = capabilityOf(limiter, 'leases');
-  if (!leases) return;
-  const key = freshKey('back');
+async function givesBackWithinWindow({ limiter, leases, key, expect }: Leasing): Promise<void> {
   const policy = { limit: 10, windowMs: 60_000 };
   const lease = await leases.take(key, policy, { need: 10, want: 10, divisor: 1 });
   expect(lease.granted).toBe(10);
@@ -59,47 +58,29 @@ async function givesBackWithinWindow(open: Open, expect: Expect): Promise<void> 
   expect((await limiter.consume(key, policy, 0)).remaining).toBe(10);
 }
 
-async function ignoresEndedWindow(open: Open, expect: Expect, patience: number): Promise<void> {
-  const { limiter, advance } = await open();
-  const leases = capabilityOf(limiter, 'leases');
-  if (!leases) return;
-  const key = freshKey('ended');
+async function ignoresEndedWindow({ limiter, leases, key, expect, advance, patience }: Leasing): Promise<void> {
   const policy = { limit: 2, windowMs: 300 };
   const old = await leases.take(key, policy, { need: 2, want: 2, divisor: 1 });
   expect(old.granted).toBe(2);
-  let fresh = await leases.take(key, policy, { need: 1, want: 1, divisor: 1 });
-  if (advance) {
-    advance(old.resetMs);
-    fresh = await leases.take(key, policy, { need: 1, want: 1, divisor: 1 });
-  }
-  for (const deadline = Date.now() + patience; fresh.granted === 0 && Date.now() < deadline; ) {
-    await sleep(50);
-    fresh = await leases.take(key, policy, { need: 1, want: 1, divisor: 1 });
-  }
-  expect(fresh).toMatchObject({ granted: 1, remaining: 1 });
-  expect(fresh.window).not.toBe(old.window);
+  const take = () => leases.take(key, policy, { need: 1, want: 1, divisor: 1 });
+  advance?.(old.resetMs);
+  const next = await poll(take, (l) => l.granted > 0, Date.now() + patience);
+  expect(next).toMatchObject({ granted: 1, remaining: 1 });
+  expect(next.window).not.toBe(old.window);
   // The old window's units ended with it: giving them back must not lift the new window.
   await leases.giveBack(key, policy, old.window, 2);
   expect((await limiter.consume(key, policy, 0)).remaining).toBe(1);
 }
 
-async function grantsConcurrently(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  const leases = capabilityOf(limiter, 'leases');
-  if (!leases) return;
-  const key = freshKey('burst');
+async function grantsConcurrently({ leases, key, expect }: Leasing): Promise<void> {
   const policy = { limit: 100, windowMs: 60_000 };
-  const grants = await Promise.all(
-    Array.from({ length: 60 }, () => leases.take(key, policy, { need: 1, want: 7, divisor: 1 })),
-  );
+  const take = () => leases.take(key, policy, { need: 1, want: 7, divisor: 1 });
+  const grants = await Promise.all(Array.from({ length: 60 }, take));
   expect(grants.reduce((sum, g) => sum + g.granted, 0)).toBe(100);
   expect(grants.filter((g) => g.granted > 0 && g.granted < 7)).toHaveLength(1);
 }
 
-async function leasedNeverExceeds(open: Open, expect: Expect): Promise<void> {
-  const { limiter } = await open();
-  if (!capabilityOf(limiter, 'leases')) return;
-  const key = freshKey('wrapped');
+async function leasedNeverExceeds({ limiter, key, expect }: Leasing): Promise<void> {
   const policy = { limit: 150, windowMs: 60_000 };
   const maxSlice = 10;
   const wrappers = [0, 1, 2].map(() => new LeasedRateLimiter({ limiter, maxSlice, divisor: 4 }));
@@ -115,19 +96,21 @@ async function leasedNeverExceeds(open: Open, expect: Expect): Promise<void> {
   expect((await limiter.consume(key, policy, 0)).remaining).toBe(150 - allowed);
 }
 
-/**
- * Registers the `leases` cases of the rate-limiter contract. Internal to `describeRateLimiterContract`.
- */
-export function describeLeaseCases(t: ContractTestApi, open: Open, patience: number): void {
-  const { it, expect } = t;
-  it('leases: a take grants max(need, min(want, remaining / divisor)) of the window and counts it', () =>
-    grantsByTheRule(open, expect));
-  it('leases: a take whose need exceeds what remains grants and counts nothing', () =>
-    refusesNeedOverRemaining(open, expect));
-  it('leases: a give-back uncounts units of the open window, never below 0', () => givesBackWithinWindow(open, expect));
-  it('leases: a give-back to a window that has ended leaves the new window alone', () =>
-    ignoresEndedWindow(open, expect, patience));
-  it('leases: 60 concurrent takes grant exactly the limit between them', () => grantsConcurrently(open, expect));
-  it('leases: three LeasedRateLimiters never exceed the limit, refuse early by at most 2 * (maxSlice - 1), and give back on close', () =>
-    leasedNeverExceeds(open, expect));
-}
+/** The `leases` cases of the rate-limiter contract, as `[title, run]`. */
+export const LEASE_CASES: ReadonlyArray<Case<LimiterContext>> = [
+  [
+    'leases: a take grants max(need, min(want, remaining / divisor)) of the window and counts it',
+    leasing('rule', grantsByTheRule),
+  ],
+  [
+    'leases: a take whose need exceeds what remains grants and counts nothing',
+    leasing('need', refusesNeedOverRemaining),
+  ],
+  ['leases: a give-back uncounts units of the open window, never below 0', leasing('back', givesBackWithinWindow)],
+  ['leases: a give-back to a window that has ended leaves the new window alone', leasing('ended', ignoresEndedWindow)],
+  ['leases: 60 concurrent takes grant exactly the limit between them', leasing('burst', grantsConcurrently)],
+  [
+    'leases: three LeasedRateLimiters never exceed the limit, refuse early by at most 2 * (maxSlice - 1), and give back on close',
+    leasing('wrapped', leasedNeverExceeds),
+  ],
+];

@@ -1,6 +1,8 @@
-import { generateKey, type Outbox, type OutboxEvent } from 'keygate';
+import { generateKey, type Outbox } from 'keygate';
+import { type Case, describeCases, rejection } from './contract-kit.js';
 import type { ContractTestApi } from './contract-types.js';
 import { OUTBOX_RECORD_CASES } from './outbox-full-record.js';
+import { DAY_MS, endpoint, failNext, iso, LEASE_MS, leaseOf, type OutboxContext, revoked, T0 } from './outbox-kit.js';
 import { OUTBOX_PINNED_CASES } from './outbox-pinned.js';
 
 /**
@@ -18,39 +20,7 @@ export interface OutboxFixture {
   close?(): Promise<void>;
 }
 
-interface Context {
-  readonly outbox: Outbox;
-  readonly peer: Outbox;
-  readonly expect: ContractTestApi['expect'];
-}
-
-const T0 = Date.UTC(2026, 10, 24, 18, 0, 0);
-const iso = (ms: number) => new Date(ms).toISOString();
-const LEASE_MS = 30_000;
-const DAY_MS = 86_400_000;
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    return await promise;
-  } catch (err) {
-    return err;
-  }
-}
-
-async function endpoint(outbox: Outbox, accountId: string, eventTypes: string[] = ['*']) {
-  return outbox.endpoints.create({ accountId, url: 'https://hooks.example.com/keygate', eventTypes });
-}
-
-async function revoked(outbox: Outbox, accountId: string, atMs = T0): Promise<OutboxEvent> {
-  return outbox.publish({
-    type: 'key.revoked',
-    accountId,
-    at: iso(atMs),
-    data: { keyId: 'key_1', hint: 'mk_live_…Xy9Z' },
-  });
-}
-
-async function fansOut({ outbox, expect }: Context): Promise<void> {
+async function fansOut({ outbox, expect }: OutboxContext): Promise<void> {
   const all = await endpoint(outbox, 'acct_a');
   const revocations = await endpoint(outbox, 'acct_a', ['key.revoked']);
   const creations = await endpoint(outbox, 'acct_a', ['key.created']);
@@ -63,21 +33,15 @@ async function fansOut({ outbox, expect }: Context): Promise<void> {
   const log = await outbox.deliveries({ accountId: 'acct_a' });
   expect(log.map((d) => d.endpointId).sort()).toEqual([all.endpoint.id, revocations.endpoint.id].sort());
   for (const d of log) {
-    expect(d).toMatchObject({
-      eventId: event.id,
-      accountId: 'acct_a',
-      eventType: 'key.revoked',
-      status: 'pending',
-      attempts: 0,
-    });
-    expect(d.nextAttemptAt).toBe(iso(T0));
+    expect(d).toMatchObject({ eventId: event.id, accountId: 'acct_a', eventType: 'key.revoked', status: 'pending' });
+    expect([d.attempts, d.nextAttemptAt]).toEqual([0, iso(T0)]);
   }
   expect(await outbox.deliveries({ accountId: 'acct_b' })).toEqual([]);
   expect(await outbox.deliveries({ accountId: 'acct_a', endpointId: creations.endpoint.id })).toEqual([]);
   expect(other.endpoint.accountId).toBe('acct_b');
 }
 
-async function claimsUnderLease({ outbox, peer, expect }: Context): Promise<void> {
+async function claimsUnderLease({ outbox, peer, expect }: OutboxContext): Promise<void> {
   const { endpoint: hook, secret } = await endpoint(outbox, 'acct_a');
   const event = await revoked(outbox, 'acct_a');
   expect(await outbox.claim({ nowMs: T0 - 1, leaseMs: LEASE_MS })).toEqual([]);
@@ -92,26 +56,16 @@ async function claimsUnderLease({ outbox, peer, expect }: Context): Promise<void
   const [again] = await peer.claim({ nowMs: T0 + LEASE_MS, leaseMs: LEASE_MS });
   expect(again?.delivery.id).toBe(claimed?.delivery.id);
   expect(again?.leaseToken).not.toBe(claimed?.leaseToken);
-  const late = {
-    deliveryId: claimed?.delivery.id as string,
-    leaseToken: claimed?.leaseToken as string,
-    nowMs: T0 + LEASE_MS + 1,
-    statusCode: 200,
-  };
+  const late = { ...leaseOf(claimed, T0 + LEASE_MS + 1), statusCode: 200 };
   expect(await outbox.complete(late)).toBe(false);
   expect(await peer.complete({ ...late, leaseToken: again?.leaseToken as string })).toBe(true);
 }
 
-async function completes({ outbox, expect }: Context): Promise<void> {
+async function completes({ outbox, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   await revoked(outbox, 'acct_a');
   const [claimed] = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
-  const done = {
-    deliveryId: claimed?.delivery.id as string,
-    leaseToken: claimed?.leaseToken as string,
-    nowMs: T0 + 500,
-    statusCode: 204,
-  };
+  const done = { ...leaseOf(claimed, T0 + 500), statusCode: 204 };
   expect(await outbox.complete(done)).toBe(true);
   expect(await outbox.complete(done)).toBe(false);
   const [delivery] = await outbox.deliveries({ accountId: 'acct_a' });
@@ -127,18 +81,11 @@ async function completes({ outbox, expect }: Context): Promise<void> {
   expect(await outbox.claim({ nowMs: T0 + DAY_MS, leaseMs: LEASE_MS })).toEqual([]);
 }
 
-async function failsAndRetries({ outbox, expect }: Context): Promise<void> {
+async function failsAndRetries({ outbox, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   await revoked(outbox, 'acct_a');
   const [first] = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
-  const failure = {
-    deliveryId: first?.delivery.id as string,
-    leaseToken: first?.leaseToken as string,
-    nowMs: T0 + 100,
-    statusCode: 503,
-    retryAtMs: T0 + 20_000,
-    disableAfterMs: DAY_MS,
-  };
+  const failure = { ...leaseOf(first, T0 + 100), statusCode: 503, retryAtMs: T0 + 20_000, disableAfterMs: DAY_MS };
   expect(await outbox.fail(failure)).toEqual({ recorded: true, endpointDisabled: null });
   expect(await outbox.fail(failure)).toEqual({ recorded: false, endpointDisabled: null });
   const [delivery] = await outbox.deliveries({ accountId: 'acct_a' });
@@ -151,41 +98,19 @@ async function failsAndRetries({ outbox, expect }: Context): Promise<void> {
   expect(await outbox.claim({ nowMs: T0 + 19_999, leaseMs: LEASE_MS })).toEqual([]);
   const [second] = await outbox.claim({ nowMs: T0 + 20_000, leaseMs: LEASE_MS });
   expect(second?.delivery.attempts).toBe(1);
-  const giveUp = {
-    ...failure,
-    leaseToken: second?.leaseToken as string,
-    nowMs: T0 + 21_000,
-    statusCode: null,
-    error: 'timeout',
-    retryAtMs: null,
-  };
+  const giveUp = { ...failure, ...leaseOf(second, T0 + 21_000), statusCode: null, error: 'timeout', retryAtMs: null };
   expect((await outbox.fail(giveUp)).recorded).toBe(true);
   const [ended] = await outbox.deliveries({ accountId: 'acct_a' });
-  expect(ended).toMatchObject({
-    status: 'failed',
-    attempts: 2,
-    lastStatusCode: null,
-    lastError: 'timeout',
-    nextAttemptAt: null,
-  });
+  expect(ended).toMatchObject({ status: 'failed', attempts: 2, lastStatusCode: null, lastError: 'timeout' });
+  expect(ended?.nextAttemptAt).toBe(null);
   expect(await outbox.claim({ nowMs: T0 + DAY_MS, leaseMs: LEASE_MS })).toEqual([]);
 }
 
-async function disablesAfterStreak({ outbox, expect }: Context): Promise<void> {
+async function disablesAfterStreak({ outbox, expect }: OutboxContext): Promise<void> {
   const { endpoint: hook } = await endpoint(outbox, 'acct_a');
   await revoked(outbox, 'acct_a');
   await revoked(outbox, 'acct_a', T0 + 1);
-  const fail = async (nowMs: number) => {
-    const [claimed] = await outbox.claim({ nowMs, leaseMs: LEASE_MS, limit: 1 });
-    return outbox.fail({
-      deliveryId: claimed?.delivery.id as string,
-      leaseToken: claimed?.leaseToken as string,
-      nowMs,
-      statusCode: 500,
-      retryAtMs: nowMs + 1_000,
-      disableAfterMs: DAY_MS,
-    });
-  };
+  const fail = (nowMs: number) => failNext(outbox, nowMs, nowMs + 1_000);
   expect((await fail(T0 + 10)).endpointDisabled).toBe(null);
   expect((await fail(T0 + DAY_MS - 1)).endpointDisabled).toBe(null);
   const outcome = await fail(T0 + DAY_MS + 10);
@@ -200,68 +125,32 @@ async function disablesAfterStreak({ outbox, expect }: Context): Promise<void> {
   ]);
 }
 
-async function successBreaksStreak({ outbox, expect }: Context): Promise<void> {
+async function successBreaksStreak({ outbox, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   for (let i = 0; i < 3; i++) await revoked(outbox, 'acct_a', T0 + i);
-  const next = async (nowMs: number) => (await outbox.claim({ nowMs, leaseMs: LEASE_MS, limit: 1 }))[0];
-  const a = await next(T0 + 10);
-  await outbox.fail({
-    deliveryId: a?.delivery.id as string,
-    leaseToken: a?.leaseToken as string,
-    nowMs: T0 + 10,
-    statusCode: 500,
-    retryAtMs: T0 + 3 * DAY_MS,
-    disableAfterMs: DAY_MS,
-  });
-  const b = await next(T0 + 20);
-  expect(
-    await outbox.complete({
-      deliveryId: b?.delivery.id as string,
-      leaseToken: b?.leaseToken as string,
-      nowMs: T0 + 20,
-      statusCode: 200,
-    }),
-  ).toBe(true);
-  const c = await next(T0 + DAY_MS + 30);
-  const outcome = await outbox.fail({
-    deliveryId: c?.delivery.id as string,
-    leaseToken: c?.leaseToken as string,
-    nowMs: T0 + DAY_MS + 30,
-    statusCode: 500,
-    retryAtMs: T0 + 3 * DAY_MS,
-    disableAfterMs: DAY_MS,
-  });
+  await failNext(outbox, T0 + 10, T0 + 3 * DAY_MS);
+  const [b] = await outbox.claim({ nowMs: T0 + 20, leaseMs: LEASE_MS, limit: 1 });
+  expect(await outbox.complete({ ...leaseOf(b, T0 + 20), statusCode: 200 })).toBe(true);
+  const outcome = await failNext(outbox, T0 + DAY_MS + 30, T0 + 3 * DAY_MS);
   expect(outcome).toEqual({ recorded: true, endpointDisabled: null });
 }
 
-async function concurrentClaims({ outbox, peer, expect }: Context): Promise<void> {
+async function concurrentClaims({ outbox, peer, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   await endpoint(outbox, 'acct_a');
   for (let i = 0; i < 10; i++) await revoked(outbox, 'acct_a', T0 + i);
-  const rounds = await Promise.all(
-    Array.from({ length: 10 }, (_, i) =>
-      (i % 2 ? peer : outbox).claim({ nowMs: T0 + 100, leaseMs: LEASE_MS, limit: 3 }),
-    ),
-  );
+  const claim = (i: number) => (i % 2 ? peer : outbox).claim({ nowMs: T0 + 100, leaseMs: LEASE_MS, limit: 3 });
+  const rounds = await Promise.all(Array.from({ length: 10 }, (_, i) => claim(i)));
   const ids = rounds.flat().map((c) => c.delivery.id);
   expect(ids.length).toBe(20);
   expect(new Set(ids).size).toBe(20);
 }
 
-async function endpointsPerAccount({ outbox, expect }: Context): Promise<void> {
-  const { endpoint: hook, secret } = await outbox.endpoints.create({
-    accountId: 'acct_a',
-    url: 'https://hooks.example.com/a',
-    eventTypes: ['key.revoked', 'key.created'],
-  });
+async function endpointsPerAccount({ outbox, expect }: OutboxContext): Promise<void> {
+  const input = { accountId: 'acct_a', url: 'https://hooks.example.com/a', eventTypes: ['key.revoked', 'key.created'] };
+  const { endpoint: hook, secret } = await outbox.endpoints.create(input);
   expect(/^whsec_[A-Za-z0-9+/]{43}=$/.test(secret)).toBe(true);
-  expect(hook).toMatchObject({
-    accountId: 'acct_a',
-    url: 'https://hooks.example.com/a',
-    eventTypes: ['key.revoked', 'key.created'],
-    enabled: true,
-    disabledAt: null,
-  });
+  expect(hook).toMatchObject({ ...input, enabled: true, disabledAt: null });
   expect(JSON.stringify(hook).includes(secret.slice(6))).toBe(false);
   expect(JSON.stringify(await outbox.endpoints.list('acct_a')).includes(secret.slice(6))).toBe(false);
   expect((await outbox.endpoints.list('acct_a')).map((e) => e.id)).toEqual([hook.id]);
@@ -270,11 +159,8 @@ async function endpointsPerAccount({ outbox, expect }: Context): Promise<void> {
   expect(await outbox.endpoints.update('acct_b', hook.id, { enabled: false })).toBe(null);
   expect(await outbox.endpoints.remove('acct_b', hook.id)).toBe(false);
   expect(await outbox.endpoints.get('acct_a', hook.id)).toMatchObject({ enabled: true });
-  const changed = await outbox.endpoints.update('acct_a', hook.id, {
-    url: 'https://hooks.example.com/b',
-    eventTypes: ['*'],
-  });
-  expect(changed).toMatchObject({ url: 'https://hooks.example.com/b', eventTypes: ['*'] });
+  const change = { url: 'https://hooks.example.com/b', eventTypes: ['*'] };
+  expect(await outbox.endpoints.update('acct_a', hook.id, change)).toMatchObject(change);
   await revoked(outbox, 'acct_a');
   expect(await outbox.endpoints.remove('acct_a', hook.id)).toBe(true);
   expect(await outbox.endpoints.get('acct_a', hook.id)).toBe(null);
@@ -284,7 +170,7 @@ async function endpointsPerAccount({ outbox, expect }: Context): Promise<void> {
   expect(delivery).toMatchObject({ status: 'failed', lastError: 'endpoint_removed' });
 }
 
-async function noSecret({ outbox, expect }: Context): Promise<void> {
+async function noSecret({ outbox, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   const raw = generateKey({ mode: 'live' });
   const digest = 'ab'.repeat(32);
@@ -301,7 +187,7 @@ async function noSecret({ outbox, expect }: Context): Promise<void> {
   expect(claimed?.event.data).toMatchObject({ keyId: 'key_1', hash: '[redacted]', secret: '[redacted]' });
 }
 
-async function publishesAnIdOnce({ outbox, peer, expect }: Context): Promise<void> {
+async function publishesAnIdOnce({ outbox, peer, expect }: OutboxContext): Promise<void> {
   await endpoint(outbox, 'acct_a');
   const id = 'evt_mhc2xg8k1a2b3c4d5e6f7g8';
   const input = { id, type: 'key.expiring', accountId: 'acct_a', at: iso(T0), data: { keyId: 'key_1', daysLeft: 7 } };
@@ -314,32 +200,19 @@ async function publishesAnIdOnce({ outbox, peer, expect }: Context): Promise<voi
   expect(log.map((d) => d.eventId)).toEqual([id]);
   const claimed = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
   expect(claimed.map((c) => c.event)).toEqual([first]);
-  expect(await rejection(outbox.publish({ ...input, id: 'evt_NOT-AN-ID' }))).toMatchObject({
-    code: 'invalid_input',
-    field: 'id',
-  });
+  const badId = { code: 'invalid_input', field: 'id' };
+  expect(await rejection(outbox.publish({ ...input, id: 'evt_NOT-AN-ID' }))).toMatchObject(badId);
 }
 
-async function refusesBadInput({ outbox, expect }: Context): Promise<void> {
-  expect(await rejection(outbox.publish({ type: 'Key Revoked', accountId: 'acct_a' }))).toMatchObject({
-    code: 'invalid_input',
-    field: 'type',
-  });
-  expect(await rejection(outbox.publish({ type: 'key.revoked', accountId: null }))).toMatchObject({
-    code: 'invalid_input',
-    field: 'accountId',
-  });
-  expect(await rejection(outbox.endpoints.create({ accountId: 'acct_a', url: 'ftp://example.com' }))).toMatchObject({
-    code: 'invalid_input',
-    field: 'url',
-  });
-  expect(
-    await rejection(outbox.endpoints.create({ accountId: 'acct_a', url: 'https://example.com', eventTypes: [] })),
-  ).toMatchObject({ code: 'invalid_input', field: 'eventTypes' });
-  expect(await rejection(outbox.claim({ nowMs: T0, leaseMs: 0 }))).toMatchObject({
-    code: 'invalid_input',
-    field: 'leaseMs',
-  });
+async function refusesBadInput({ outbox, expect }: OutboxContext): Promise<void> {
+  const bad: Array<[field: string, call: () => Promise<unknown>]> = [
+    ['type', () => outbox.publish({ type: 'Key Revoked', accountId: 'acct_a' })],
+    ['accountId', () => outbox.publish({ type: 'key.revoked', accountId: null })],
+    ['url', () => outbox.endpoints.create({ accountId: 'acct_a', url: 'ftp://example.com' })],
+    ['eventTypes', () => outbox.endpoints.create({ accountId: 'acct_a', url: 'https://example.com', eventTypes: [] })],
+    ['leaseMs', () => outbox.claim({ nowMs: T0, leaseMs: 0 })],
+  ];
+  for (const [field, call] of bad) expect(await rejection(call())).toMatchObject({ code: 'invalid_input', field });
   expect(await outbox.endpoints.list('acct_a')).toEqual([]);
   expect(await outbox.deliveries({ accountId: 'acct_a' })).toEqual([]);
 }
@@ -356,10 +229,7 @@ async function refusesBadInput({ outbox, expect }: Context): Promise<void> {
  * describeOutboxContract('MyOutbox', async () => ({ outbox: new MyOutbox(client) }), { describe, it, expect, beforeEach, afterEach });
  */
 export function describeOutboxContract(name: string, factory: () => Promise<OutboxFixture>, t: ContractTestApi): void {
-  const { describe, it, expect, beforeEach, afterEach } = t;
-  let fixture: OutboxFixture;
-  let context: Context;
-  const cases: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+  const cases: ReadonlyArray<Case<OutboxContext>> = [
     ...OUTBOX_PINNED_CASES,
     ['publishes an event with one pending delivery per enabled endpoint of its account that takes its type', fansOut],
     ['claims a due delivery under a lease that no second claim takes until it ends', claimsUnderLease],
@@ -380,14 +250,6 @@ export function describeOutboxContract(name: string, factory: () => Promise<Outb
     ['refuses bad input as invalid_input naming the field, writing nothing', refusesBadInput],
     ...OUTBOX_RECORD_CASES,
   ];
-  describe(`outbox contract: ${name}`, () => {
-    beforeEach(async () => {
-      fixture = await factory();
-      context = { outbox: fixture.outbox, peer: fixture.peer ?? fixture.outbox, expect };
-    });
-    afterEach(async () => {
-      await fixture.close?.();
-    });
-    for (const [title, run] of cases) it(title, () => run(context));
-  });
+  const contextOf = (fx: OutboxFixture) => ({ outbox: fx.outbox, peer: fx.peer ?? fx.outbox, expect: t.expect });
+  describeCases(t, `outbox contract: ${name}`, factory, contextOf, cases);
 }

@@ -1,16 +1,7 @@
 import type { Outbox, WebhookDelivery, WebhookEndpoint } from 'keygate';
-import type { ContractTestApi } from './contract-types.js';
+import type { Case } from './contract-kit.js';
+import { DAY_MS, iso, LEASE_MS, leaseOf, type OutboxContext, T0 } from './outbox-kit.js';
 
-/** What a full-record case of the outbox contract works with. */
-export interface OutboxRecordContext {
-  readonly outbox: Outbox;
-  readonly peer: Outbox;
-  readonly expect: ContractTestApi['expect'];
-}
-
-const T0 = Date.UTC(2026, 10, 24, 18, 0, 0);
-const iso = (ms: number) => new Date(ms).toISOString();
-const LEASE_MS = 30_000;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** The one delivery of `endpointId` as `outbox` lists it. */
@@ -18,18 +9,10 @@ async function deliveryOf(outbox: Outbox, endpointId: string): Promise<WebhookDe
   return (await outbox.deliveries({ accountId: 'acct_full', endpointId }))[0];
 }
 
-async function keepsEveryEndpointField({ outbox, peer, expect }: OutboxRecordContext): Promise<void> {
+async function keepsEveryEndpointField({ outbox, peer, expect }: OutboxContext): Promise<void> {
   const input = { accountId: 'acct_full', url: 'https://hooks.example.com/full?x=1', eventTypes: ['key.revoked'] };
   const { endpoint: hook } = await outbox.endpoints.create(input);
-  expect(hook).toEqual({
-    id: hook.id,
-    accountId: 'acct_full',
-    url: 'https://hooks.example.com/full?x=1',
-    eventTypes: ['key.revoked'],
-    enabled: true,
-    createdAt: hook.createdAt,
-    disabledAt: null,
-  });
+  expect(hook).toEqual({ id: hook.id, ...input, enabled: true, createdAt: hook.createdAt, disabledAt: null });
   expect(ISO_UTC.test(hook.createdAt)).toBe(true);
   expect(await peer.endpoints.get('acct_full', hook.id)).toEqual(hook);
   expect(await peer.endpoints.list('acct_full')).toEqual([hook]);
@@ -47,12 +30,9 @@ async function keepsEveryEndpointField({ outbox, peer, expect }: OutboxRecordCon
   expect(await peer.endpoints.list('acct_full')).toEqual([enabled]);
 }
 
-async function keepsEveryEventAndDeliveryField({ outbox, peer, expect }: OutboxRecordContext): Promise<void> {
-  const { endpoint: hook, secret } = await outbox.endpoints.create({
-    accountId: 'acct_full',
-    url: 'https://hooks.example.com/full',
-    eventTypes: ['*'],
-  });
+async function keepsEveryEventAndDeliveryField({ outbox, peer, expect }: OutboxContext): Promise<void> {
+  const input = { accountId: 'acct_full', url: 'https://hooks.example.com/full', eventTypes: ['*'] };
+  const { endpoint: hook, secret } = await outbox.endpoints.create(input);
   const data = {
     keyId: 'key_full',
     name: 'ünïcode — name',
@@ -88,16 +68,8 @@ async function keepsEveryEventAndDeliveryField({ outbox, peer, expect }: OutboxR
   expect(claimed?.event).toEqual(event);
   expect(claimed?.endpoint).toEqual({ ...hook, secret });
   expect(claimed?.delivery).toMatchObject({ ...fresh, nextAttemptAt: claimed?.delivery.nextAttemptAt });
-  const failure = {
-    deliveryId: fresh.id,
-    leaseToken: String(claimed?.leaseToken),
-    nowMs: T0 + 100,
-    statusCode: 503,
-    error: 'upstream said no',
-    retryAtMs: T0 + 20_000,
-    disableAfterMs: 86_400_000,
-  };
-  expect(await outbox.fail(failure)).toEqual({ recorded: true, endpointDisabled: null });
+  const failure = { ...leaseOf(claimed, T0 + 100), statusCode: 503, error: 'upstream said no', retryAtMs: T0 + 20_000 };
+  expect(await outbox.fail({ ...failure, disableAfterMs: DAY_MS })).toEqual({ recorded: true, endpointDisabled: null });
   const failed: WebhookDelivery = {
     ...fresh,
     attempts: 1,
@@ -124,7 +96,7 @@ async function keepsEveryEventAndDeliveryField({ outbox, peer, expect }: OutboxR
   });
 }
 
-async function keepsGivenUpDelivery({ outbox, peer, expect }: OutboxRecordContext): Promise<void> {
+async function keepsGivenUpDelivery({ outbox, peer, expect }: OutboxContext): Promise<void> {
   const { endpoint: hook } = await outbox.endpoints.create({
     accountId: 'acct_full',
     url: 'https://hooks.example.com/x',
@@ -135,13 +107,11 @@ async function keepsGivenUpDelivery({ outbox, peer, expect }: OutboxRecordContex
   expect(claimed?.event).toEqual(event);
   const pending = await deliveryOf(peer, hook.id);
   const giveUp = {
-    deliveryId: String(claimed?.delivery.id),
-    leaseToken: String(claimed?.leaseToken),
-    nowMs: T0 + 700,
+    ...leaseOf(claimed, T0 + 700),
     statusCode: null,
     error: 'timeout',
     retryAtMs: null,
-    disableAfterMs: 86_400_000,
+    disableAfterMs: DAY_MS,
   };
   expect((await peer.fail(giveUp)).recorded).toBe(true);
   expect(await deliveryOf(outbox, hook.id)).toEqual({
@@ -157,7 +127,7 @@ async function keepsGivenUpDelivery({ outbox, peer, expect }: OutboxRecordContex
 }
 
 /** Every stored field of an endpoint, an event and a delivery, through each write and a read by another instance. */
-export const OUTBOX_RECORD_CASES: ReadonlyArray<readonly [string, (c: OutboxRecordContext) => Promise<void>]> = [
+export const OUTBOX_RECORD_CASES: ReadonlyArray<Case<OutboxContext>> = [
   [
     'keeps every field of an endpoint through create, update (disable, enable) and a read by another instance',
     keepsEveryEndpointField,

@@ -1,35 +1,22 @@
 import type { Outbox } from 'keygate';
-import type { ContractTestApi } from './contract-types.js';
+import { type Case, RUN } from './contract-kit.js';
+import { type OutboxContext as Context, DAY_MS, failNext, iso, LEASE_MS, leaseOf, T0 } from './outbox-kit.js';
 
 // Outbox cases for decisions the other cases left open (found by mutating the memory and SQLite
 // outboxes: each mutant these kill passed every other case): the order of claims and of the delivery
 // log, and what switching an endpoint off and on again does to its disabledAt and failure streak.
 
-interface Context {
-  readonly outbox: Outbox;
-  readonly expect: ContractTestApi['expect'];
-}
-
-const T0 = Date.UTC(2026, 10, 24, 18, 0, 0);
-const iso = (ms: number) => new Date(ms).toISOString();
-const LEASE_MS = 30_000;
-const DAY_MS = 86_400_000;
 // Event ids of this run that sort by their last character (23 characters after `evt_`).
-const RUN = Math.random().toString(36).slice(2, 10).padEnd(8, '0');
 const eventId = (n: number) => `evt_${RUN}${String(n).padStart(15, '0')}`;
+/** Publishes a `key.revoked` event of `acct_a` with no data at `atMs`, with the id `id` when given. */
+const publish = (outbox: Outbox, atMs: number, id?: string) =>
+  outbox.publish({ ...(id && { id }), type: 'key.revoked', accountId: 'acct_a', at: iso(atMs), data: {} });
 
 async function ordersClaimsAndLog({ outbox, expect }: Context): Promise<void> {
   await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/order' });
-  // Published in neither due order nor id order: [id, due time].
-  const events: Array<[number, number]> = [
-    [2, T0],
-    [3, T0 + 1],
-    [1, T0 + 2],
-    [0, T0],
-  ];
-  for (const [n, atMs] of events) {
-    await outbox.publish({ id: eventId(n), type: 'key.revoked', accountId: 'acct_a', at: iso(atMs), data: {} });
-  }
+  // Published in neither due order nor id order; event n is due dueMs[n] after T0.
+  const dueMs = [0, 2, 0, 1];
+  for (const n of [2, 3, 1, 0]) await publish(outbox, T0 + Number(dueMs[n]), eventId(n));
   // Which deliveries a claim takes (in any order): the earliest due, the lower id first among those
   // due at the same time, at most limit of them.
   const claimed = async (nowMs: number, limit: number) =>
@@ -40,10 +27,8 @@ async function ordersClaimsAndLog({ outbox, expect }: Context): Promise<void> {
   // The log: newest id first.
   const log = await outbox.deliveries({ accountId: 'acct_a' });
   expect(log.map((d) => d.eventId)).toEqual([eventId(3), eventId(2), eventId(1), eventId(0)]);
-  expect((await outbox.deliveries({ accountId: 'acct_a', limit: 2 })).map((d) => d.eventId)).toEqual([
-    eventId(3),
-    eventId(2),
-  ]);
+  const newest = await outbox.deliveries({ accountId: 'acct_a', limit: 2 });
+  expect(newest.map((d) => d.eventId)).toEqual([eventId(3), eventId(2)]);
 }
 
 async function switchesOffAndOn({ outbox, expect }: Context): Promise<void> {
@@ -61,20 +46,8 @@ async function switchesOffAndOn({ outbox, expect }: Context): Promise<void> {
 
 async function freshStreakWhenOn({ outbox, expect }: Context): Promise<void> {
   const { endpoint } = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/streak' });
-  for (const atMs of [T0, T0 + 1]) {
-    await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(atMs), data: {} });
-  }
-  const fail = async (nowMs: number) => {
-    const [claimed] = await outbox.claim({ nowMs, leaseMs: LEASE_MS, limit: 1 });
-    return outbox.fail({
-      deliveryId: claimed?.delivery.id as string,
-      leaseToken: claimed?.leaseToken as string,
-      nowMs,
-      statusCode: 500,
-      retryAtMs: nowMs + 3 * DAY_MS,
-      disableAfterMs: DAY_MS,
-    });
-  };
+  for (const atMs of [T0, T0 + 1]) await publish(outbox, atMs);
+  const fail = (nowMs: number) => failNext(outbox, nowMs, nowMs + 3 * DAY_MS);
   expect((await fail(T0 + 10)).endpointDisabled).toBe(null);
   // Off and on again (someone fixed the receiver): the failures before no longer count.
   await outbox.endpoints.update('acct_a', endpoint.id, { enabled: false });
@@ -85,20 +58,8 @@ async function freshStreakWhenOn({ outbox, expect }: Context): Promise<void> {
 
 async function otherUpdatesKeepState({ outbox, expect }: Context): Promise<void> {
   const { endpoint } = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/keep' });
-  for (const atMs of [T0, T0 + 1]) {
-    await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(atMs), data: {} });
-  }
-  const fail = async (nowMs: number) => {
-    const [claimed] = await outbox.claim({ nowMs, leaseMs: LEASE_MS, limit: 1 });
-    return outbox.fail({
-      deliveryId: claimed?.delivery.id as string,
-      leaseToken: claimed?.leaseToken as string,
-      nowMs,
-      statusCode: 500,
-      retryAtMs: nowMs + 3 * DAY_MS,
-      disableAfterMs: DAY_MS,
-    });
-  };
+  for (const atMs of [T0, T0 + 1]) await publish(outbox, atMs);
+  const fail = (nowMs: number) => failNext(outbox, nowMs, nowMs + 3 * DAY_MS);
   await fail(T0 + 10);
   // A new address (or enabled: true on an enabled endpoint) is no fresh start: the streak runs on.
   const moved = await outbox.endpoints.update('acct_a', endpoint.id, { url: 'https://hooks.example.com/moved' });
@@ -111,12 +72,11 @@ async function otherUpdatesKeepState({ outbox, expect }: Context): Promise<void>
 async function removesOnlyItsOwn({ outbox, expect }: Context): Promise<void> {
   const gone = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/gone' });
   const kept = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/kept' });
-  await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0), data: {} });
+  await publish(outbox, T0);
   const claims = await outbox.claim({ nowMs: T0, leaseMs: LEASE_MS });
   const mine = claims.find((c) => c.endpoint.id === gone.endpoint.id);
-  const done = { deliveryId: mine?.delivery.id as string, leaseToken: mine?.leaseToken as string, nowMs: T0 + 1 };
-  expect(await outbox.complete({ ...done, statusCode: 200 })).toBe(true);
-  await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0 + 2), data: {} });
+  expect(await outbox.complete({ ...leaseOf(mine, T0 + 1), statusCode: 200 })).toBe(true);
+  await publish(outbox, T0 + 2);
   expect(await outbox.endpoints.remove('acct_a', gone.endpoint.id)).toBe(true);
   // The other endpoint's deliveries stay pending and are claimed; the delivered one stays delivered.
   const next = await outbox.claim({ nowMs: T0 + LEASE_MS + 10, leaseMs: LEASE_MS });
@@ -128,19 +88,14 @@ async function removesOnlyItsOwn({ outbox, expect }: Context): Promise<void> {
 
 async function recordsAfterSwitchedOff({ outbox, expect }: Context): Promise<void> {
   const { endpoint } = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/off' });
-  await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0), data: {} });
-  await outbox.publish({ type: 'key.revoked', accountId: 'acct_a', at: iso(T0 + 1), data: {} });
+  await publish(outbox, T0);
+  await publish(outbox, T0 + 1);
   const [first, second] = await outbox.claim({ nowMs: T0 + 10, leaseMs: LEASE_MS });
   // While these attempts run, the endpoint is switched off.
   const off = await outbox.endpoints.update('acct_a', endpoint.id, { enabled: false });
-  const failure = (claimed: typeof first, nowMs: number) => ({
-    deliveryId: claimed?.delivery.id as string,
-    leaseToken: claimed?.leaseToken as string,
-    nowMs,
-    statusCode: 500,
-    retryAtMs: nowMs + DAY_MS,
-    disableAfterMs: 1,
-  });
+  const failure = (claimed: typeof first, nowMs: number) => {
+    return { ...leaseOf(claimed, nowMs), statusCode: 500, retryAtMs: nowMs + DAY_MS, disableAfterMs: 1 };
+  };
   // Recorded; a failure neither disables it again (a new disabledAt) nor switches it on.
   expect(await outbox.fail(failure(first, T0 + 20))).toEqual({ recorded: true, endpointDisabled: null });
   expect(await outbox.fail(failure(second, T0 + 30))).toEqual({ recorded: true, endpointDisabled: null });
@@ -148,7 +103,7 @@ async function recordsAfterSwitchedOff({ outbox, expect }: Context): Promise<voi
 }
 
 /** The outbox cases that pin the decisions above, as `[title, run]`. */
-export const OUTBOX_PINNED_CASES: ReadonlyArray<readonly [string, (c: Context) => Promise<void>]> = [
+export const OUTBOX_PINNED_CASES: ReadonlyArray<Case<Context>> = [
   [
     'claims the earliest due deliveries, the lower id first at a tie, at most limit; lists the log newest id first',
     ordersClaimsAndLog,

@@ -21,12 +21,12 @@ export type {
 
 /**
  * The behaviour every writable key store must have, as a test suite a host runs against its own
- * store: create, lookups, every field of a record read back as written, expiry (set, changed, cleared,
- * and reached after a rotation's grace, as another instance reads it), update, conditional writes (`ifVersion`), rotation (one successor under
- * concurrency), suspension and resumption, permanent revocation (also of a suspended key), listing,
- * concurrent writers,
- * change notifications reaching a `CachedKeyStore`, and, as `options` declares, changes through a
- * second instance (the channel) and 503 while the store is away (fail closed).
+ * store: create, lookups, every field of a record read back as written, expiry (set, changed,
+ * cleared, and reached after a rotation's grace, as another instance reads it), update, conditional
+ * writes (`ifVersion`), rotation (one successor under concurrency), suspension and resumption,
+ * permanent revocation (also of a suspended key), listing, concurrent writers, change notifications
+ * reaching a `CachedKeyStore`, and, as `options` declares, changes through a second instance (the
+ * channel) and 503 while the store is away (fail closed).
  *
  * @example
  * import { describe, it, expect, beforeEach, afterEach } from 'vitest';

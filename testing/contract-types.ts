@@ -1,4 +1,5 @@
 import type { WritableKeyStore } from 'keygate';
+import type { DashboardStore, UsageStore } from 'keygate/store-kit';
 
 /** What the suite asserts with; vitest's and jest's `expect` fit. */
 export interface ContractAssertion {
@@ -72,4 +73,22 @@ export interface ContractOptions {
   outbox?: boolean;
   /** The optional hooks every fixture has (`unmigrated`: concurrent migration); the suite adds their cases. Default `[]`. */
   hooks?: readonly KeyStoreHook[];
+}
+
+/**
+ * A fresh, empty backend for one test of {@link describeDashboardStoreContract}.
+ *
+ * @example
+ * const keys = new MemoryKeyStore();
+ * const fixture: DashboardStoreFixture = { keys, store: new MemoryDashboardStore(keys) };
+ */
+export interface DashboardStoreFixture {
+  /** The key store whose records and usage `store` reads. */
+  keys: WritableKeyStore & UsageStore;
+  /** The dashboard store under test. */
+  store: DashboardStore;
+  /** A second dashboard store over the same data, as another process would hold it. Default: `store`. */
+  peer?: DashboardStore;
+  /** Releases what the fixture opened. */
+  close?(): Promise<void>;
 }

@@ -1,26 +1,8 @@
-import { authenticate, KeyManager, UsageRecorder, type WritableKeyStore } from 'keygate';
-import type { DashboardStore, UsageStore } from 'keygate/store-kit';
+import { authenticate, KeyManager, UsageRecorder } from 'keygate';
+import type { DashboardStore } from 'keygate/store-kit';
 import { type Case, describeCases, poll, sleep } from './contract-kit.js';
-import type { ContractTestApi } from './contract-types.js';
+import type { ContractTestApi, DashboardStoreFixture } from './contract-types.js';
 import { type DashboardContext as Context, DASHBOARD_RECORD_CASES } from './dashboard-full-record.js';
-
-/**
- * A fresh, empty backend for one test of {@link describeDashboardStoreContract}.
- *
- * @example
- * const keys = new MemoryKeyStore();
- * const fixture: DashboardStoreFixture = { keys, store: new MemoryDashboardStore(keys) };
- */
-export interface DashboardStoreFixture {
-  /** The key store whose records and usage `store` reads. */
-  keys: WritableKeyStore & UsageStore;
-  /** The dashboard store under test. */
-  store: DashboardStore;
-  /** A second dashboard store over the same data, as another process would hold it. Default: `store`. */
-  peer?: DashboardStore;
-  /** Releases what the fixture opened. */
-  close?(): Promise<void>;
-}
 
 /**
  * Options of {@link describeDashboardStoreContract}.

@@ -2,7 +2,7 @@ import { type ApiKeyRecord, hashKey } from 'keygate';
 import type { DashboardStore, KeyPatch } from 'keygate/store-kit';
 import { bareRecord, FILL, fullRecord } from './contract-full-record.js';
 import type { Case, Expect } from './contract-kit.js';
-import type { DashboardStoreFixture } from './dashboard-contract.js';
+import type { DashboardStoreFixture } from './contract-types.js';
 
 /** What a case of the dashboard-store contract works with: a fresh fixture and its peer (or its store). */
 export interface DashboardContext {

@@ -1,30 +1,9 @@
-import type { RateLimitDecision, RateLimiter } from 'keygate';
-import { type Case, type Expect, fresh, poll, rejection } from './contract-kit.js';
+import type { RateLimitDecision } from 'keygate';
+import { type Case, fresh, poll, rejection } from './contract-kit.js';
 import type { ContractTestApi } from './contract-types.js';
 import { LIMITER_HOOK_CASES } from './limiter-engine-cases.js';
-import type { RateLimiterHook, RateLimiterHooks } from './limiter-hooks.js';
+import type { LimiterContext, LimiterFixture, RateLimiterHook } from './limiter-hooks.js';
 import { LEASE_CASES } from './limiter-lease-contract.js';
-
-/**
- * A fresh limiter for one test of {@link describeRateLimiterContract}, and how to move its time on.
- *
- * @example
- * let now = 0;
- * const fixture: LimiterFixture = { limiter: new MemoryRateLimiter({ clock: () => now }), advance: (ms) => { now += ms; } };
- */
-export interface LimiterFixture extends RateLimiterHooks {
-  limiter: RateLimiter;
-  /** Moves the limiter's clock on by `ms` (limiters with an injected clock); without it, real time passes. */
-  advance?: (ms: number) => void;
-}
-
-/** What a case of the rate-limiter contract works with: it opens its own fixture, as many as it needs. */
-export interface LimiterContext {
-  readonly open: () => Promise<LimiterFixture>;
-  readonly expect: Expect;
-  /** How long to wait for a window to end in real time, in milliseconds. */
-  readonly patience: number;
-}
 
 /** A fresh limiter and a key of its own, and `consume(cost, limit)` of that key in a window of a minute. */
 async function consumer({ open }: LimiterContext, label: string, limit: number) {

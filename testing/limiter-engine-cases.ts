@@ -1,7 +1,6 @@
 import type { RateLimitDecision } from 'keygate';
 import { type Case, expectsTimeout, expectsUnavailable, fresh, need, poll, rejection, sleep } from './contract-kit.js';
-import type { LimiterContext } from './limiter-contract.js';
-import type { RateLimiterHook } from './limiter-hooks.js';
+import type { LimiterContext, RateLimiterHook } from './limiter-hooks.js';
 
 const POLICY = { limit: 5, windowMs: 60_000 };
 // How long a restored connection may take to answer again, in milliseconds.

@@ -1,4 +1,5 @@
 import type { RateLimiter } from 'keygate';
+import type { Expect } from './contract-kit.js';
 
 /**
  * A limiter that creates its own table (`migrate()`), as the SQL limiters do.
@@ -45,3 +46,24 @@ export interface RateLimiterHooks {
  * const hooks: RateLimiterHook[] = ['prune', 'ended'];
  */
 export type RateLimiterHook = keyof RateLimiterHooks;
+
+/**
+ * A fresh limiter for one test of {@link describeRateLimiterContract}, and how to move its time on.
+ *
+ * @example
+ * let now = 0;
+ * const fixture: LimiterFixture = { limiter: new MemoryRateLimiter({ clock: () => now }), advance: (ms) => { now += ms; } };
+ */
+export interface LimiterFixture extends RateLimiterHooks {
+  limiter: RateLimiter;
+  /** Moves the limiter's clock on by `ms` (limiters with an injected clock); without it, real time passes. */
+  advance?: (ms: number) => void;
+}
+
+/** What a case of the rate-limiter contract works with: it opens its own fixture, as many as it needs. */
+export interface LimiterContext {
+  readonly open: () => Promise<LimiterFixture>;
+  readonly expect: Expect;
+  /** How long to wait for a window to end in real time, in milliseconds. */
+  readonly patience: number;
+}

@@ -1,7 +1,7 @@
 import { capabilityOf, LeasedRateLimiter, type RateLimiter } from 'keygate';
 import type { LeasableRateLimiter } from 'keygate/store-kit';
 import { type Case, type Expect, fresh, poll } from './contract-kit.js';
-import type { LimiterContext } from './limiter-contract.js';
+import type { LimiterContext } from './limiter-hooks.js';
 
 // The `leases` capability's cases of `describeRateLimiterContract` (keygate's limiters all declare it).
 

@@ -1,5 +1,6 @@
-// src/ stands on floors (docs/reference/development.md, "Layout"): every import runs down. Read from
-// the sources' own import lines, so a new import that runs back up fails here, naming its files.
+// src/ stands on floors (docs/reference/development.md, "Layout"): every import runs down; the SQL
+// backends stand on backends/sql/ and never on each other. Read from the sources' own import lines, so
+// a new import that runs back up, or across to a sibling backend, fails here, naming its files.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,10 +20,10 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Each file of src/ and the files (or, outside src/, the paths) it imports. */
-function fileGraph(): Map<string, string[]> {
+/** Each file under `root` (src/ unless named) and the files (or paths) it imports by relative path. */
+function fileGraph(root = SRC): Map<string, string[]> {
   const graph = new Map<string, string[]>();
-  for (const file of sources(SRC)) {
+  for (const file of sources(root)) {
     const targets: string[] = [];
     for (const match of readFileSync(file, 'utf8').matchAll(SPECIFIER)) {
       const specifier = (match[1] ?? match[2]) as string;
@@ -87,4 +88,47 @@ describe('the floors of src/', () => {
     );
     expect(circles(graph)).toEqual([]);
   });
+});
+
+describe('the backends', () => {
+  const BACKENDS = join(ROOT, 'backends');
+  const files = fileGraph(BACKENDS);
+  const backendOf = (path: string) => relative(BACKENDS, path).split('/')[0] as string;
+
+  it('import their own files and the SQL core (backends/sql/), never a sibling backend or src/ by path (Drizzle, a layer over the SQL backends, may)', () => {
+    const across = [...files]
+      .filter(([file]) => backendOf(file) !== 'drizzle')
+      .flatMap(([file, targets]) =>
+        targets
+          .filter((t) => {
+            const to = relative(BACKENDS, t);
+            return to.startsWith('..') || (backendOf(t) !== backendOf(file) && backendOf(t) !== 'sql');
+          })
+          .map((t) => `${relative(ROOT, file)} -> ${relative(ROOT, t)}`),
+      );
+    expect(across).toEqual([]);
+  });
+
+  it('leave the SQL core standing on nothing but packages', () => {
+    const up = [...files]
+      .filter(([file]) => backendOf(file) === 'sql')
+      .flatMap(([file, targets]) =>
+        targets.filter((t) => backendOf(t) !== 'sql').map((t) => `${relative(ROOT, file)} -> ${relative(ROOT, t)}`),
+      );
+    expect(up).toEqual([]);
+  });
+
+  it.each(['backends', 'testing', 'webhooks', 'leaks'])(
+    '%s/ has no file that imports itself through others',
+    (folder) => {
+      const root = join(ROOT, folder);
+      const graph = new Map(
+        [...fileGraph(root)].map(([file, targets]) => [
+          relative(root, file),
+          new Set(targets.map((t) => relative(root, t))),
+        ]),
+      );
+      expect(circles(graph)).toEqual([]);
+    },
+  );
 });

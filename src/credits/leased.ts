@@ -1,11 +1,9 @@
 import { InvalidInputError } from '#errors';
 import { randomBase62 } from '../key/base62.js';
+import { LeaseEngine, type LeaseOptions } from '../leases/engine.js';
 import { refillPoint } from '../leases/refill-point.js';
-import { RefillScheduler } from '../leases/refills.js';
-import { leaseSettings } from '../leases/settings.js';
 import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
 import { validWholeNumber } from '../validate/whole.js';
-import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
 import type {
   CreditBalance,
   CreditEntry,
@@ -27,7 +25,7 @@ import { withLedgerDeadline } from './deadline.js';
  * @example
  * const options: CreditLeaseOptions = { ledger: new RedisCreditLedger({ client }), maxSlice: 1000, sliceTtlMs: 120_000 };
  */
-export interface CreditLeaseOptions {
+export interface CreditLeaseOptions extends LeaseOptions {
   /** The shared ledger the slices are held from (any `CreditLedger`). */
   ledger: CreditLedger;
   /**
@@ -46,13 +44,6 @@ export interface CreditLeaseOptions {
    */
   maxSlice?: number;
   /**
-   * A slice is at most `1/divisor` of the account's balance as last seen (and at least the request's
-   * cost), so slices shrink as the balance runs low.
-   *
-   * @default 8
-   */
-  divisor?: number;
-  /**
    * The ttl of each slice's hold in the shared ledger, in milliseconds: a process that dies loses
    * nobody's credits for longer. A slice takes new requests for half of it, is settled after, and a
    * request's hold taken from it lives at least a quarter of it; a hold asking for a longer `ttlMs`
@@ -61,30 +52,6 @@ export interface CreditLeaseOptions {
    * @default 120_000
    */
   sliceTtlMs?: number;
-  /**
-   * The longest a request's hold waits for the shared ledger, in milliseconds: a slice's hold or
-   * settle, and another request's it waits for. A hold its slice covers answers at once, with no
-   * timer; one that waits longer fails like the shared ledger would (`CreditLedgerUnavailableError`).
-   * Declared as this ledger's `deadline`, so `authenticate` adds no timer of its own.
-   *
-   * @default twice the shared ledger's own deadline, and at least 2000 (2000 for keygate's)
-   */
-  timeoutMs?: number;
-  /**
-   * Whether the next slice is held in the background once a slice is down to half (earlier when the
-   * last one saw more than a quarter spent while it was on its way), so that a funded account never
-   * waits for the shared ledger. Turn it off where work may not outlive the
-   * request that started it (Cloudflare Workers: an isolate's I/O belongs to its request).
-   *
-   * @default true
-   */
-  prefetch?: boolean;
-  /**
-   * Current time in epoch milliseconds.
-   *
-   * @default Date.now
-   */
-  clock?: () => number;
 }
 
 interface Slice extends LeaseSlice {
@@ -146,20 +113,11 @@ const PREFIX = 'lease_';
  * const auth = { credits: { ledger } };
  * process.on('SIGTERM', async () => { await server.close(); await ledger.close(); });
  */
-export class LeasedCreditLedger implements CreditLedger, Capable {
-  /** Its `wrapper`: the shared ledger. */
-  declare readonly [CAPABILITIES]: Capabilities;
-  readonly maxSlice: number;
-  readonly divisor: number;
+export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
   readonly sliceTtlMs: number;
-  /** The longest a hold waits for the shared ledger, in milliseconds (its `deadline`). */
-  readonly timeoutMs: number;
-  /** Whether the next slice is held in the background before a slice runs dry. */
-  readonly prefetch: boolean;
   /** Credits spent by requests whose slice lapsed before it could be settled (never charged). */
   uncharged = 0;
   private readonly inner: CreditLedger;
-  private readonly clock: () => number;
   /** Each account and key's live slice (`${accountId}\n${keyId}`). */
   private readonly slices = new SliceStore<Slice>();
   private readonly holds = new Map<string, LocalHold>();
@@ -170,8 +128,6 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   private readonly known = new Map<string, number>();
   /** Credits of each account free in live slices (what `free()` answers, kept as slices change). */
   private readonly freeBy = new Map<string, number>();
-  /** Background takes in flight, for `idle()` and `close()` to wait for. */
-  private readonly refills: RefillScheduler;
   private timer: ReturnType<typeof setInterval> | undefined;
   private serial = 0;
   private readonly tag = randomBase62(6);
@@ -181,20 +137,9 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     if (typeof ledger?.hold !== 'function' || typeof ledger.settle !== 'function') {
       throw new InvalidInputError('ledger', 'ledger must be a CreditLedger');
     }
-    const settings = leaseSettings(options, ledger, { maxSlice: 1000, timeoutFloorMs: 2000, timeoutFallbackMs: 2000 });
+    super(options, ledger, [1000, 2000, 2000], 'immediateCredits');
     this.inner = ledger;
-    this.maxSlice = settings.maxSlice;
-    this.divisor = settings.divisor;
     this.sliceTtlMs = validWholeNumber('sliceTtlMs', options.sliceTtlMs ?? 120_000, 1_000);
-    this.clock = settings.clock;
-    this.prefetch = settings.prefetch;
-    this.timeoutMs = settings.timeoutMs;
-    this.refills = new RefillScheduler(this.timeoutMs);
-    this[CAPABILITIES] = {
-      wrapper: { wrapped: ledger },
-      deadline: { timeoutMs: this.timeoutMs },
-      immediateCredits: this,
-    };
   }
 
   /** The shared ledger the slices are held from. */
@@ -205,19 +150,6 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   /** Credits this process holds for `accountId` that no request holds (in every key's slice). */
   free(accountId: string): number {
     return this.freeBy.get(accountId) ?? 0;
-  }
-
-  /**
-   * Resolves once no slice of this process is being held in the background (at once when none is;
-   * each settles within `timeoutMs`), so that `free` counts every credit the shared ledger holds for
-   * this process's live slices. Never rejects.
-   *
-   * @example
-   * await ledger.idle();
-   * ledger.free('acct_1'); // 240
-   */
-  idle(): Promise<void> {
-    return this.refills.idle();
   }
 
   /**
@@ -303,7 +235,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     if (next === undefined || !covers(next, amount, now)) return undefined;
     slice.next = undefined;
     this.retire(slice);
-    this.slices.replace(at, next);
+    this.slices.set(at, next);
     if (slice.open === 0) void this.settleSlice(slice);
     return next;
   }
@@ -315,9 +247,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    */
   private refill(at: string, slice: Slice): void {
     slice.refillAt = -1;
-    const seen = this.known.get(slice.accountId);
-    const share = seen === undefined ? this.maxSlice : Math.floor(seen / this.divisor);
-    const size = Math.min(this.maxSlice - 1 - slice.free, share);
+    const size = Math.min(this.maxSlice - 1 - slice.free, this.sizeFor(this.known.get(slice.accountId), 0));
     if (size < 1) return;
     const { accountId, keyId } = slice;
     const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
@@ -340,7 +270,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     };
     // Too late (past timeoutMs, which bounds the requests that wait for it): its credits go back.
     const late = (held: HoldResult) => void (held.ok && this.inner.release(held.holdId).catch(() => {}));
-    this.refills.start(slice, () => this.inner.hold(accountId, size, options), landed, late);
+    this.refillIn(slice, () => this.inner.hold(accountId, size, options), landed, late);
   }
 
   /** A new live slice of `holdId` in the shared ledger, taken at `sentAt`, with nothing free yet. */
@@ -362,10 +292,13 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   /** Adds `delta` to a slice's free credits, and to its account's while the slice is live. */
   private credit(slice: Slice, delta: number): void {
     slice.free += delta;
-    if (slice.retired || delta === 0) return;
-    const total = (this.freeBy.get(slice.accountId) ?? 0) + delta;
-    if (total === 0) this.freeBy.delete(slice.accountId);
-    else this.freeBy.set(slice.accountId, total);
+    if (!slice.retired && delta !== 0) this.freeIn(slice.accountId, delta);
+  }
+
+  private freeIn(accountId: string, delta: number): void {
+    const total = (this.freeBy.get(accountId) ?? 0) + delta;
+    if (total === 0) this.freeBy.delete(accountId);
+    else this.freeBy.set(accountId, total);
   }
 
   private async holdSlowly(
@@ -413,13 +346,13 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     const args = validSettleArgs(holdId, amount);
     const local = this.holds.get(args.holdId);
     if (!local) {
-      if (args.holdId.startsWith(PREFIX)) return { charged: 0, balance: this.view(undefined, '') };
+      // One of this process's holds, already closed or lapsed: it charges nothing.
+      if (args.holdId.startsWith(PREFIX)) return { charged: 0, balance: 0 };
       return this.inner.settle(holdId, amount);
     }
     const charged = args.amount ?? local.amount;
     if (charged > local.amount) throw amountOverHold(charged, local.amount);
-    this.close1(args.holdId, local, charged);
-    return { charged, balance: this.view(local.slice, local.slice.accountId) };
+    return { charged, balance: this.close1(args.holdId, local, charged) };
   }
 
   /**
@@ -431,9 +364,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    */
   settleNow(holdId: string): SettleResult | undefined {
     const local = this.holds.get(holdId);
-    if (!local) return undefined;
-    this.close1(holdId, local, local.amount);
-    return { charged: local.amount, balance: this.view(local.slice, local.slice.accountId) };
+    return local && { charged: local.amount, balance: this.close1(holdId, local, local.amount) };
   }
 
   /**
@@ -445,9 +376,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    */
   releaseNow(holdId: string): CreditBalance | undefined {
     const local = this.holds.get(holdId);
-    if (!local) return undefined;
-    this.close1(holdId, local, 0);
-    return { balance: this.view(local.slice, local.slice.accountId) };
+    return local && { balance: this.close1(holdId, local, 0) };
   }
 
   /**
@@ -458,13 +387,10 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    */
   async release(holdId: string): Promise<CreditBalance> {
     const args = validSettleArgs(holdId);
-    const local = this.holds.get(args.holdId);
-    if (!local) {
-      if (args.holdId.startsWith(PREFIX)) return { balance: this.view(undefined, '') };
-      return this.inner.release(holdId);
-    }
-    this.close1(args.holdId, local, 0);
-    return { balance: this.view(local.slice, local.slice.accountId) };
+    const released = this.releaseNow(args.holdId);
+    if (released) return released;
+    if (args.holdId.startsWith(PREFIX)) return { balance: 0 };
+    return this.inner.release(holdId);
   }
 
   /**
@@ -500,7 +426,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     this.timer = undefined;
     // A background take lands (or times out) first, so that its slice is settled with the rest;
     // close() waits for it at most timeoutMs, on a timer of its own.
-    await this.refills.drain();
+    await this.refilled();
     for (const slice of this.slices.values()) this.retire(slice);
     this.slices.clear();
     for (let round = 0; this.retired.size > 0 || this.settling.size > 0; round++) {
@@ -515,22 +441,12 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     slice.open++;
     const holdId = `${PREFIX}${this.tag}${(++this.serial).toString(36)}`;
     this.holds.set(holdId, { slice, amount, expiresAt: Math.min(now + ttlMs, slice.holdsUntil) });
-    return { ok: true, holdId, balance: this.view(slice, slice.accountId) };
+    return { ok: true, holdId, balance: this.view(slice.accountId) };
   }
 
   private async take(at: string, accountId: string, keyId: string | undefined, amount: number, ttlMs: number) {
-    const placeholder: Slice = {
-      accountId,
-      keyId,
-      holdId: '',
-      free: 0,
-      spent: 0,
-      open: 0,
-      usableUntil: 0,
-      holdsUntil: 0,
-      retired: false,
-      refillAt: -1,
-    };
+    // Nothing usable until the hold lands: `taking` makes requests wait for it.
+    const placeholder = { ...this.slice(accountId, keyId, '', 0), usableUntil: 0, holdsUntil: 0 };
     const finish = beginTake(placeholder);
     this.slices.place(at, placeholder);
     try {
@@ -568,26 +484,26 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     return Math.max(amount, Math.min(this.maxSlice, share));
   }
 
-  private view(slice: Slice | undefined, accountId: string): number {
-    const shared = this.known.get(slice?.accountId ?? accountId) ?? 0;
-    return shared + (slice ? this.free(slice.accountId) : 0);
+  /** The account's balance as this process sees it: the shared one last answered and its own free credits. */
+  private view(accountId: string): number {
+    return (this.known.get(accountId) ?? 0) + this.free(accountId);
   }
 
-  private close1(holdId: string, local: LocalHold, charged: number): void {
+  /** Closes a request's hold, `charged` of it spent; answers the account's balance as this process sees it. */
+  private close1(holdId: string, local: LocalHold, charged: number): number {
     this.holds.delete(holdId);
     const slice = local.slice;
     slice.spent += charged;
     this.credit(slice, local.amount - charged);
     slice.open--;
     if (slice.retired && slice.open === 0) void this.settleSlice(slice);
+    return this.view(slice.accountId);
   }
 
   /** Takes no more requests on `slice` (nor on its successor, if one is waiting): it settles once they closed. */
   private retire(slice: Slice): void {
     if (slice.retired) return;
-    const free = this.freeBy.get(slice.accountId) ?? 0;
-    if (free === slice.free) this.freeBy.delete(slice.accountId);
-    else this.freeBy.set(slice.accountId, free - slice.free);
+    this.freeIn(slice.accountId, -slice.free);
     slice.retired = true;
     this.retired.add(slice);
     const at = `${slice.accountId}\n${slice.keyId ?? ''}`;
@@ -624,7 +540,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       const next = slice.next;
       slice.next = undefined;
       this.retire(slice);
-      if (next && now < next.usableUntil) this.slices.replace(at, next);
+      if (next && now < next.usableUntil) this.slices.set(at, next);
       else if (next) this.retire(next);
     }
     for (const [id, local] of this.holds) if (now >= local.expiresAt) this.close1(id, local, 0);

@@ -1,11 +1,10 @@
 import { InvalidInputError } from '#errors';
+import { LeaseEngine, type LeaseOptions } from '../leases/engine.js';
 import { refillPoint } from '../leases/refill-point.js';
-import { RefillScheduler } from '../leases/refills.js';
-import { leaseSettings } from '../leases/settings.js';
 import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
 import type { RateLimit } from '../types.js';
 import { validWholeNumber } from '../validate/whole.js';
-import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../vocabulary/capabilities.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
 import type {
   LeasableRateLimiter,
   RateLimitDecision,
@@ -22,7 +21,7 @@ import { validConsumeArgs } from './policy.js';
  * @example
  * const options: LeasedRateLimiterOptions = { limiter: new RedisRateLimiter({ client }), maxSlice: 300, divisor: 8 };
  */
-export interface LeasedRateLimiterOptions {
+export interface LeasedRateLimiterOptions extends LeaseOptions {
   /** The shared limiter to take slices from; it must declare the `leases` capability (keygate's all do). */
   limiter: RateLimiter;
   /**
@@ -36,43 +35,12 @@ export interface LeasedRateLimiterOptions {
    */
   maxSlice?: number;
   /**
-   * A slice is at most `floor(remaining / divisor)` of what remains in the window (and at least what
-   * the request needs), so slices shrink as the budget runs low.
-   *
-   * @default 8
-   */
-  divisor?: number;
-  /**
    * Most keys whose slice this process keeps; the least recently used one's unspent units are given
    * back to make room.
    *
    * @default 10_000
    */
   max?: number;
-  /**
-   * The longest a request waits for the shared limiter, in milliseconds: its own take, and another
-   * request's take it waits for. A request its slice covers answers at once, with no timer; one that
-   * waits longer fails like the shared limiter would (`RateLimiterUnavailableError`). Declared as
-   * this limiter's `deadline`, so `authenticate` adds no timer of its own.
-   *
-   * @default twice the shared limiter's own deadline and at least 500 (500 for keygate's), else 1000
-   */
-  timeoutMs?: number;
-  /**
-   * Whether a slice down to half of what its take left (earlier when the last top-up saw more than a
-   * quarter spent while it was in flight) is topped up in the background, so that a key far from its
-   * limit never waits for the store. Turn it off where work may not outlive the
-   * request that started it (Cloudflare Workers: an isolate's I/O belongs to its request).
-   *
-   * @default true
-   */
-  prefetch?: boolean;
-  /**
-   * Current time in epoch milliseconds (only compared with itself: slices end when their window does).
-   *
-   * @default Date.now
-   */
-  clock?: () => number;
 }
 
 interface Slice extends LeaseSlice {
@@ -121,65 +89,27 @@ const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now
  * const auth = { rateLimit: { limiter } };
  * process.on('SIGTERM', () => limiter.close());
  */
-export class LeasedRateLimiter implements RateLimiter, Capable {
-  /** Its `wrapper`: the shared limiter. */
-  declare readonly [CAPABILITIES]: Capabilities;
-  readonly maxSlice: number;
-  readonly divisor: number;
+export class LeasedRateLimiter extends LeaseEngine implements RateLimiter {
   readonly max: number;
-  /** The longest a request waits for the shared limiter, in milliseconds (its `deadline`). */
-  readonly timeoutMs: number;
-  /** Whether slices are topped up in the background before they run dry. */
-  readonly prefetch: boolean;
   private readonly inner: RateLimiter;
   private readonly leases: LeasableRateLimiter;
-  private readonly clock: () => number;
   /** Each key's slice, the least recently used given back first once `max` keys hold one. */
   private readonly slices: SliceStore<Slice>;
-  private readonly refills: RefillScheduler;
 
   constructor(options: LeasedRateLimiterOptions) {
     const leases = capabilityOf(options?.limiter, 'leases');
     if (!leases) throw new InvalidInputError('limiter', 'limiter must declare the leases capability');
-    const settings = leaseSettings(options, options.limiter, {
-      maxSlice: 300,
-      timeoutFloorMs: 500,
-      timeoutFallbackMs: 1000,
-    });
+    super(options, options.limiter, [300, 500, 1000], 'immediateLimits');
     this.inner = options.limiter;
     this.leases = leases;
-    this.maxSlice = settings.maxSlice;
-    this.divisor = settings.divisor;
     this.max = validWholeNumber('max', options.max ?? 10_000);
-    this.clock = settings.clock;
-    this.prefetch = settings.prefetch;
-    this.timeoutMs = settings.timeoutMs;
     this.slices = new SliceStore<Slice>(this.max, (keyId, evicted) => void this.giveBack(keyId, evicted));
-    this.refills = new RefillScheduler(this.timeoutMs);
-    this[CAPABILITIES] = {
-      wrapper: { wrapped: options.limiter },
-      deadline: { timeoutMs: this.timeoutMs },
-      immediateLimits: this,
-    };
   }
 
   /** Unspent units this process holds for `keyId` in its open window (0 without a slice). */
   held(keyId: string): number {
     const slice = this.slices.get(keyId);
     return slice && slice.endsAt > this.clock() ? slice.units : 0;
-  }
-
-  /**
-   * Resolves once no background top-up of this process is in flight (at once when none is; each
-   * settles within `timeoutMs`), so that `held` counts every unit the shared limiter has counted for
-   * this process. Never rejects.
-   *
-   * @example
-   * await limiter.idle();
-   * limiter.held('key_1'); // 99
-   */
-  idle(): Promise<void> {
-    return this.refills.idle();
   }
 
   /**
@@ -255,7 +185,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       // Dropped meanwhile (closed, evicted, limit changed): what it holds goes back.
       return this.slices.get(keyId) !== slice ? this.giveBack(keyId, slice) : undefined;
     };
-    slice.taking = this.refills.start(slice, () => this.leases.take(keyId, limit, ask), landed, late, landedThen);
+    slice.taking = this.refillIn(slice, () => this.leases.take(keyId, limit, ask), landed, late, landedThen);
   }
 
   private async consumeSlowly(args: ReturnType<typeof validConsumeArgs>, limit: RateLimit): Promise<RateLimitDecision> {
@@ -283,10 +213,11 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
    * process.on('SIGTERM', async () => { await server.close(); await limiter.close(); });
    */
   async close(): Promise<void> {
-    const slices = this.slices.clear();
+    const slices = [...this.slices];
+    this.slices.clear();
     // A background take still in flight gives the slice back itself once it lands (or times out);
     // close() waits for it at most timeoutMs, on a timer of its own.
-    const refilling = this.refills.drain();
+    const refilling = this.refilled();
     await Promise.all(slices.map(([keyId, slice]) => (slice.refilling ? undefined : this.giveBack(keyId, slice))));
     await refilling;
   }

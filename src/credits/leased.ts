@@ -77,11 +77,8 @@ interface Slice extends LeaseSlice {
 const covers = (slice: Slice, amount: number, now: number) =>
   !slice.retired && now < slice.usableUntil && slice.free >= amount;
 
-interface LocalHold {
-  readonly slice: Slice;
-  readonly amount: number;
-  readonly expiresAt: number;
-}
+type LocalHold = { readonly slice: Slice; readonly amount: number; readonly expiresAt: number };
+type HoldArgs = ReturnType<typeof validHoldArgs>;
 
 const PREFIX = 'lease_';
 
@@ -113,11 +110,10 @@ const PREFIX = 'lease_';
  * const auth = { credits: { ledger } };
  * process.on('SIGTERM', async () => { await server.close(); await ledger.close(); });
  */
-export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
+export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements CreditLedger {
   readonly sliceTtlMs: number;
   /** Credits spent by requests whose slice lapsed before it could be settled (never charged). */
   uncharged = 0;
-  private readonly inner: CreditLedger;
   /** Each account and key's live slice (`${accountId}\n${keyId}`). */
   private readonly slices = new SliceStore<Slice>();
   private readonly holds = new Map<string, LocalHold>();
@@ -138,7 +134,6 @@ export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
       throw new InvalidInputError('ledger', 'ledger must be a CreditLedger');
     }
     super(options, ledger, [1000, 2000, 2000], 'immediateCredits');
-    this.inner = ledger;
     this.sliceTtlMs = validWholeNumber('sliceTtlMs', options.sliceTtlMs ?? 120_000, 1_000);
   }
 
@@ -152,12 +147,7 @@ export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
     return this.freeBy.get(accountId) ?? 0;
   }
 
-  /**
-   * The shared ledger's `topUp`.
-   *
-   * @example
-   * await ledger.topUp('acct_1', 500, { reference: 'pi_1' });
-   */
+  /** The shared ledger's `topUp`. */
   topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
     return this.inner.topUp(accountId, amount, options);
   }
@@ -182,7 +172,7 @@ export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
    * const held = await ledger.hold('acct_1', 1, { keyId: 'key_1' });
    */
   hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
-    let args: ReturnType<typeof validHoldArgs>;
+    let args: HoldArgs;
     try {
       args = validHoldArgs(accountId, amount, options);
     } catch (err) {
@@ -242,8 +232,7 @@ export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
 
   /**
    * Takes the slice after `slice` in the background, sized so that what this process holds free for
-   * the account and key stays under `maxSlice` (the early-refusal bound stands). A refused, failed or
-   * late take leaves it to the request that runs out.
+   * the account and key stays under `maxSlice` (the early-refusal bound stands).
    */
   private refill(at: string, slice: Slice): void {
     slice.refillAt = -1;
@@ -301,24 +290,17 @@ export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
     else this.freeBy.set(accountId, total);
   }
 
-  private async holdSlowly(
-    at: string,
-    args: ReturnType<typeof validHoldArgs>,
-    options: HoldOptions | undefined,
-  ): Promise<HoldResult> {
+  private async holdSlowly(at: string, args: HoldArgs, options: HoldOptions | undefined): Promise<HoldResult> {
     const ttlMs = options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs;
     for (;;) {
       const slice = this.slices.get(at);
-      if (slice?.taking) {
-        await slice.taking;
-        continue;
-      }
       const now = this.clock();
       const ready = this.usable(at, slice, args.amount, now);
       if (ready) return this.holdFrom(ready, args.amount, now, ttlMs);
-      if (slice?.refilling) {
-        // The next slice is on its way: wait for it rather than take another.
-        await slice.refilling;
+      // A take in flight, or the next slice on its way: wait for it rather than take another.
+      const pending = slice?.taking ?? slice?.refilling;
+      if (pending) {
+        await pending;
         continue;
       }
       if (slice) {
@@ -393,22 +375,12 @@ export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
     return this.inner.release(holdId);
   }
 
-  /**
-   * The shared ledger's entries: a slice's charge is there once the slice has settled.
-   *
-   * @example
-   * await ledger.entries('acct_1', { limit: 20 });
-   */
+  /** The shared ledger's `entries`: a slice's charge is there once the slice has settled. */
   entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
     return this.inner.entries(accountId, options);
   }
 
-  /**
-   * The shared ledger's `reconcile`: slices are ordinary holds there, so it stays ok.
-   *
-   * @example
-   * (await ledger.reconcile('acct_1')).ok // true
-   */
+  /** The shared ledger's `reconcile`: slices are ordinary holds there, so it stays ok. */
   reconcile(accountId: string): Promise<CreditReconciliation> {
     return this.inner.reconcile(accountId);
   }
@@ -452,8 +424,7 @@ export class LeasedCreditLedger extends LeaseEngine implements CreditLedger {
     try {
       const sentAt = this.clock();
       const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
-      const seen = this.known.get(accountId);
-      let size = this.sizeFor(seen, amount);
+      let size = this.sizeFor(this.known.get(accountId), amount);
       let held = await this.inner.hold(accountId, size, options);
       // Smaller slices while the balance covers the cost: each try is smaller than the last, so this
       // refuses only once the shared balance itself fell below the cost (the early-refusal bound).

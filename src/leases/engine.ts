@@ -56,13 +56,9 @@ export interface LeaseOptions {
  * `timeoutMs`) that `idle()` and `close()` wait for.
  *
  * @example
- * class LeasedThing extends LeaseEngine {
- *   constructor(options: LeaseOptions & { shared: object }) {
- *     super(options, options.shared, [300, 500, 1_000], 'immediateLimits');
- *   }
- * }
+ * super(options, options.limiter, [300, 500, 1_000], 'immediateLimits'); // in a wrapper's constructor
  */
-export abstract class LeaseEngine implements Capable {
+export abstract class LeaseEngine<Shared extends object> implements Capable {
   /** Its `wrapper`: the shared part; its `deadline`: `timeoutMs`. */
   declare readonly [CAPABILITIES]: Capabilities;
   /** The most units or credits this process holds free for one slice's owner, its slice and the next together. */
@@ -75,6 +71,8 @@ export abstract class LeaseEngine implements Capable {
   readonly prefetch: boolean;
   /** Current time in epoch milliseconds. */
   protected readonly clock: () => number;
+  /** The shared limiter or ledger slices are taken from. */
+  protected readonly inner: Shared;
   private readonly refills = new Set<Promise<void>>();
 
   /**
@@ -85,7 +83,7 @@ export abstract class LeaseEngine implements Capable {
    */
   protected constructor(
     options: LeaseOptions,
-    shared: object,
+    shared: Shared,
     [maxSlice, floorMs, fallbackMs]: [number, number, number],
     immediate: 'immediateLimits' | 'immediateCredits',
   ) {
@@ -99,6 +97,7 @@ export abstract class LeaseEngine implements Capable {
     const ownDefault = typeof own === 'number' && own > 0 ? Math.max(2 * own, floorMs) : fallbackMs;
     this.timeoutMs = validWholeNumber('timeoutMs', options.timeoutMs ?? ownDefault);
     this.clock = options.clock ?? Date.now;
+    this.inner = shared;
     this[CAPABILITIES] = { wrapper: { wrapped: shared }, deadline: { timeoutMs: this.timeoutMs }, [immediate]: this };
   }
 

@@ -15,13 +15,11 @@ export interface LeaseSlice {
 }
 
 /**
- * Marks a take in flight on `slice` (its `taking`), so that one take per owner runs at a time and
- * the requests it cannot cover wait for it; returns the function that ends it (clears `taking` and
- * wakes the waiters). Call that once, whether the take succeeded or failed.
+ * Marks a take in flight on `slice` (its `taking`), for the requests it cannot cover to wait for;
+ * returns the function that ends it and wakes them, to call once, whether the take succeeded or not.
  *
  * @example
- * const finish = beginTake(slice);
- * try { grant = await shared.take(...); } finally { finish(); }
+ * const finish = beginTake(slice); // ... finish();
  */
 export function beginTake(slice: LeaseSlice): () => void {
   let done!: () => void;
@@ -46,8 +44,9 @@ export function beginTake(slice: LeaseSlice): () => void {
  * slices.use('key_1', slice); // now the most recent
  */
 export class SliceStore<S extends LeaseSlice> extends Map<string, S> {
-  // Insertion order is recency (deleted and set again on use). The owner last moved to the end,
-  // while it is there: an owner used again and again keeps its place with no delete and set per request.
+  // Insertion order is recency (deleted and set again on use). The owner last moved to the end: an
+  // owner used again and again keeps its place with no delete and set per request. It may name an
+  // owner deleted since, harmlessly: one set again goes to the end.
   private last: string | undefined;
 
   /**
@@ -64,7 +63,7 @@ export class SliceStore<S extends LeaseSlice> extends Map<string, S> {
   /** Marks the owner's slice the most recent. */
   use(owner: string, slice: S): void {
     if (this.last === owner) return;
-    super.delete(owner);
+    this.delete(owner);
     this.set(owner, slice);
     this.last = owner;
   }
@@ -81,15 +80,5 @@ export class SliceStore<S extends LeaseSlice> extends Map<string, S> {
     }
     this.set(owner, slice);
     this.last = owner;
-  }
-
-  override delete(owner: string): boolean {
-    if (this.last === owner) this.last = undefined;
-    return super.delete(owner);
-  }
-
-  override clear(): void {
-    this.last = undefined;
-    super.clear();
   }
 }

@@ -27,9 +27,9 @@ export interface LeasedRateLimiterOptions extends LeaseOptions {
   /**
    * The most units one slice holds (beyond what the request that takes it needs). A key far from its
    * limit costs one round trip per `maxSlice / 2` units (at most one per `maxSlice / 4` when its store
-   * answers slowly); near the limit, units held by other processes may refuse a request early by at
-   * most `(processes - 1) * (maxSlice - 1)` units. The default leaves a busy key (tens of thousands of
-   * requests a second in one process) enough units to outlast a store round trip on a loaded machine.
+   * answers slowly); near the limit, it bounds the early refusal (see the class). The default leaves a
+   * busy key (tens of thousands of requests a second in one process) enough units to outlast a store
+   * round trip on a loaded machine.
    *
    * @default 300
    */
@@ -70,12 +70,9 @@ const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now
  * window first, so no limit is ever exceeded across any number of processes; a key far from its
  * limit costs one round trip per top-up (about `maxSlice / 2` units) instead of one per request.
  *
- * Slices shrink as the window runs low: a take grants at least what the request needs, at most
- * `maxSlice`, and at most `1/divisor` of what remains. Once a slice is down to half of what its take
- * left it (earlier for a store that answers slower than the key spends, see `refillPoint`), it is
- * topped up in the background (to `maxSlice - 1` units at most), so a key far
- * from its limit never waits for the store. One take per key is in flight per process; requests its
- * slice cannot cover wait for it. The price is early refusal: a request of cost `c` is refused only
+ * A take grants at least what the request needs, at most `maxSlice` and `1/divisor` of what remains;
+ * a slice running low is topped up in the background (`prefetch`), to `maxSlice - 1` units at most.
+ * One take per key is in flight per process; requests its slice cannot cover wait for it. The price is early refusal: a request of cost `c` is refused only
  * when fewer than `c + (P - 1) * (maxSlice - 1)` units of the window are unspent, `P` the number of
  * processes holding slices (the other processes' slices are counted but not yet spent). An exact
  * limiter refuses below `c`.
@@ -89,9 +86,8 @@ const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now
  * const auth = { rateLimit: { limiter } };
  * process.on('SIGTERM', () => limiter.close());
  */
-export class LeasedRateLimiter extends LeaseEngine implements RateLimiter {
+export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateLimiter {
   readonly max: number;
-  private readonly inner: RateLimiter;
   private readonly leases: LeasableRateLimiter;
   /** Each key's slice, the least recently used given back first once `max` keys hold one. */
   private readonly slices: SliceStore<Slice>;
@@ -100,7 +96,6 @@ export class LeasedRateLimiter extends LeaseEngine implements RateLimiter {
     const leases = capabilityOf(options?.limiter, 'leases');
     if (!leases) throw new InvalidInputError('limiter', 'limiter must declare the leases capability');
     super(options, options.limiter, [300, 500, 1000], 'immediateLimits');
-    this.inner = options.limiter;
     this.leases = leases;
     this.max = validWholeNumber('max', options.max ?? 10_000);
     this.slices = new SliceStore<Slice>(this.max, (keyId, evicted) => void this.giveBack(keyId, evicted));
@@ -154,9 +149,8 @@ export class LeasedRateLimiter extends LeaseEngine implements RateLimiter {
   }
 
   /**
-   * Tops the slice up in the background to `maxSlice - 1` units, before a request has to wait for a
-   * take: what this process holds never exceeds what one take would have given it, so the
-   * early-refusal bound stands. A failed or empty top-up leaves it to the request that runs out.
+   * Tops the slice up in the background to `maxSlice - 1` units: what this process holds never
+   * exceeds what one take would have given it, so the early-refusal bound stands.
    */
   private refill(keyId: string, limit: RateLimit, slice: Slice): void {
     const want = this.maxSlice - 1 - slice.units;
@@ -235,12 +229,7 @@ export class LeasedRateLimiter extends LeaseEngine implements RateLimiter {
     return slice;
   }
 
-  private async take(
-    keyId: string,
-    limit: RateLimit,
-    cost: number,
-    old: Slice | undefined,
-  ): Promise<RateLimitDecision> {
+  private async take(keyId: string, limit: RateLimit, cost: number, old: Slice | undefined) {
     // This request owns the slice's leftover while its take is in flight, so nobody else spends it.
     const mine = old?.units ?? 0;
     const slice: Slice = old ?? {

@@ -35,10 +35,9 @@ export interface CreditLeaseOptions extends LeaseOptions {
    * slices (near 666 credits once the first is spent) leave a busy key (tens of thousands of requests a
    * second in one process) enough credits to outlast a round trip to a loaded store. A ledger's call
    * costs its store more than a limiter's take (a transaction that writes an entry), hence a larger
-   * default than `LeasedRateLimiter`'s. It also bounds the early refusal near the end of a large
-   * balance (a slice is at most `1/divisor` of the balance, so a small one takes small slices) and what
-   * a crash leaves unbilled: what the key spent since its slice's last settle, so at most `maxSlice - 1`
-   * credits and never more than half a `sliceTtlMs` of its traffic.
+   * default than `LeasedRateLimiter`'s. It also bounds the early refusal near the end of a balance and
+   * what a crash leaves unbilled (see the class): at most `maxSlice - 1` credits, and never more than
+   * half a `sliceTtlMs` of the key's traffic.
    *
    * @default 1000
    */

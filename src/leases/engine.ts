@@ -69,9 +69,9 @@ export abstract class LeaseEngine<Shared extends object> implements Capable {
   readonly timeoutMs: number;
   /** Whether slices are topped up in the background before they run dry. */
   readonly prefetch: boolean;
-  /** Current time in epoch milliseconds. */
+  /** Current time in epoch milliseconds. @internal */
   protected readonly clock: () => number;
-  /** The shared limiter or ledger slices are taken from. */
+  /** The shared limiter or ledger slices are taken from. @internal */
   protected readonly inner: Shared;
   private readonly refills = new Set<Promise<void>>();
 
@@ -80,6 +80,7 @@ export abstract class LeaseEngine<Shared extends object> implements Capable {
    * `InvalidInputError` naming the first bad one. `defaults`: `maxSlice`, then the floor of
    * `timeoutMs` (twice `shared`'s own deadline, at least this) and its value when `shared` declares
    * none, in milliseconds. `immediate` names the capability the wrapper answers at once with.
+   * @internal
    */
   protected constructor(
     options: LeaseOptions,
@@ -119,6 +120,7 @@ export abstract class LeaseEngine<Shared extends object> implements Capable {
    * within `timeoutMs`, `late` when it comes after (to give it back); a failure is left to the
    * request that runs out. Once it settled, `slice.refilling` is cleared and `then` runs (its
    * promise, if any, counts as part of the top-up). Answers the top-up's promise, which never rejects.
+   * @internal
    */
   protected refillIn<T>(
     slice: LeaseSlice,
@@ -139,7 +141,7 @@ export abstract class LeaseEngine<Shared extends object> implements Capable {
     return refilling;
   }
 
-  /** Waits for the top-ups in flight now, at most `timeoutMs` on a timer armed now. Never rejects. */
+  /** Waits for the top-ups in flight now, at most `timeoutMs` on a timer armed now. Never rejects. @internal */
   protected refilled(): Promise<void> {
     return settledWithin(Promise.all(this.refills), this.timeoutMs);
   }

@@ -67,8 +67,7 @@ const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now
  * A rate limiter that takes slices of each key's window from a shared limiter in one round trip,
  * spends them in this process, and gives back what it did not spend (`close()`, a changed limit, a
  * slice evicted). Exact in the sense that matters: every unit it allows was counted in the shared
- * window first, so no limit is ever exceeded across any number of processes; a key far from its
- * limit costs one round trip per top-up (about `maxSlice / 2` units) instead of one per request.
+ * window first, so no limit is ever exceeded across any number of processes.
  *
  * A take grants at least what the request needs, at most `maxSlice` and `1/divisor` of what remains;
  * a slice running low is topped up in the background (`prefetch`), to `maxSlice - 1` units at most.

@@ -280,13 +280,10 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
   /** Adds `delta` to a slice's free credits, and to its account's while the slice is live. */
   private credit(slice: Slice, delta: number): void {
     slice.free += delta;
-    if (!slice.retired && delta !== 0) this.freeIn(slice.accountId, delta);
-  }
-
-  private freeIn(accountId: string, delta: number): void {
-    const total = (this.freeBy.get(accountId) ?? 0) + delta;
-    if (total === 0) this.freeBy.delete(accountId);
-    else this.freeBy.set(accountId, total);
+    if (slice.retired || delta === 0) return;
+    const total = (this.freeBy.get(slice.accountId) ?? 0) + delta;
+    if (total === 0) this.freeBy.delete(slice.accountId);
+    else this.freeBy.set(slice.accountId, total);
   }
 
   private async holdSlowly(at: string, args: HoldArgs, options: HoldOptions | undefined): Promise<HoldResult> {
@@ -473,7 +470,9 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
   /** Takes no more requests on `slice` (nor on its successor, if one is waiting): it settles once they closed. */
   private retire(slice: Slice): void {
     if (slice.retired) return;
-    this.freeIn(slice.accountId, -slice.free);
+    const free = this.freeBy.get(slice.accountId) ?? 0;
+    if (free === slice.free) this.freeBy.delete(slice.accountId);
+    else this.freeBy.set(slice.accountId, free - slice.free);
     slice.retired = true;
     this.retired.add(slice);
     const at = `${slice.accountId}\n${slice.keyId ?? ''}`;

@@ -1,11 +1,9 @@
 import { InvalidInputError } from '#errors';
 import { randomBase62 } from '../key/base62.js';
+import { LeaseEngine, type LeaseOptions } from '../leases/engine.js';
 import { refillPoint } from '../leases/refill-point.js';
-import { RefillScheduler } from '../leases/refills.js';
-import { leaseSettings } from '../leases/settings.js';
 import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
 import { validWholeNumber } from '../validate/whole.js';
-import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
 import type {
   CreditBalance,
   CreditEntry,
@@ -27,7 +25,7 @@ import { withLedgerDeadline } from './deadline.js';
  * @example
  * const options: CreditLeaseOptions = { ledger: new RedisCreditLedger({ client }), maxSlice: 1000, sliceTtlMs: 120_000 };
  */
-export interface CreditLeaseOptions {
+export interface CreditLeaseOptions extends LeaseOptions {
   /** The shared ledger the slices are held from (any `CreditLedger`). */
   ledger: CreditLedger;
   /**
@@ -37,21 +35,13 @@ export interface CreditLeaseOptions {
    * slices (near 666 credits once the first is spent) leave a busy key (tens of thousands of requests a
    * second in one process) enough credits to outlast a round trip to a loaded store. A ledger's call
    * costs its store more than a limiter's take (a transaction that writes an entry), hence a larger
-   * default than `LeasedRateLimiter`'s. It also bounds the early refusal near the end of a large
-   * balance (a slice is at most `1/divisor` of the balance, so a small one takes small slices) and what
-   * a crash leaves unbilled: what the key spent since its slice's last settle, so at most `maxSlice - 1`
-   * credits and never more than half a `sliceTtlMs` of its traffic.
+   * default than `LeasedRateLimiter`'s. It also bounds the early refusal near the end of a balance and
+   * what a crash leaves unbilled (see the class): at most `maxSlice - 1` credits, and never more than
+   * half a `sliceTtlMs` of the key's traffic.
    *
    * @default 1000
    */
   maxSlice?: number;
-  /**
-   * A slice is at most `1/divisor` of the account's balance as last seen (and at least the request's
-   * cost), so slices shrink as the balance runs low.
-   *
-   * @default 8
-   */
-  divisor?: number;
   /**
    * The ttl of each slice's hold in the shared ledger, in milliseconds: a process that dies loses
    * nobody's credits for longer. A slice takes new requests for half of it, is settled after, and a
@@ -61,30 +51,6 @@ export interface CreditLeaseOptions {
    * @default 120_000
    */
   sliceTtlMs?: number;
-  /**
-   * The longest a request's hold waits for the shared ledger, in milliseconds: a slice's hold or
-   * settle, and another request's it waits for. A hold its slice covers answers at once, with no
-   * timer; one that waits longer fails like the shared ledger would (`CreditLedgerUnavailableError`).
-   * Declared as this ledger's `deadline`, so `authenticate` adds no timer of its own.
-   *
-   * @default twice the shared ledger's own deadline, and at least 2000 (2000 for keygate's)
-   */
-  timeoutMs?: number;
-  /**
-   * Whether the next slice is held in the background once a slice is down to half (earlier when the
-   * last one saw more than a quarter spent while it was on its way), so that a funded account never
-   * waits for the shared ledger. Turn it off where work may not outlive the
-   * request that started it (Cloudflare Workers: an isolate's I/O belongs to its request).
-   *
-   * @default true
-   */
-  prefetch?: boolean;
-  /**
-   * Current time in epoch milliseconds.
-   *
-   * @default Date.now
-   */
-  clock?: () => number;
 }
 
 interface Slice extends LeaseSlice {
@@ -110,11 +76,8 @@ interface Slice extends LeaseSlice {
 const covers = (slice: Slice, amount: number, now: number) =>
   !slice.retired && now < slice.usableUntil && slice.free >= amount;
 
-interface LocalHold {
-  readonly slice: Slice;
-  readonly amount: number;
-  readonly expiresAt: number;
-}
+type LocalHold = { readonly slice: Slice; readonly amount: number; readonly expiresAt: number };
+type HoldArgs = ReturnType<typeof validHoldArgs>;
 
 const PREFIX = 'lease_';
 
@@ -146,20 +109,10 @@ const PREFIX = 'lease_';
  * const auth = { credits: { ledger } };
  * process.on('SIGTERM', async () => { await server.close(); await ledger.close(); });
  */
-export class LeasedCreditLedger implements CreditLedger, Capable {
-  /** Its `wrapper`: the shared ledger. */
-  declare readonly [CAPABILITIES]: Capabilities;
-  readonly maxSlice: number;
-  readonly divisor: number;
+export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements CreditLedger {
   readonly sliceTtlMs: number;
-  /** The longest a hold waits for the shared ledger, in milliseconds (its `deadline`). */
-  readonly timeoutMs: number;
-  /** Whether the next slice is held in the background before a slice runs dry. */
-  readonly prefetch: boolean;
   /** Credits spent by requests whose slice lapsed before it could be settled (never charged). */
   uncharged = 0;
-  private readonly inner: CreditLedger;
-  private readonly clock: () => number;
   /** Each account and key's live slice (`${accountId}\n${keyId}`). */
   private readonly slices = new SliceStore<Slice>();
   private readonly holds = new Map<string, LocalHold>();
@@ -170,8 +123,6 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
   private readonly known = new Map<string, number>();
   /** Credits of each account free in live slices (what `free()` answers, kept as slices change). */
   private readonly freeBy = new Map<string, number>();
-  /** Background takes in flight, for `idle()` and `close()` to wait for. */
-  private readonly refills: RefillScheduler;
   private timer: ReturnType<typeof setInterval> | undefined;
   private serial = 0;
   private readonly tag = randomBase62(6);
@@ -181,20 +132,8 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     if (typeof ledger?.hold !== 'function' || typeof ledger.settle !== 'function') {
       throw new InvalidInputError('ledger', 'ledger must be a CreditLedger');
     }
-    const settings = leaseSettings(options, ledger, { maxSlice: 1000, timeoutFloorMs: 2000, timeoutFallbackMs: 2000 });
-    this.inner = ledger;
-    this.maxSlice = settings.maxSlice;
-    this.divisor = settings.divisor;
+    super(options, ledger, [1000, 2000, 2000], 'immediateCredits');
     this.sliceTtlMs = validWholeNumber('sliceTtlMs', options.sliceTtlMs ?? 120_000, 1_000);
-    this.clock = settings.clock;
-    this.prefetch = settings.prefetch;
-    this.timeoutMs = settings.timeoutMs;
-    this.refills = new RefillScheduler(this.timeoutMs);
-    this[CAPABILITIES] = {
-      wrapper: { wrapped: ledger },
-      deadline: { timeoutMs: this.timeoutMs },
-      immediateCredits: this,
-    };
   }
 
   /** The shared ledger the slices are held from. */
@@ -207,25 +146,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     return this.freeBy.get(accountId) ?? 0;
   }
 
-  /**
-   * Resolves once no slice of this process is being held in the background (at once when none is;
-   * each settles within `timeoutMs`), so that `free` counts every credit the shared ledger holds for
-   * this process's live slices. Never rejects.
-   *
-   * @example
-   * await ledger.idle();
-   * ledger.free('acct_1'); // 240
-   */
-  idle(): Promise<void> {
-    return this.refills.idle();
-  }
-
-  /**
-   * The shared ledger's `topUp`.
-   *
-   * @example
-   * await ledger.topUp('acct_1', 500, { reference: 'pi_1' });
-   */
+  /** The shared ledger's `topUp`. */
   topUp(accountId: string, amount: number, options?: TopUpOptions): Promise<CreditBalance> {
     return this.inner.topUp(accountId, amount, options);
   }
@@ -250,7 +171,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    * const held = await ledger.hold('acct_1', 1, { keyId: 'key_1' });
    */
   hold(accountId: string, amount: number, options?: HoldOptions): Promise<HoldResult> {
-    let args: ReturnType<typeof validHoldArgs>;
+    let args: HoldArgs;
     try {
       args = validHoldArgs(accountId, amount, options);
     } catch (err) {
@@ -303,21 +224,18 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     if (next === undefined || !covers(next, amount, now)) return undefined;
     slice.next = undefined;
     this.retire(slice);
-    this.slices.replace(at, next);
+    this.slices.set(at, next);
     if (slice.open === 0) void this.settleSlice(slice);
     return next;
   }
 
   /**
    * Takes the slice after `slice` in the background, sized so that what this process holds free for
-   * the account and key stays under `maxSlice` (the early-refusal bound stands). A refused, failed or
-   * late take leaves it to the request that runs out.
+   * the account and key stays under `maxSlice` (the early-refusal bound stands).
    */
   private refill(at: string, slice: Slice): void {
     slice.refillAt = -1;
-    const seen = this.known.get(slice.accountId);
-    const share = seen === undefined ? this.maxSlice : Math.floor(seen / this.divisor);
-    const size = Math.min(this.maxSlice - 1 - slice.free, share);
+    const size = Math.min(this.maxSlice - 1 - slice.free, this.sizeFor(this.known.get(slice.accountId), 0));
     if (size < 1) return;
     const { accountId, keyId } = slice;
     const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
@@ -340,7 +258,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     };
     // Too late (past timeoutMs, which bounds the requests that wait for it): its credits go back.
     const late = (held: HoldResult) => void (held.ok && this.inner.release(held.holdId).catch(() => {}));
-    this.refills.start(slice, () => this.inner.hold(accountId, size, options), landed, late);
+    this.refillIn(slice, () => this.inner.hold(accountId, size, options), landed, late);
   }
 
   /** A new live slice of `holdId` in the shared ledger, taken at `sentAt`, with nothing free yet. */
@@ -368,24 +286,17 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     else this.freeBy.set(slice.accountId, total);
   }
 
-  private async holdSlowly(
-    at: string,
-    args: ReturnType<typeof validHoldArgs>,
-    options: HoldOptions | undefined,
-  ): Promise<HoldResult> {
+  private async holdSlowly(at: string, args: HoldArgs, options: HoldOptions | undefined): Promise<HoldResult> {
     const ttlMs = options?.ttlMs === undefined ? Number.POSITIVE_INFINITY : args.ttlMs;
     for (;;) {
       const slice = this.slices.get(at);
-      if (slice?.taking) {
-        await slice.taking;
-        continue;
-      }
       const now = this.clock();
       const ready = this.usable(at, slice, args.amount, now);
       if (ready) return this.holdFrom(ready, args.amount, now, ttlMs);
-      if (slice?.refilling) {
-        // The next slice is on its way: wait for it rather than take another.
-        await slice.refilling;
+      // A take in flight, or the next slice on its way: wait for it rather than take another.
+      const pending = slice?.taking ?? slice?.refilling;
+      if (pending) {
+        await pending;
         continue;
       }
       if (slice) {
@@ -413,13 +324,13 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     const args = validSettleArgs(holdId, amount);
     const local = this.holds.get(args.holdId);
     if (!local) {
-      if (args.holdId.startsWith(PREFIX)) return { charged: 0, balance: this.view(undefined, '') };
+      // One of this process's holds, already closed or lapsed: it charges nothing.
+      if (args.holdId.startsWith(PREFIX)) return { charged: 0, balance: 0 };
       return this.inner.settle(holdId, amount);
     }
     const charged = args.amount ?? local.amount;
     if (charged > local.amount) throw amountOverHold(charged, local.amount);
-    this.close1(args.holdId, local, charged);
-    return { charged, balance: this.view(local.slice, local.slice.accountId) };
+    return { charged, balance: this.close1(args.holdId, local, charged) };
   }
 
   /**
@@ -431,9 +342,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    */
   settleNow(holdId: string): SettleResult | undefined {
     const local = this.holds.get(holdId);
-    if (!local) return undefined;
-    this.close1(holdId, local, local.amount);
-    return { charged: local.amount, balance: this.view(local.slice, local.slice.accountId) };
+    return local && { charged: local.amount, balance: this.close1(holdId, local, local.amount) };
   }
 
   /**
@@ -445,9 +354,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    */
   releaseNow(holdId: string): CreditBalance | undefined {
     const local = this.holds.get(holdId);
-    if (!local) return undefined;
-    this.close1(holdId, local, 0);
-    return { balance: this.view(local.slice, local.slice.accountId) };
+    return local && { balance: this.close1(holdId, local, 0) };
   }
 
   /**
@@ -458,31 +365,18 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
    */
   async release(holdId: string): Promise<CreditBalance> {
     const args = validSettleArgs(holdId);
-    const local = this.holds.get(args.holdId);
-    if (!local) {
-      if (args.holdId.startsWith(PREFIX)) return { balance: this.view(undefined, '') };
-      return this.inner.release(holdId);
-    }
-    this.close1(args.holdId, local, 0);
-    return { balance: this.view(local.slice, local.slice.accountId) };
+    const released = this.releaseNow(args.holdId);
+    if (released) return released;
+    if (args.holdId.startsWith(PREFIX)) return { balance: 0 };
+    return this.inner.release(holdId);
   }
 
-  /**
-   * The shared ledger's entries: a slice's charge is there once the slice has settled.
-   *
-   * @example
-   * await ledger.entries('acct_1', { limit: 20 });
-   */
+  /** The shared ledger's `entries`: a slice's charge is there once the slice has settled. */
   entries(accountId: string, options?: EntriesOptions): Promise<CreditEntry[]> {
     return this.inner.entries(accountId, options);
   }
 
-  /**
-   * The shared ledger's `reconcile`: slices are ordinary holds there, so it stays ok.
-   *
-   * @example
-   * (await ledger.reconcile('acct_1')).ok // true
-   */
+  /** The shared ledger's `reconcile`: slices are ordinary holds there, so it stays ok. */
   reconcile(accountId: string): Promise<CreditReconciliation> {
     return this.inner.reconcile(accountId);
   }
@@ -500,7 +394,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     this.timer = undefined;
     // A background take lands (or times out) first, so that its slice is settled with the rest;
     // close() waits for it at most timeoutMs, on a timer of its own.
-    await this.refills.drain();
+    await this.refilled();
     for (const slice of this.slices.values()) this.retire(slice);
     this.slices.clear();
     for (let round = 0; this.retired.size > 0 || this.settling.size > 0; round++) {
@@ -515,29 +409,18 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     slice.open++;
     const holdId = `${PREFIX}${this.tag}${(++this.serial).toString(36)}`;
     this.holds.set(holdId, { slice, amount, expiresAt: Math.min(now + ttlMs, slice.holdsUntil) });
-    return { ok: true, holdId, balance: this.view(slice, slice.accountId) };
+    return { ok: true, holdId, balance: this.view(slice.accountId) };
   }
 
   private async take(at: string, accountId: string, keyId: string | undefined, amount: number, ttlMs: number) {
-    const placeholder: Slice = {
-      accountId,
-      keyId,
-      holdId: '',
-      free: 0,
-      spent: 0,
-      open: 0,
-      usableUntil: 0,
-      holdsUntil: 0,
-      retired: false,
-      refillAt: -1,
-    };
+    // Nothing usable until the hold lands: `taking` makes requests wait for it.
+    const placeholder = { ...this.slice(accountId, keyId, '', 0), usableUntil: 0, holdsUntil: 0 };
     const finish = beginTake(placeholder);
     this.slices.place(at, placeholder);
     try {
       const sentAt = this.clock();
       const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
-      const seen = this.known.get(accountId);
-      let size = this.sizeFor(seen, amount);
+      let size = this.sizeFor(this.known.get(accountId), amount);
       let held = await this.inner.hold(accountId, size, options);
       // Smaller slices while the balance covers the cost: each try is smaller than the last, so this
       // refuses only once the shared balance itself fell below the cost (the early-refusal bound).
@@ -568,18 +451,20 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
     return Math.max(amount, Math.min(this.maxSlice, share));
   }
 
-  private view(slice: Slice | undefined, accountId: string): number {
-    const shared = this.known.get(slice?.accountId ?? accountId) ?? 0;
-    return shared + (slice ? this.free(slice.accountId) : 0);
+  /** The account's balance as this process sees it: the shared one last answered and its own free credits. */
+  private view(accountId: string): number {
+    return (this.known.get(accountId) ?? 0) + this.free(accountId);
   }
 
-  private close1(holdId: string, local: LocalHold, charged: number): void {
+  /** Closes a request's hold, `charged` of it spent; answers the account's balance as this process sees it. */
+  private close1(holdId: string, local: LocalHold, charged: number): number {
     this.holds.delete(holdId);
     const slice = local.slice;
     slice.spent += charged;
     this.credit(slice, local.amount - charged);
     slice.open--;
     if (slice.retired && slice.open === 0) void this.settleSlice(slice);
+    return this.view(slice.accountId);
   }
 
   /** Takes no more requests on `slice` (nor on its successor, if one is waiting): it settles once they closed. */
@@ -624,7 +509,7 @@ export class LeasedCreditLedger implements CreditLedger, Capable {
       const next = slice.next;
       slice.next = undefined;
       this.retire(slice);
-      if (next && now < next.usableUntil) this.slices.replace(at, next);
+      if (next && now < next.usableUntil) this.slices.set(at, next);
       else if (next) this.retire(next);
     }
     for (const [id, local] of this.holds) if (now >= local.expiresAt) this.close1(id, local, 0);

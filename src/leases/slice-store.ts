@@ -15,13 +15,11 @@ export interface LeaseSlice {
 }
 
 /**
- * Marks a take in flight on `slice` (its `taking`), so that one take per owner runs at a time and
- * the requests it cannot cover wait for it; returns the function that ends it (clears `taking` and
- * wakes the waiters). Call that once, whether the take succeeded or failed.
+ * Marks a take in flight on `slice` (its `taking`), for the requests it cannot cover to wait for;
+ * returns the function that ends it and wakes them, to call once, whether the take succeeded or not.
  *
  * @example
- * const finish = beginTake(slice);
- * try { grant = await shared.take(...); } finally { finish(); }
+ * const finish = beginTake(slice); // ... finish();
  */
 export function beginTake(slice: LeaseSlice): () => void {
   let done!: () => void;
@@ -37,18 +35,18 @@ export function beginTake(slice: LeaseSlice): () => void {
 /**
  * The live slice of every owner (a rate-limited key; an account and key), at most `max` of them:
  * placing one more evicts the least recently placed or used one that no take is filling, and hands
- * it to `evicted` (to give back what it holds). Iteration is in that order, least recent first.
+ * it to `evicted` (to give back what it holds). Iteration is in that order, least recent first; `set`
+ * puts a slice in the place of the owner's previous one.
  *
  * @example
  * const slices = new SliceStore<Slice>(10_000, (keyId, slice) => void giveBack(keyId, slice));
  * slices.place('key_1', slice);
- * slices.use('key_1'); // the slice, now the most recent
+ * slices.use('key_1', slice); // now the most recent
  */
-export class SliceStore<S extends LeaseSlice> implements Iterable<[string, S]> {
-  // Insertion order is recency (deleted and set again on use), so the first owner is the least recent.
-  private readonly slices = new Map<string, S>();
-  // The owner last moved to the end (the most recent), while it is there: an owner used again and
-  // again keeps its place with no delete and set per request.
+export class SliceStore<S extends LeaseSlice> extends Map<string, S> {
+  // Insertion order is recency (deleted and set again on use). The owner last moved to the end: an
+  // owner used again and again keeps its place with no delete and set per request. It may name an
+  // owner deleted since, harmlessly: one set again goes to the end.
   private last: string | undefined;
 
   /**
@@ -58,66 +56,29 @@ export class SliceStore<S extends LeaseSlice> implements Iterable<[string, S]> {
   constructor(
     private readonly max = Number.POSITIVE_INFINITY,
     private readonly evicted: (owner: string, slice: S) => void = () => {},
-  ) {}
-
-  /** How many owners have a slice. */
-  get size(): number {
-    return this.slices.size;
+  ) {
+    super();
   }
 
-  /** The owner's slice, its recency unchanged. */
-  get(owner: string): S | undefined {
-    return this.slices.get(owner);
-  }
-
-  /** The owner's slice, marked the most recent. */
+  /** Marks the owner's slice the most recent. */
   use(owner: string, slice: S): void {
     if (this.last === owner) return;
-    this.slices.delete(owner);
-    this.slices.set(owner, slice);
+    this.delete(owner);
+    this.set(owner, slice);
     this.last = owner;
   }
 
   /** Makes `slice` the owner's as its most recent, evicting the least recent owner's (one no take fills) when full. */
   place(owner: string, slice: S): void {
-    if (this.slices.size >= this.max) {
-      for (const [oldest, evicted] of this.slices) {
+    if (this.size >= this.max) {
+      for (const [oldest, evicted] of this) {
         if (evicted.taking) continue;
-        this.slices.delete(oldest);
+        this.delete(oldest);
         this.evicted(oldest, evicted);
         break;
       }
     }
-    this.slices.set(owner, slice);
+    this.set(owner, slice);
     this.last = owner;
-  }
-
-  /** Makes `slice` the owner's in the place its previous slice held. */
-  replace(owner: string, slice: S): void {
-    this.slices.set(owner, slice);
-  }
-
-  /** Forgets the owner's slice. */
-  delete(owner: string): void {
-    this.slices.delete(owner);
-    if (this.last === owner) this.last = undefined;
-  }
-
-  /** Forgets every slice; answers them, least recent first. */
-  clear(): Array<[string, S]> {
-    const all = [...this.slices];
-    this.slices.clear();
-    this.last = undefined;
-    return all;
-  }
-
-  /** Every slice. */
-  values(): IterableIterator<S> {
-    return this.slices.values();
-  }
-
-  /** Every owner and its slice, least recent first; an owner placed again while iterating comes again. */
-  [Symbol.iterator](): IterableIterator<[string, S]> {
-    return this.slices[Symbol.iterator]();
   }
 }

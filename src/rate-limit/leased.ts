@@ -1,11 +1,10 @@
 import { InvalidInputError } from '#errors';
+import { LeaseEngine, type LeaseOptions } from '../leases/engine.js';
 import { refillPoint } from '../leases/refill-point.js';
-import { RefillScheduler } from '../leases/refills.js';
-import { leaseSettings } from '../leases/settings.js';
 import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
 import type { RateLimit } from '../types.js';
 import { validWholeNumber } from '../validate/whole.js';
-import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../vocabulary/capabilities.js';
+import { capabilityOf } from '../vocabulary/capabilities.js';
 import type {
   LeasableRateLimiter,
   RateLimitDecision,
@@ -22,26 +21,19 @@ import { validConsumeArgs } from './policy.js';
  * @example
  * const options: LeasedRateLimiterOptions = { limiter: new RedisRateLimiter({ client }), maxSlice: 300, divisor: 8 };
  */
-export interface LeasedRateLimiterOptions {
+export interface LeasedRateLimiterOptions extends LeaseOptions {
   /** The shared limiter to take slices from; it must declare the `leases` capability (keygate's all do). */
   limiter: RateLimiter;
   /**
    * The most units one slice holds (beyond what the request that takes it needs). A key far from its
    * limit costs one round trip per `maxSlice / 2` units (at most one per `maxSlice / 4` when its store
-   * answers slowly); near the limit, units held by other processes may refuse a request early by at
-   * most `(processes - 1) * (maxSlice - 1)` units. The default leaves a busy key (tens of thousands of
-   * requests a second in one process) enough units to outlast a store round trip on a loaded machine.
+   * answers slowly); near the limit, it bounds the early refusal (see the class). The default leaves a
+   * busy key (tens of thousands of requests a second in one process) enough units to outlast a store
+   * round trip on a loaded machine.
    *
    * @default 300
    */
   maxSlice?: number;
-  /**
-   * A slice is at most `floor(remaining / divisor)` of what remains in the window (and at least what
-   * the request needs), so slices shrink as the budget runs low.
-   *
-   * @default 8
-   */
-  divisor?: number;
   /**
    * Most keys whose slice this process keeps; the least recently used one's unspent units are given
    * back to make room.
@@ -49,30 +41,6 @@ export interface LeasedRateLimiterOptions {
    * @default 10_000
    */
   max?: number;
-  /**
-   * The longest a request waits for the shared limiter, in milliseconds: its own take, and another
-   * request's take it waits for. A request its slice covers answers at once, with no timer; one that
-   * waits longer fails like the shared limiter would (`RateLimiterUnavailableError`). Declared as
-   * this limiter's `deadline`, so `authenticate` adds no timer of its own.
-   *
-   * @default twice the shared limiter's own deadline and at least 500 (500 for keygate's), else 1000
-   */
-  timeoutMs?: number;
-  /**
-   * Whether a slice down to half of what its take left (earlier when the last top-up saw more than a
-   * quarter spent while it was in flight) is topped up in the background, so that a key far from its
-   * limit never waits for the store. Turn it off where work may not outlive the
-   * request that started it (Cloudflare Workers: an isolate's I/O belongs to its request).
-   *
-   * @default true
-   */
-  prefetch?: boolean;
-  /**
-   * Current time in epoch milliseconds (only compared with itself: slices end when their window does).
-   *
-   * @default Date.now
-   */
-  clock?: () => number;
 }
 
 interface Slice extends LeaseSlice {
@@ -99,15 +67,11 @@ const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now
  * A rate limiter that takes slices of each key's window from a shared limiter in one round trip,
  * spends them in this process, and gives back what it did not spend (`close()`, a changed limit, a
  * slice evicted). Exact in the sense that matters: every unit it allows was counted in the shared
- * window first, so no limit is ever exceeded across any number of processes; a key far from its
- * limit costs one round trip per top-up (about `maxSlice / 2` units) instead of one per request.
+ * window first, so no limit is ever exceeded across any number of processes.
  *
- * Slices shrink as the window runs low: a take grants at least what the request needs, at most
- * `maxSlice`, and at most `1/divisor` of what remains. Once a slice is down to half of what its take
- * left it (earlier for a store that answers slower than the key spends, see `refillPoint`), it is
- * topped up in the background (to `maxSlice - 1` units at most), so a key far
- * from its limit never waits for the store. One take per key is in flight per process; requests its
- * slice cannot cover wait for it. The price is early refusal: a request of cost `c` is refused only
+ * A take grants at least what the request needs, at most `maxSlice` and `1/divisor` of what remains;
+ * a slice running low is topped up in the background (`prefetch`), to `maxSlice - 1` units at most.
+ * One take per key is in flight per process; requests its slice cannot cover wait for it. The price is early refusal: a request of cost `c` is refused only
  * when fewer than `c + (P - 1) * (maxSlice - 1)` units of the window are unspent, `P` the number of
  * processes holding slices (the other processes' slices are counted but not yet spent). An exact
  * limiter refuses below `c`.
@@ -121,65 +85,25 @@ const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now
  * const auth = { rateLimit: { limiter } };
  * process.on('SIGTERM', () => limiter.close());
  */
-export class LeasedRateLimiter implements RateLimiter, Capable {
-  /** Its `wrapper`: the shared limiter. */
-  declare readonly [CAPABILITIES]: Capabilities;
-  readonly maxSlice: number;
-  readonly divisor: number;
+export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateLimiter {
   readonly max: number;
-  /** The longest a request waits for the shared limiter, in milliseconds (its `deadline`). */
-  readonly timeoutMs: number;
-  /** Whether slices are topped up in the background before they run dry. */
-  readonly prefetch: boolean;
-  private readonly inner: RateLimiter;
   private readonly leases: LeasableRateLimiter;
-  private readonly clock: () => number;
   /** Each key's slice, the least recently used given back first once `max` keys hold one. */
   private readonly slices: SliceStore<Slice>;
-  private readonly refills: RefillScheduler;
 
   constructor(options: LeasedRateLimiterOptions) {
     const leases = capabilityOf(options?.limiter, 'leases');
     if (!leases) throw new InvalidInputError('limiter', 'limiter must declare the leases capability');
-    const settings = leaseSettings(options, options.limiter, {
-      maxSlice: 300,
-      timeoutFloorMs: 500,
-      timeoutFallbackMs: 1000,
-    });
-    this.inner = options.limiter;
+    super(options, options.limiter, [300, 500, 1000], 'immediateLimits');
     this.leases = leases;
-    this.maxSlice = settings.maxSlice;
-    this.divisor = settings.divisor;
     this.max = validWholeNumber('max', options.max ?? 10_000);
-    this.clock = settings.clock;
-    this.prefetch = settings.prefetch;
-    this.timeoutMs = settings.timeoutMs;
     this.slices = new SliceStore<Slice>(this.max, (keyId, evicted) => void this.giveBack(keyId, evicted));
-    this.refills = new RefillScheduler(this.timeoutMs);
-    this[CAPABILITIES] = {
-      wrapper: { wrapped: options.limiter },
-      deadline: { timeoutMs: this.timeoutMs },
-      immediateLimits: this,
-    };
   }
 
   /** Unspent units this process holds for `keyId` in its open window (0 without a slice). */
   held(keyId: string): number {
     const slice = this.slices.get(keyId);
     return slice && slice.endsAt > this.clock() ? slice.units : 0;
-  }
-
-  /**
-   * Resolves once no background top-up of this process is in flight (at once when none is; each
-   * settles within `timeoutMs`), so that `held` counts every unit the shared limiter has counted for
-   * this process. Never rejects.
-   *
-   * @example
-   * await limiter.idle();
-   * limiter.held('key_1'); // 99
-   */
-  idle(): Promise<void> {
-    return this.refills.idle();
   }
 
   /**
@@ -224,9 +148,8 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
   }
 
   /**
-   * Tops the slice up in the background to `maxSlice - 1` units, before a request has to wait for a
-   * take: what this process holds never exceeds what one take would have given it, so the
-   * early-refusal bound stands. A failed or empty top-up leaves it to the request that runs out.
+   * Tops the slice up in the background to `maxSlice - 1` units: what this process holds never
+   * exceeds what one take would have given it, so the early-refusal bound stands.
    */
   private refill(keyId: string, limit: RateLimit, slice: Slice): void {
     const want = this.maxSlice - 1 - slice.units;
@@ -255,7 +178,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
       // Dropped meanwhile (closed, evicted, limit changed): what it holds goes back.
       return this.slices.get(keyId) !== slice ? this.giveBack(keyId, slice) : undefined;
     };
-    slice.taking = this.refills.start(slice, () => this.leases.take(keyId, limit, ask), landed, late, landedThen);
+    slice.taking = this.refillIn(slice, () => this.leases.take(keyId, limit, ask), landed, late, landedThen);
   }
 
   private async consumeSlowly(args: ReturnType<typeof validConsumeArgs>, limit: RateLimit): Promise<RateLimitDecision> {
@@ -283,10 +206,11 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
    * process.on('SIGTERM', async () => { await server.close(); await limiter.close(); });
    */
   async close(): Promise<void> {
-    const slices = this.slices.clear();
+    const slices = [...this.slices];
+    this.slices.clear();
     // A background take still in flight gives the slice back itself once it lands (or times out);
     // close() waits for it at most timeoutMs, on a timer of its own.
-    const refilling = this.refills.drain();
+    const refilling = this.refilled();
     await Promise.all(slices.map(([keyId, slice]) => (slice.refilling ? undefined : this.giveBack(keyId, slice))));
     await refilling;
   }
@@ -304,12 +228,7 @@ export class LeasedRateLimiter implements RateLimiter, Capable {
     return slice;
   }
 
-  private async take(
-    keyId: string,
-    limit: RateLimit,
-    cost: number,
-    old: Slice | undefined,
-  ): Promise<RateLimitDecision> {
+  private async take(keyId: string, limit: RateLimit, cost: number, old: Slice | undefined) {
     // This request owns the slice's leftover while its take is in flight, so nobody else spends it.
     const mine = old?.units ?? 0;
     const slice: Slice = old ?? {

@@ -127,8 +127,9 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
 
   /**
    * Inserts `events` and their deliveries inside the caller's transaction; an id already stored is
-   * skipped, and keeps the deliveries it has.
+   * skipped, and keeps the deliveries it has. For the key stores of the SQL core, not applications.
    *
+   * @internal
    * @example
    * yield* outbox.appendIn(tx, options.events);
    */

@@ -36,8 +36,10 @@ export class ApiKeyGuard implements CanActivate {
   private readonly keygate: Keygate;
   private readonly reflector: Reflector;
   private readonly platform: () => Platform;
-  // Per handler: the core options of its route, or null for a Public() one.
-  private readonly routes = new WeakMap<object, AuthenticateOptions | null>();
+  // Per controller class, then handler: the core options of its route, or null for a Public() one.
+  // A handler alone is no key: controllers that inherit a route from one base class share its
+  // function, and each decides for itself (its own Public() and RequirePermissions()).
+  private readonly routes = new WeakMap<object, WeakMap<object, AuthenticateOptions | null>>();
 
   /** @internal Nest constructs the guard, injecting the module's options, its Reflector and HTTP adapter. */
   constructor(keygate: Keygate, reflector: Reflector, host: HttpAdapterHost) {
@@ -63,13 +65,17 @@ export class ApiKeyGuard implements CanActivate {
 
   private routeOf(context: ExecutionContext): AuthenticateOptions | null {
     const handler = context.getHandler();
-    let auth = this.routes.get(handler);
+    const owner = context.getClass();
+    let handlers = this.routes.get(owner);
+    if (handlers === undefined) this.routes.set(owner, (handlers = new WeakMap()));
+    let auth = handlers.get(handler);
     if (auth === undefined) {
-      const targets = [handler, context.getClass()];
+      const targets = [handler, owner];
       const open = this.reflector.getAllAndOverride<boolean | undefined>(PUBLIC_KEY, targets);
       const permissions = this.reflector.getAllAndMerge<string[]>(PERMISSIONS_KEY, targets);
-      auth = open ? null : permissions.length > 0 ? this.keygate.narrow(handler, permissions) : this.keygate.auth;
-      this.routes.set(handler, auth);
+      // narrow() keeps what it built per route object: this pair's own, made once here.
+      auth = open ? null : permissions.length > 0 ? this.keygate.narrow({}, permissions) : this.keygate.auth;
+      handlers.set(handler, auth);
     }
     return auth;
   }

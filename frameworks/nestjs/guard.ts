@@ -67,7 +67,10 @@ export class ApiKeyGuard implements CanActivate {
     const handler = context.getHandler();
     const owner = context.getClass();
     let handlers = this.routes.get(owner);
-    if (handlers === undefined) this.routes.set(owner, (handlers = new WeakMap()));
+    if (handlers === undefined) {
+      handlers = new WeakMap();
+      this.routes.set(owner, handlers);
+    }
     let auth = handlers.get(handler);
     if (auth === undefined) {
       const targets = [handler, owner];

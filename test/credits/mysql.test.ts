@@ -4,7 +4,7 @@ import { describeCreditLedgerContract } from 'keygate/testing';
 import type mysql from 'mysql2/promise';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { rejection } from '../rate-limit/support/rejection.js';
-import { mysqlAvailable, openTestDatabase, type TestDatabase } from '../stores/support/mysql.js';
+import { mysqlAvailable, openTestDatabase, stuckPool, type TestDatabase } from '../stores/support/mysql.js';
 import { RUN_ID } from '../stores/support/services.js';
 
 const available = await mysqlAvailable();
@@ -75,13 +75,8 @@ describe.skipIf(!available)('MysqlCreditLedger over MariaDB', () => {
         return { entries: Number(row.entries), available: Number(row.available), open: Number(row.open) };
       },
       stalled: (timeoutMs) => {
-        let fail: (err: Error) => void = () => {};
-        const stuck = {
-          pool: {},
-          query: () => new Promise(() => {}),
-          getConnection: () => new Promise((_, reject) => (fail = reject)),
-        } as unknown as mysql.Pool;
-        return { ledger: new MysqlCreditLedger({ client: stuck, timeoutMs }), unstick: (err) => fail(err) };
+        const { pool, unstick } = stuckPool();
+        return { ledger: new MysqlCreditLedger({ client: pool, timeoutMs }), unstick };
       },
       ended: async () => {
         const p = db.pool();

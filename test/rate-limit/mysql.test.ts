@@ -7,6 +7,7 @@ import {
   MYSQL_URL,
   mysqlAvailable,
   openTestDatabase,
+  stuckPool,
   type TestDatabase,
   throughPort,
 } from '../stores/support/mysql.js';
@@ -62,14 +63,8 @@ describe.skipIf(!available)('MysqlRateLimiter over MariaDB', () => {
         },
         prune: () => limiter.prune(),
         stalled: (timeoutMs) => {
-          let fail: (err: Error) => void = () => {};
-          // A mysql2 pool whose queries never settle (until the test fails them, after the deadline).
-          const stuck = {
-            pool: {},
-            query: () => new Promise(() => {}),
-            getConnection: () => new Promise((_, reject) => (fail = reject)),
-          } as unknown as mysql.Pool;
-          return { limiter: new MysqlRateLimiter({ client: stuck, timeoutMs }), unstick: (err) => fail(err) };
+          const { pool, unstick } = stuckPool();
+          return { limiter: new MysqlRateLimiter({ client: pool, timeoutMs }), unstick };
         },
         ended: async () => {
           const p = db.pool();

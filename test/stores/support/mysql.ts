@@ -70,3 +70,17 @@ export function throughPort(url: string, port: number): string {
   proxied.port = String(port);
   return proxied.toString();
 }
+
+/**
+ * A mysql2 pool whose queries and connections never settle, as a server that stopped answering;
+ * `unstick(err)` fails the connection a class is waiting for, as a reset would, after its deadline.
+ */
+export function stuckPool(): { pool: mysql.Pool; unstick(err: Error): void } {
+  let fail: (err: Error) => void = () => {};
+  const pool = {
+    pool: {},
+    query: () => new Promise(() => {}),
+    getConnection: () => new Promise((_, reject) => (fail = reject)),
+  } as unknown as mysql.Pool;
+  return { pool, unstick: (err) => fail(err) };
+}

@@ -1,4 +1,5 @@
-import type { AuditAction, AuditEntry, AuditEntryInput, AuditLog } from 'keygate';
+import type { AuditEntry, AuditEntryInput, AuditLog } from 'keygate';
+import { AUDIT_ACTIONS } from 'keygate/store-kit';
 import { type Case, type Expect, fresh } from './contract-kit.js';
 
 /** What a case of the audit-log contract works with: the fixture's log and its peer (or itself). */
@@ -9,18 +10,8 @@ export interface AuditContext {
 }
 const at = (ms: number) => new Date(Date.UTC(2026, 10, 24, 18, 0, 0) + ms).toISOString();
 
-const ACTIONS: readonly AuditAction[] = [
-  'key.created',
-  'key.updated',
-  'key.rotated',
-  'key.suspended',
-  'key.resumed',
-  'key.revoked',
-  'key.imported',
-  'key.leaked',
-  'credits.topped_up',
-  'dashboard.signed_in',
-];
+// Every action keygate writes must be storable: the list the library itself uses, not a copy of it.
+const ACTIONS = AUDIT_ACTIONS;
 
 /** Entries with every field set, in every shape a field takes, and one with every optional field left out. */
 function entriesOf(accountId: string): AuditEntryInput[] {

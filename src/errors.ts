@@ -92,6 +92,8 @@ export class KeygateError extends Error {
  * - `out_of_range`: a number, a prefix length or a date outside what the field allows.
  * - `not_allowed`: a value or a field the call does not take (an unknown mode, a zone id, a field
  *   that `update` cannot change).
+ * - `unknown_option`: a member no options object or input of that call has (a misspelt
+ *   `permisions`); the message names the nearest known member when one is within two edits.
  * - `invalid`: any other refusal (most construction options).
  *
  * @example
@@ -109,6 +111,7 @@ export type InputIssueReason =
   | 'host_bits_set'
   | 'out_of_range'
   | 'not_allowed'
+  | 'unknown_option'
   | 'invalid';
 
 /**

@@ -16,6 +16,7 @@ export type {
 export { authenticate, authenticateEager } from 'keygate';
 export type { ResolvedOptions } from '../auth/authenticate.js';
 export { resolveAuthOptions } from '../auth/authenticate.js';
+export { AUTH_OPTION_NAMES } from '../auth/options.js';
 export { finishCredits, holdCredits } from '../auth/finish-credits.js';
 export type { ResolvedCredits } from '../credits/options.js';
 export type { RateLimitHeaderFields } from '../rate-limit/header-fields.js';
@@ -36,3 +37,4 @@ export { createDenialResponder } from './problem.js';
 // Reading a request body under a byte limit: the dashboard's forms and keygate/leaks' reports use it.
 export { readCapped } from './read-body.js';
 export { createRouteOptions } from './route-options.js';
+export { checkOptionNames, closestName } from '../validate/options.js';

@@ -7,6 +7,8 @@ import {
   type RateLimitOptions,
 } from 'keygate';
 import { resolveAuthOptions } from '../auth/authenticate.js';
+import { AUTH_OPTION_NAMES } from '../auth/options.js';
+import { checkOptionNames } from '../validate/options.js';
 import { createDenialResponder, type DenialResponder } from './problem.js';
 
 /**
@@ -83,22 +85,37 @@ function assertFunction(field: string, value: unknown): void {
   }
 }
 
+/** The members every adapter's options may have beyond the core ones: `store`, `retryAfterMs`, `clientIp`, `onDenied`. */
+const ADAPTER_OWN = ['store', 'retryAfterMs', 'clientIp', 'onDenied'];
+
 /**
- * Validates an adapter's options once, at construction: `store` must be a `KeyStore`, `clientIp`
- * and `onDenied` functions when given, `retryAfterMs` a number of milliseconds >= 0, and the core
+ * Validates an adapter's options once, at construction: every member must be one the adapter
+ * takes (the core options of `authenticate`, `store`, `retryAfterMs`, `clientIp`, `onDenied` and
+ * the adapter's own `extra` names; anything else, such as a misspelt `permisions`, is refused with
+ * reason `unknown_option` and a "did you mean"), `store` must be a `KeyStore`, `clientIp` and
+ * `onDenied` functions when given, `retryAfterMs` a number of milliseconds >= 0, and the core
  * options are checked by `resolveAuthOptions`. Throws `InvalidInputError` whose `field` names the
- * option, so bad configuration fails at start-up, never at the first request.
+ * option, so bad configuration fails at start-up, never at the first request. The returned `auth`
+ * holds only the core options (the `extra` members are left out).
  *
+ * @param where the adapter's name for messages. @default 'apiKeyAuth'
+ * @param extra option names the adapter takes besides the shared ones. @default []
  * @example
- * const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
+ * const { store, auth, respond, onDenied } = resolveAdapterOptions(options, 'keygate (Fastify)', ['routes']);
  * const result = await authenticate({ headers, ip }, store, auth);
  */
-export function resolveAdapterOptions<O extends AdapterOptions<never>>(options: O): ResolvedAdapterOptions<O> {
+export function resolveAdapterOptions<O extends AdapterOptions<never>>(
+  options: O,
+  where = 'apiKeyAuth',
+  extra: readonly string[] = [],
+): ResolvedAdapterOptions<O> {
+  checkOptionNames(options, [...AUTH_OPTION_NAMES, ...ADAPTER_OWN, ...extra], where);
   const given = (options !== null && typeof options === 'object' ? options : {}) as O & {
     clientIp?: unknown;
     onDenied?: unknown;
   };
   const { store, clientIp, onDenied, retryAfterMs, ...rest } = given;
+  for (const name of extra) delete (rest as Record<string, unknown>)[name];
   // The cost function takes the AdapterRequest the adapter passes to `authenticate`, which is an AuthRequest.
   const auth = rest as AuthenticateOptions;
   if (!store || typeof (store as Partial<KeyStore>).findByHash !== 'function') {

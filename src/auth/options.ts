@@ -3,6 +3,7 @@ import { type CreditOptions, type ResolvedCredits, resolveCredits } from '../cre
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from '../rate-limit/options.js';
 import { quote } from '../redact/describe.js';
+import { checkOptionNames } from '../validate/options.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { AttemptThrottle } from '../throttle/types.js';
 import type { AuthRequest, AuthResult } from '../vocabulary/result.js';
@@ -87,6 +88,29 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const resolved = new WeakMap<AuthenticateOptions, ResolvedOptions>();
 // Marks an object resolveAuthOptions made (a non-enumerable field: spreads and JSON leave it out).
 const RESOLVED = Symbol('keygate.resolvedOptions');
+/**
+ * Every member an {@link AuthenticateOptions} object may have; any other is refused by
+ * `resolveAuthOptions` (reason `unknown_option`), so a misspelt `permission` never opens a route.
+ * An adapter adds its own names to these when it checks its options.
+ *
+ * @example
+ * AUTH_OPTION_NAMES.includes('permissions') // true
+ */
+export const AUTH_OPTION_NAMES: readonly string[] = [
+  'permissions',
+  'header',
+  'from',
+  'prefix',
+  'pepper',
+  'timeoutMs',
+  'clock',
+  'onResult',
+  'throttle',
+  'telemetry',
+  'rateLimit',
+  'credits',
+];
+
 /** The options object used when none is given, so that its resolution is remembered too. */
 export const NO_OPTIONS: AuthenticateOptions = {};
 
@@ -110,6 +134,7 @@ export function resolveAuthOptions(options: AuthenticateOptions = NO_OPTIONS): R
   if (r) return r;
   // Resolved options given again (to authenticate, or resolved twice) are their own resolution.
   if ((options as { [RESOLVED]?: true })[RESOLVED] === true) return options as unknown as ResolvedOptions;
+  checkOptionNames(options, AUTH_OPTION_NAMES, 'authenticate');
   const { header = 'x-api-key', prefix = DEFAULT_PREFIX, permissions = [], timeoutMs = 2000 } = options;
   const { pepper, clock = Date.now, throttle, from = 'header' } = options;
   if (typeof header !== 'string' || !TOKEN.test(header)) {

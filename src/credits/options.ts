@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import type { EventHook } from '../events.js';
 import { quote } from '../redact/describe.js';
+import { checkOptionNames } from '../validate/options.js';
 import { capabilityOf, type ImmediateLedger } from '../vocabulary/capabilities.js';
 import type { CreditLedger } from '../vocabulary/credit-ledger.js';
 import type { AuthRequest } from '../vocabulary/result.js';
@@ -98,7 +99,7 @@ function immediate(ledger: CreditLedger): ImmediateLedger | undefined {
   };
 }
 
-const FIELDS = new Set(['ledger', 'cost', 'holdTtlMs', 'lowBalance', 'onLedgerError', 'onEvent']);
+const FIELDS = ['ledger', 'cost', 'holdTtlMs', 'lowBalance', 'onLedgerError', 'onEvent'];
 const METHODS = ['hold', 'settle', 'release'] as const;
 // The longest hold a ledger takes, in milliseconds: 24 hours.
 const MAX_HOLD_TTL_MS = 86_400_000;
@@ -123,7 +124,7 @@ export function resolveCredits(value: unknown, timeoutMs: number): ResolvedCredi
     throw new InvalidInputError('credits', 'credits must be an object { ledger, cost?, ... } or null');
   }
   const o = value as Partial<CreditOptions>;
-  for (const member of Object.keys(o)) if (!FIELDS.has(member)) refuse(member, 'is not a credits option');
+  checkOptionNames(o, FIELDS, 'credits', 'credits');
   const { ledger, cost = 1, holdTtlMs, lowBalance, onLedgerError = 'deny', onEvent } = o;
   if (!METHODS.every((m) => typeof ledger?.[m] === 'function')) {
     refuse('ledger', 'must be a CreditLedger (hold, settle and release), e.g. a MemoryCreditLedger');

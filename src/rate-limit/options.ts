@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import type { EventHook } from '../events.js';
 import { quote } from '../redact/describe.js';
+import { checkOptionNames } from '../validate/options.js';
 import type { KeyRateLimit, PublicKey } from '../types.js';
 import { capabilityOf, type ImmediateLimiter } from '../vocabulary/capabilities.js';
 import type { RateLimiter } from '../vocabulary/rate-limiter.js';
@@ -105,7 +106,7 @@ export interface Answering {
   readonly limiter: RateLimiter;
 }
 
-const FIELDS = new Set(['limiter', 'default', 'account', 'cost', 'onLimiterError', 'onEvent']);
+const FIELDS = ['limiter', 'default', 'account', 'cost', 'onLimiterError', 'onEvent'];
 
 function refuse(member: string, message: string): never {
   throw new InvalidInputError(`rateLimit.${member}`, `rateLimit.${member} ${message}`);
@@ -133,7 +134,7 @@ export function resolveRateLimit(value: unknown, timeoutMs: number): ResolvedRat
     throw new InvalidInputError('rateLimit', 'rateLimit must be an object { limiter, default?, cost?, ... } or null');
   }
   const o = value as Partial<RateLimitOptions>;
-  for (const member of Object.keys(o)) if (!FIELDS.has(member)) refuse(member, 'is not a rateLimit option');
+  checkOptionNames(o, FIELDS, 'rateLimit', 'rateLimit');
   const { limiter, cost = 1, onLimiterError = 'fallback', onEvent } = o;
   if (typeof limiter?.consume !== 'function') refuse('limiter', 'must have consume(keyId, limit, cost)');
   const fallback = o.default == null ? null : checkKeyRateLimit(o.default, 'rateLimit.default');

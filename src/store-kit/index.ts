@@ -82,6 +82,7 @@ export type {
 } from '../types.js';
 export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';
+export { checkOptionNames, closestName } from '../validate/options.js';
 export { validTimeoutMs } from '../validate/timeout.js';
 export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../vocabulary/audit-log.js';
 export type {

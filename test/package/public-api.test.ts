@@ -161,6 +161,8 @@ const STORE_KIT_VALUES = [
   'auditId',
   'changeOf',
   'checkCreditAmount',
+  'checkOptionNames',
+  'closestName',
   'createTelemetry',
   'dailyTotals',
   'endpointView',

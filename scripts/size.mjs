@@ -63,8 +63,12 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * field, says the range and describes the refused value without quoting it (it may be a pasted key).
  * `authenticate` reaches it through the rate-limit and cache options and grew by 0.15 kB to 13.21 kB:
  * its budget is 13.25 kB since.
+ * Options are checked, never ignored (round 4): `resolveAuthOptions` refuses a member no options
+ * object has, naming the nearest known one ("did you mean `permissions`?", an edit distance), which
+ * the request path's option resolution always runs: `authenticate` grew by 0.24 kB to 13.49 kB, its
+ * budget is 13.50 kB since.
  */
-const BUDGET = { keygate: 32_500, 'keygate (authenticate only)': 13_250 };
+const BUDGET = { keygate: 32_500, 'keygate (authenticate only)': 13_500 };
 
 async function measure(contents, external) {
   const result = await build({

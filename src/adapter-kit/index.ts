@@ -16,14 +16,15 @@ export type {
 export { authenticate, authenticateEager } from 'keygate';
 export type { ResolvedOptions } from '../auth/authenticate.js';
 export { resolveAuthOptions } from '../auth/authenticate.js';
-export { AUTH_OPTION_NAMES } from '../auth/options.js';
 export { finishCredits, holdCredits } from '../auth/finish-credits.js';
+export { AUTH_OPTION_NAMES } from '../auth/options.js';
 export type { ResolvedCredits } from '../credits/options.js';
 export type { RateLimitHeaderFields } from '../rate-limit/header-fields.js';
 export { rateLimitHeaderFields, withRateLimitHeaders } from '../rate-limit/header-fields.js';
 // The one rule for every Retry-After (whole seconds, rounded up); the dashboard's sign-in throttle uses it too.
 export { retryAfterSeconds } from '../rate-limit/headers.js';
 export type { Answering, ResolvedRateLimit } from '../rate-limit/options.js';
+export { checkOptionNames, closestName } from '../validate/options.js';
 export type { HeaderSource } from '../vocabulary/result.js';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';
@@ -37,4 +38,3 @@ export { createDenialResponder } from './problem.js';
 // Reading a request body under a byte limit: the dashboard's forms and keygate/leaks' reports use it.
 export { readCapped } from './read-body.js';
 export { createRouteOptions } from './route-options.js';
-export { checkOptionNames, closestName } from '../validate/options.js';

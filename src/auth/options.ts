@@ -3,9 +3,9 @@ import { type CreditOptions, type ResolvedCredits, resolveCredits } from '../cre
 import { assertPrefix, DEFAULT_PREFIX } from '../key/format.js';
 import { type RateLimitOptions, type ResolvedRateLimit, resolveRateLimit } from '../rate-limit/options.js';
 import { quote } from '../redact/describe.js';
-import { checkOptionNames } from '../validate/options.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
 import type { AttemptThrottle } from '../throttle/types.js';
+import { checkOptionNames } from '../validate/options.js';
 import type { AuthRequest, AuthResult } from '../vocabulary/result.js';
 import type { KeySource } from './read-key.js';
 

@@ -1,8 +1,8 @@
 import { InvalidInputError } from '#errors';
 import type { EventHook } from '../events.js';
 import { quote } from '../redact/describe.js';
-import { checkOptionNames } from '../validate/options.js';
 import type { KeyRateLimit, PublicKey } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { capabilityOf, type ImmediateLimiter } from '../vocabulary/capabilities.js';
 import type { RateLimiter } from '../vocabulary/rate-limiter.js';
 import type { AuthRequest } from '../vocabulary/result.js';

@@ -4,36 +4,24 @@ import { describeValue } from '../redact/describe.js';
 // The furthest a misspelt name may lie from a known one, in edits, for "did you mean" to name it.
 const MAX_SUGGESTION_EDITS = 2;
 
-// Edits between `a` and `b`: insertions, deletions, substitutions and swaps of neighbours, each one
-// (the optimal-string-alignment distance), compared without case; stops early past `limit`.
-function editsBetween(a: string, b: string, limit: number): number {
+// Edits between `a` and `b` (letters inserted, deleted or changed; case ignored): Levenshtein's distance.
+function editsBetween(a: string, b: string): number {
   const s = a.toLowerCase();
   const t = b.toLowerCase();
-  if (Math.abs(s.length - t.length) > limit) return limit + 1;
-  let before: number[] = [];
-  let previous = Array.from({ length: t.length + 1 }, (_, j) => j);
+  let row = Array.from({ length: t.length + 1 }, (_, j) => j);
   for (let i = 1; i <= s.length; i++) {
-    const row = [i];
-    let best = i;
+    const next = [i];
     for (let j = 1; j <= t.length; j++) {
-      const cost = s[i - 1] === t[j - 1] ? 0 : 1;
-      let d = Math.min((previous[j] as number) + 1, (row[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1]) {
-        d = Math.min(d, (before[j - 2] as number) + 1);
-      }
-      row.push(d);
-      best = Math.min(best, d);
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (s[i - 1] === t[j - 1] ? 0 : 1));
     }
-    if (best > limit) return limit + 1;
-    before = previous;
-    previous = row;
+    row = next;
   }
-  return previous[t.length] as number;
+  return row[t.length]!;
 }
 
 /**
  * The known name a misspelt `name` most likely meant: the nearest one within two edits (a letter
- * added, dropped, changed, or two neighbours swapped; case ignored), or `undefined` when none is
+ * added, dropped or changed; case ignored), or `undefined` when none is
  * that close. Ties go to the name listed first.
  *
  * @example
@@ -45,7 +33,7 @@ export function closestName(name: string, known: readonly string[]): string | un
   let best: string | undefined;
   let bestEdits = MAX_SUGGESTION_EDITS + 1;
   for (const candidate of known) {
-    const edits = editsBetween(name, candidate, MAX_SUGGESTION_EDITS);
+    const edits = editsBetween(name, candidate);
     if (edits < bestEdits) {
       best = candidate;
       bestEdits = edits;

@@ -10,8 +10,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
-    // After every file: no test left keygate's tables in PostgreSQL's public schema or Redis's default prefixes.
-    globalSetup: ['test/support/no-leftovers.ts'],
+    // Before the run: the fixture packages (other runtimes, NestJS 11) installed from their lock files
+    // when missing. After every file: no test left keygate's tables in PostgreSQL's public schema or
+    // Redis's default prefixes.
+    globalSetup: ['test/support/fixture-packages.ts', 'test/support/no-leftovers.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
   },

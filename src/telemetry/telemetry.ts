@@ -1,5 +1,12 @@
-import type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 import { InvalidInputError } from '#errors';
+import type {
+  TelemetryAttributes as Attributes,
+  TelemetryCounter as Counter,
+  TelemetryHistogram as Histogram,
+  TelemetryMeter as Meter,
+  TelemetrySpan as Span,
+  TelemetryTracer as Tracer,
+} from './shapes.js';
 
 /**
  * Where keygate reports what it does: an OpenTelemetry `Meter` and/or `Tracer` from

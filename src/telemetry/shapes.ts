@@ -1,0 +1,54 @@
+// The parts of OpenTelemetry's API that keygate calls, written as shapes of its own: an
+// `@opentelemetry/api` Meter, Tracer, Counter, Histogram and Span fit them, yet keygate's
+// declarations never import that package, so an application without OpenTelemetry type-checks
+// keygate's types with `skipLibCheck: false`.
+
+/** Attribute values keygate records: strings, numbers and booleans. */
+export type TelemetryAttributes = Record<string, string | number | boolean | undefined>;
+
+/** What keygate asks of an instrument's options (unit, description, bucket advice). */
+export interface TelemetryInstrumentOptions {
+  unit?: string;
+  description?: string;
+  advice?: { explicitBucketBoundaries?: number[] };
+}
+
+/** An OpenTelemetry `Counter`, as keygate uses it. */
+export interface TelemetryCounter {
+  add(value: number, attributes?: TelemetryAttributes): void;
+}
+
+/** An OpenTelemetry `Histogram`, as keygate uses it. */
+export interface TelemetryHistogram {
+  record(value: number, attributes?: TelemetryAttributes): void;
+}
+
+/**
+ * An OpenTelemetry `Meter` (from `metrics.getMeter(name)`), as keygate uses it.
+ *
+ * @example
+ * import { metrics } from '@opentelemetry/api';
+ * const meter: TelemetryMeter = metrics.getMeter('keygate');
+ */
+export interface TelemetryMeter {
+  createCounter(name: string, options?: TelemetryInstrumentOptions): TelemetryCounter;
+  createHistogram(name: string, options?: TelemetryInstrumentOptions): TelemetryHistogram;
+}
+
+/** An OpenTelemetry `Span`, as keygate uses it. */
+export interface TelemetrySpan {
+  setAttribute(key: string, value: string): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  end(): void;
+}
+
+/**
+ * An OpenTelemetry `Tracer` (from `trace.getTracer(name)`), as keygate uses it.
+ *
+ * @example
+ * import { trace } from '@opentelemetry/api';
+ * const tracer: TelemetryTracer = trace.getTracer('keygate');
+ */
+export interface TelemetryTracer {
+  startSpan(name: string, options?: { attributes?: TelemetryAttributes }): TelemetrySpan;
+}

@@ -11,6 +11,8 @@ import { readCapped } from 'keygate/adapter-kit';
 import { sha256Hex } from '#digest';
 import { InvalidInputError, KeygateError } from '#errors';
 import { looksLikeKey } from '../src/redact/keys.js';
+import { checkOptionNames } from '../src/validate/options.js';
+import { handledSince, LEAK_REASON } from './handled.js';
 import { parseReports, type ReportedToken } from './payload.js';
 import { type FetchFunction, GITHUB_SECRET_SCANNING_KEYS_URL, PublicKeyRing } from './public-keys.js';
 import { feedbackResponse, problem } from './respond.js';
@@ -62,7 +64,11 @@ export interface GithubSecretScanningOptions {
   publicKeysUrl?: string;
   /** How the public keys are fetched. @default globalThis.fetch */
   fetch?: FetchFunction;
-  /** Current time in epoch milliseconds, for the refetch interval and expiries. @default Date.now */
+  /**
+   * Current time in epoch milliseconds, for the refetch interval, expiries and `replayWindowMs` (give
+   * it the manager's clock: the window is measured against the times the manager wrote).
+   * @default Date.now
+   */
   clock?: () => number;
   /** Receives `key.leaked` (with `url`, `source`, `action`), and `audit.failed` when the leak's audit entry could not be written. @default undefined */
   onEvent?: EventHook;
@@ -82,7 +88,32 @@ export interface GithubSecretScanningOptions {
   refetchIntervalMs?: number;
   /** How long a fetch of the public keys may take, in milliseconds. @default 5_000 */
   keysTimeoutMs?: number;
+  /**
+   * How long a key stays handled after a report acted on it, in milliseconds: another report of it
+   * within this time (a captured report replayed, GitHub's retry, the key found somewhere else) is
+   * answered `true_positive` and does nothing more: no second suspension, event or audit entry, even
+   * if the owner resumed the key meanwhile. After it, a report acts again. > 0.
+   * @default 86_400_000 (a day)
+   */
+  replayWindowMs?: number;
 }
+
+/** Every option {@link githubSecretScanning} takes; any other member is refused. */
+const OPTION_NAMES: readonly (keyof GithubSecretScanningOptions)[] = [
+  'manager',
+  'policy',
+  'publicKeysUrl',
+  'fetch',
+  'clock',
+  'onEvent',
+  'feedback',
+  'rotateGraceMs',
+  'onRotated',
+  'maxBodyBytes',
+  'refetchIntervalMs',
+  'keysTimeoutMs',
+  'replayWindowMs',
+];
 
 /**
  * The audit actor of every change a report makes: `{ type: 'api', id: 'github-secret-scanning' }`.
@@ -131,7 +162,7 @@ function safeUrl(url: string, token: string): string {
 // The suspension's reason: printable ASCII only, at most 500 characters (what `suspend` accepts).
 function reasonFor(url: string): string {
   const where = url.replace(/[^\x20-\x7e]/g, '');
-  return `leaked: found by GitHub secret scanning${where ? ` at ${where}` : ''}`.slice(0, 500);
+  return `${LEAK_REASON}${where ? ` at ${where}` : ''}`.slice(0, 500);
 }
 
 /**
@@ -147,8 +178,10 @@ function reasonFor(url: string): string {
  *   alphabet, checksum) is a `false_positive` with no store lookup; one no key has, too.
  * - A key found is a `true_positive` and gets the policy (default: suspend live keys, notify for test
  *   keys), as the actor `{ type: 'api', id: 'github-secret-scanning' }`; a `key.leaked` audit entry and
- *   event record the report (`url`, `source`, `action`), never the token. A second report of a key
- *   already suspended, revoked or rotated changes nothing more.
+ *   event record the report (`url`, `source`, `action`), never the token. Another report of a key
+ *   acted on within `replayWindowMs` (a day) is answered alike and does nothing: no second change,
+ *   event or audit entry. After it, a report of a key already suspended, revoked or rotated records
+ *   the report (`notify`) and changes nothing more.
  * - A store that fails: 503, so that GitHub retries (what was done already is not done twice).
  *
  * @example
@@ -157,6 +190,7 @@ function reasonFor(url: string): string {
  * app.post('/github/secret-scanning', (c) => leaks(c.req.raw)); // Hono
  */
 export function githubSecretScanning(options: GithubSecretScanningOptions): (request: Request) => Promise<Response> {
+  checkOptionNames(options, OPTION_NAMES, 'githubSecretScanning');
   const manager = options?.manager;
   if (!(manager instanceof KeyManager)) {
     throw new InvalidInputError('manager', "manager must be a KeyManager from 'keygate'");
@@ -171,6 +205,7 @@ export function githubSecretScanning(options: GithubSecretScanningOptions): (req
   const clock = options.clock ?? Date.now;
   const graceMs = positive('rotateGraceMs', options.rotateGraceMs, 0, true);
   const maxBodyBytes = positive('maxBodyBytes', options.maxBodyBytes, 1_048_576);
+  const replayWindowMs = positive('replayWindowMs', options.replayWindowMs, 86_400_000);
   const ring = new PublicKeyRing({
     url: keysUrl(options.publicKeysUrl),
     fetch: fetchKeys,
@@ -256,6 +291,8 @@ export function githubSecretScanning(options: GithubSecretScanningOptions): (req
   const label = async (report: ReportedToken): Promise<'true_positive' | 'false_positive'> => {
     const key = await manager.findBySecret(report.token);
     if (!key) return 'false_positive';
+    // Acted on within the window (this report replayed, or another of the same key): nothing more.
+    if (await handledSince(manager, key, clock() - replayWindowMs, GITHUB_ACTOR)) return 'true_positive';
     const done = await apply(key, await decide(key), report);
     await record(key, done, report);
     return 'true_positive';

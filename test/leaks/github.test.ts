@@ -5,9 +5,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   type AuditEntry,
+  type AuditLog,
   authenticate,
   CachedKeyStore,
+  capabilityOf,
   generateKey,
+  type InvalidInputError,
   type KeygateEvent,
   KeyManager,
   type ManagedKey,
@@ -16,7 +19,17 @@ import {
 } from 'keygate';
 import { type GithubSecretScanningOptions, githubSecretScanning, type LeakRotation } from 'keygate/leaks';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fakeGithub, KEYS_URL, reportOf } from './support.js';
+import {
+  derInteger,
+  derSequence,
+  derSignature,
+  fakeGithub,
+  KEYS_URL,
+  lowS,
+  P256_ORDER,
+  reportOf,
+  signatureParts,
+} from './support.js';
 
 const github = fakeGithub();
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -155,16 +168,16 @@ describe('a signed report of a live key', () => {
     expect(suspensions).toHaveLength(1);
   });
 
-  it('suspends once when reported twice, in two bodies or twice in one', async () => {
+  it('acts and records once when reported twice, in two bodies or twice in one', async () => {
     const { live, keys, events, send } = await setup();
-    const first = await send([reportOf(live.secret), reportOf(live.secret)]);
+    const first = await send([reportOf(live.secret), reportOf(live.secret, 'https://github.com/x/y/blob/z/.env')]);
     const again = await send([reportOf(live.secret)]);
     expect(first.body.map((a: { label: string }) => a.label)).toEqual(['true_positive', 'true_positive']);
     expect(again.body[0].label).toBe('true_positive');
-    const suspensions = (await audit(keys, live.key.id)).filter((e) => e.action === 'key.suspended');
-    expect(suspensions).toHaveLength(1);
+    const actions = (await audit(keys, live.key.id)).map((e) => e.action);
+    expect(actions).toEqual(['key.leaked', 'key.suspended', 'key.created']);
     expect(events.filter((e) => e.type === 'key.suspended')).toHaveLength(1);
-    expect(leaked(events).map((e) => e.action)).toEqual(['suspend', 'notify', 'notify']);
+    expect(leaked(events).map((e) => e.action)).toEqual(['suspend']);
   });
 });
 
@@ -191,7 +204,8 @@ describe('policies', () => {
     expect((await audit(keys, live.key.id)).filter((e) => e.action === 'key.revoked')).toEqual([
       expect.objectContaining({ actor: { type: 'api', id: 'github-secret-scanning' } }),
     ]);
-    expect(leaked(events).map((e) => e.action)).toEqual(['revoke', 'notify']);
+    // The second report, within the replay window, records nothing either.
+    expect(leaked(events).map((e) => e.action)).toEqual(['revoke']);
   });
 
   it("'rotate' ends the leaked key at once, hands the successor to onRotated, and rotates once", async () => {
@@ -423,5 +437,224 @@ describe('bodies', () => {
     const response = await handler(new Request('http://service.test/'));
     expect(response.status).toBe(405);
     expect(response.headers.get('allow')).toBe('POST');
+  });
+});
+
+describe('a report replayed', () => {
+  const HOUR = 3_600_000;
+  const DAY = 24 * HOUR;
+
+  // One clock for the manager (which writes the times) and the handler (which measures the window).
+  async function clocked(options: Partial<GithubSecretScanningOptions> = {}) {
+    let now = Date.parse('2026-03-01T00:00:00.000Z');
+    const clock = () => now;
+    const events: KeygateEvent[] = [];
+    const keys = new KeyManager({ store: new MemoryKeyStore(), clock, onEvent: (e) => void events.push(e) });
+    const live = await keys.create({ accountId: 'acct_1', name: 'prod', mode: 'live' });
+    const test = await keys.create({ accountId: 'acct_1', name: 'sandbox', mode: 'test' });
+    const handler = githubSecretScanning({
+      manager: keys,
+      publicKeysUrl: KEYS_URL,
+      fetch: github.fetch,
+      clock,
+      onEvent: (e) => void events.push(e),
+      ...options,
+    });
+    const advance = (ms: number) => {
+      now += ms;
+    };
+    const count = (type: KeygateEvent['type']) => events.filter((e) => e.type === type).length;
+    return { keys, live, test, events, handler, advance, count };
+  }
+
+  it('the same signed request posted twice acts once: one suspension, one key.leaked event and audit entry', async () => {
+    const { keys, live, handler, advance, count } = await clocked();
+    const captured = github.request([reportOf(live.secret)]);
+    const replay = captured.clone();
+    const first = await handler(captured);
+    advance(HOUR);
+    const second = await handler(replay);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    const answer = [{ token_hash: sha256(live.secret), token_type: 'keygate_api_key', label: 'true_positive' }];
+    expect([await first.json(), await second.json()]).toEqual([answer, answer]);
+    expect((await audit(keys, live.key.id)).map((e) => e.action)).toEqual([
+      'key.leaked',
+      'key.suspended',
+      'key.created',
+    ]);
+    expect([count('key.leaked'), count('key.suspended')]).toEqual([1, 1]);
+  });
+
+  it('does not suspend again, within a day, a key its owner resumed; after the day a report acts again', async () => {
+    const { keys, live, handler, advance, count } = await clocked();
+    const captured = github.request([reportOf(live.secret)]);
+    const replays = [captured.clone(), captured.clone()];
+    await handler(captured);
+    advance(HOUR);
+    await keys.resume(live.key.id);
+    advance(DAY - HOUR); // exactly a day after the report: still within the window
+    expect((await handler(replays[0] as Request)).status).toBe(200);
+    expect(await keys.get(live.key.id)).toMatchObject({ status: 'active' });
+    expect([count('key.leaked'), count('key.suspended')]).toEqual([1, 1]);
+    advance(1);
+    expect((await handler(replays[1] as Request)).status).toBe(200);
+    expect(await keys.get(live.key.id)).toMatchObject({ status: 'suspended' });
+    expect([count('key.leaked'), count('key.suspended')]).toEqual([2, 2]);
+  });
+
+  it('a report that only notifies (a test key) is recorded once within the window, and again after it', async () => {
+    const { keys, test, handler, advance, count } = await clocked();
+    await handler(github.request([reportOf(test.secret)]));
+    advance(DAY);
+    await handler(github.request([reportOf(test.secret, 'https://github.com/octocat/other/blob/main/.env')]));
+    expect(count('key.leaked')).toBe(1);
+    advance(1);
+    await handler(github.request([reportOf(test.secret)]));
+    expect(count('key.leaked')).toBe(2);
+    const leaks = (await audit(keys, test.key.id)).filter((e) => e.action === 'key.leaked');
+    expect(leaks).toHaveLength(2);
+  });
+
+  it('a key suspended as leaked stays handled without its audit entry (the append failed)', async () => {
+    const { keys, live, handler, advance, count } = await clocked();
+    const log = capabilityOf(keys.store, 'audit') as AuditLog;
+    log.append = async () => {
+      throw new Error('the audit log is full');
+    };
+    await handler(github.request([reportOf(live.secret)]));
+    expect(await keys.get(live.key.id)).toMatchObject({ status: 'suspended' });
+    advance(HOUR);
+    expect((await handler(github.request([reportOf(live.secret)]))).status).toBe(200);
+    expect([count('key.leaked'), count('key.suspended')]).toEqual([1, 1]);
+  });
+
+  it('an audit log that cannot be read does not keep a report from acting', async () => {
+    const { keys, live, handler } = await clocked();
+    const log = capabilityOf(keys.store, 'audit') as AuditLog;
+    log.list = async () => {
+      throw new Error('the audit log cannot be read');
+    };
+    expect((await handler(github.request([reportOf(live.secret)]))).status).toBe(200);
+    expect(await keys.get(live.key.id)).toMatchObject({ status: 'suspended' });
+  });
+
+  it('replayWindowMs sets the window, in milliseconds', async () => {
+    const { keys, live, handler, advance, count } = await clocked({ replayWindowMs: 60_000 });
+    await handler(github.request([reportOf(live.secret)]));
+    await keys.resume(live.key.id);
+    advance(60_001);
+    await handler(github.request([reportOf(live.secret)]));
+    expect(await keys.get(live.key.id)).toMatchObject({ status: 'suspended' });
+    expect(count('key.suspended')).toBe(2);
+  });
+
+  it.each([0, -1, Number.NaN, '1000'])('refuses replayWindowMs %o: a number > 0', async (replayWindowMs) => {
+    const { keys } = await setup();
+    expect(() => githubSecretScanning({ manager: keys, replayWindowMs: replayWindowMs as number })).toThrow(
+      expect.objectContaining({ code: 'invalid_input', field: 'replayWindowMs' }),
+    );
+  });
+});
+
+describe("a genuine signature in an encoding other than DER's one", () => {
+  const SIGNATURE = 'github-public-key-signature';
+
+  // A report of the live key with GitHub's signature over it, its r and s, and a poster of any encoding.
+  async function signed() {
+    const context = await setup();
+    const body = JSON.stringify([reportOf(context.live.secret)]);
+    const headers = github.headers(body);
+    const { r, s } = signatureParts(Buffer.from(headers[SIGNATURE] as string, 'base64'));
+    const post = (der: Uint8Array) =>
+      context.handler(
+        new Request('http://service.test/github/secret-scanning', {
+          method: 'POST',
+          headers: { ...headers, [SIGNATURE]: Buffer.from(der).toString('base64') },
+          body,
+        }),
+      );
+    return { ...context, r, s: lowS(s), post };
+  }
+
+  it('the canonical one (low s) is accepted and acts', async () => {
+    const { r, s, post, keys, live } = await signed();
+    expect((await post(derSignature(r, s))).status).toBe(200);
+    expect(await keys.get(live.key.id)).toMatchObject({ status: 'suspended' });
+  });
+
+  it('its high-S twin (n - s, which GitHub does not promise never to send) is accepted and acts', async () => {
+    const { r, s, post, keys, live } = await signed();
+    const response = await post(derSignature(r, P256_ORDER - s));
+    expect(response.status).toBe(200);
+    expect((await response.json())[0].label).toBe('true_positive');
+    expect(await keys.get(live.key.id)).toMatchObject({ status: 'suspended' });
+  });
+
+  const pad = (integer: number[]) => [0x02, (integer[1] as number) + 1, 0x00, ...integer.slice(2)];
+  it.each<[string, (r: bigint, s: bigint) => Uint8Array]>([
+    [
+      'a long-form sequence length',
+      (r, s) => {
+        const der = derSignature(r, s);
+        return Uint8Array.from([0x30, 0x81, der.length - 2, ...der.subarray(2)]);
+      },
+    ],
+    ['r padded with a zero byte', (r, s) => derSequence([...pad(derInteger(r)), ...derInteger(s)])],
+    ['s padded with a zero byte', (r, s) => derSequence([...derInteger(r), ...pad(derInteger(s))])],
+    ['a trailing byte', (r, s) => Uint8Array.from([...derSignature(r, s), 0x00])],
+  ])('%s is refused 401, nothing looked up or changed', async (_, encode) => {
+    const { r, s, post, keys, live, store, events } = await signed();
+    const response = await post(encode(r, s));
+    expect(response.status).toBe(401);
+    expect(await response.json()).toMatchObject({ code: 'invalid_signature' });
+    expect(store.lookups).toBe(0);
+    expect(await keys.get(live.key.id)).toMatchObject({ status: 'active' });
+    expect(leaked(events)).toEqual([]);
+  });
+});
+
+describe('options', () => {
+  it.each([
+    [{ replayWindow: 1_000 }, 'replayWindow', 'replayWindowMs'],
+    [{ polcy: 'revoke' }, 'polcy', 'policy'],
+    [{ publicKeyUrl: KEYS_URL }, 'publicKeyUrl', 'publicKeysUrl'],
+    [{ rotateGrace: 0 }, 'rotateGrace', 'rotateGraceMs'],
+  ])('%o is refused: field %s, did you mean %s', async (extra, field, near) => {
+    const { keys } = await setup();
+    const build = () => githubSecretScanning({ manager: keys, ...extra } as never);
+    expect(build).toThrow(expect.objectContaining({ code: 'invalid_input', field }));
+    expect(build).toThrow(`did you mean \`${near}\`?`);
+    try {
+      build();
+    } catch (err) {
+      expect((err as InvalidInputError).issues).toEqual([expect.objectContaining({ field, reason: 'unknown_option' })]);
+    }
+  });
+
+  it('a name with nothing near lists the options', async () => {
+    const { keys } = await setup();
+    expect(() => githubSecretScanning({ manager: keys, store: keys.store } as never)).toThrow(
+      /store is not an option of githubSecretScanning; the options are manager, policy/,
+    );
+  });
+
+  it('every option documented is taken', async () => {
+    const { keys } = await setup();
+    const handler = githubSecretScanning({
+      manager: keys,
+      policy: 'notify',
+      publicKeysUrl: KEYS_URL,
+      fetch: github.fetch,
+      clock: Date.now,
+      onEvent: () => {},
+      feedback: 'token_raw',
+      rotateGraceMs: 0,
+      onRotated: () => {},
+      maxBodyBytes: 1_000,
+      refetchIntervalMs: 1_000,
+      keysTimeoutMs: 1_000,
+      replayWindowMs: 1_000,
+    });
+    expect(typeof handler).toBe('function');
   });
 });

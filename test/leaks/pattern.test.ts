@@ -40,4 +40,15 @@ describe('secretScanningPattern', () => {
     expect(() => secretScanningPattern({ prefix: 'MK' })).toThrow(expect.objectContaining({ field: 'prefix' }));
     expect(() => secretScanningPattern({ mode: 'prod' as 'live' })).toThrow(expect.objectContaining({ field: 'mode' }));
   });
+
+  it('refuses an option it does not know, naming the nearest', () => {
+    expect(() => secretScanningPattern({ prefx: 'acme' } as never)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_input',
+        field: 'prefx',
+        issues: [expect.objectContaining({ field: 'prefx', reason: 'unknown_option' })],
+      }),
+    );
+    expect(() => secretScanningPattern({ modes: 'live' } as never)).toThrow('did you mean `mode`?');
+  });
 });

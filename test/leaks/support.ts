@@ -63,3 +63,32 @@ export function fakeGithub(keyId = 'k1'): FakeGithub {
 export function reportOf(token: string, url = 'https://github.com/octocat/hello/blob/abc/config.js') {
   return { token, type: 'keygate_api_key', url, source: 'content' };
 }
+
+/** P-256's order n: r and s of a signature lie in [1, n - 1], and s and n - s verify alike. */
+export const P256_ORDER = 0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551n;
+
+/** s, or its twin n - s, whichever is in the lower half of the order. */
+export const lowS = (s: bigint) => (s > P256_ORDER / 2n ? P256_ORDER - s : s);
+
+/** A DER INTEGER of a positive number: no leading zeros, one 0x00 before a high bit. */
+export function derInteger(value: bigint): number[] {
+  let hex = value.toString(16);
+  if (hex.length % 2) hex = `0${hex}`;
+  const body = [...Buffer.from(hex, 'hex')];
+  if ((body[0] as number) & 0x80) body.unshift(0);
+  return [0x02, body.length, ...body];
+}
+
+/** A DER SEQUENCE of `content` (short-form length). */
+export const derSequence = (content: number[]) => Uint8Array.from([0x30, content.length, ...content]);
+
+/** The DER signature of r and s. */
+export const derSignature = (r: bigint, s: bigint) => derSequence([...derInteger(r), ...derInteger(s)]);
+
+/** r and s of a DER signature Node made (read without checks). */
+export function signatureParts(der: Uint8Array): { r: bigint; s: bigint } {
+  const big = (bytes: Uint8Array) => BigInt(`0x${Buffer.from(bytes).toString('hex')}`);
+  const rLength = der[3] as number;
+  const sLength = der[5 + rLength] as number;
+  return { r: big(der.subarray(4, 4 + rLength)), s: big(der.subarray(6 + rLength, 6 + rLength + sLength)) };
+}

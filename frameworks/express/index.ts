@@ -51,7 +51,7 @@ export interface ExpressApiKeyAuthOptions extends AdapterOptions<Request> {
  * });
  */
 export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
-  const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
+  const { store, auth, respond, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Express)');
   const deny = createNodeDenier<[Request, Response]>({
     respond,
     onDenied,

@@ -10,6 +10,7 @@ import { type AuthenticateOptions, type AuthResult, type AuthSuccess, InvalidInp
 import {
   type AdapterRequest,
   authenticateEager,
+  checkOptionNames,
   createNodeDenier,
   createRouteOptions,
   finishCredits,
@@ -23,6 +24,9 @@ import type { FastifyApiKeyAuthOptions, RouteApiKeyConfig } from './types.js';
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 type RouteHooks = onRequestHookHandler | onRequestHookHandler[] | undefined;
 type Options = ReturnType<typeof resolveAdapterOptions>['auth'];
+
+// What `config.apiKey` may hold, besides `false`.
+const ROUTE_CONFIG_NAMES = ['permissions', 'cost'];
 
 // Marks a route config whose route got its own hooks from `onRoute`, for the fallback hook to skip.
 const ROUTED = Symbol('keygate.routed');
@@ -39,17 +43,24 @@ function first(hook: Hook, hooks: RouteHooks): onRequestHookHandler[] {
 }
 
 async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOptions): Promise<void> {
-  const { store, auth: all, respond, onDenied } = resolveAdapterOptions(options);
+  const { store, auth: all, respond, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Fastify)');
   // The key is checked before the body is parsed; its credits are held after (preHandler), so that a
   // `cost` function can read the body.
   const auth = all.credits ? { ...all, credits: null } : all;
   const narrow = createRouteOptions(auth);
   const billed = billedRoutes(all);
+  // Route configs whose members were checked: each once, when its route is added (or first seen).
+  const checked = new WeakSet<object>();
   // A route's options: the plugin's, narrowed by its `config.apiKey`, or null when it opted out.
   function routeOptions(config: RouteApiKeyConfig | undefined, url: string) {
     if (config === undefined || config === false) return config === undefined ? auth : null;
     if (config === null || typeof config !== 'object') {
       throw new InvalidInputError('config.apiKey', `config.apiKey of ${url} must be false or { permissions, cost }`);
+    }
+    if (!checked.has(config)) {
+      // A misspelt `permisions` would leave the route open to any valid key: refused, never ignored.
+      checkOptionNames(config, ROUTE_CONFIG_NAMES, `config.apiKey of ${url}`, 'config.apiKey');
+      checked.add(config);
     }
     billed(config, url);
     return narrow(config, config.permissions);

@@ -67,7 +67,7 @@ export interface HonoApiKeyAuthOptions extends AdapterOptions<Context> {
  * app.post('/v1/email/verify', (c) => c.json({ account: c.get('apiKey').accountId }));
  */
 export function apiKeyAuth(options: HonoApiKeyAuthOptions): MiddlewareHandler<ApiKeyEnv> {
-  const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(options);
+  const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Hono)');
   const deny = createFetchDenier(respond, onDenied);
 
   // After the handler, whatever it answered (an error page included), so every response of the key says where its limit stands.

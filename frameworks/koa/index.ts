@@ -61,7 +61,7 @@ const DONE = Promise.resolve();
  * });
  */
 export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyState> {
-  const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
+  const { store, auth, respond, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Koa)');
   const deny = createNodeDenier<[Context]>({
     respond,
     onDenied,

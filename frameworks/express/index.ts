@@ -8,6 +8,7 @@ import {
   finishCredits,
   rateLimitHeaderFields,
   resolveAdapterOptions,
+  statusToBill,
 } from 'keygate/adapter-kit';
 
 declare global {
@@ -68,13 +69,14 @@ export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
   }
 
   // The hold closes when the handler (or Express's error handler, with a 5xx) ends the response: its
-  // status decides, even if the client has gone ('finish' never comes then, so `end` is watched).
+  // status decides, even if the client has gone ('finish' never comes then, so `end` is watched). A 404
+  // with no route matched (`req.route` unset: Express's own not-found answer) releases it.
   function bill(result: AuthSuccess, req: Request, res: Response): void {
     req.apiKeyCredits = result.credits;
     const end = res.end;
     res.end = function endAndBill(this: Response, ...args: unknown[]) {
       res.end = end;
-      void finishCredits(result, res.statusCode, auth);
+      void finishCredits(result, statusToBill(res.statusCode, req.route !== undefined), auth);
       return end.apply(this, args as never);
     } as Response['end'];
   }

@@ -17,6 +17,7 @@ import {
   holdCredits,
   rateLimitHeaderFields,
   resolveAdapterOptions,
+  statusToBill,
 } from 'keygate/adapter-kit';
 import { billedRoutes } from './credits.js';
 import type { FastifyApiKeyAuthOptions, RouteApiKeyConfig } from './types.js';
@@ -176,7 +177,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   }
 
   if (!all.credits) return;
-  // The reply's status decides, once it is final: a thrown handler reaches here as Fastify's 500.
+  // The reply's status decides, once it is final: a thrown handler reaches here as Fastify's 500. A
+  // request Fastify's not-found handler answered (`is404`) is released: no route, no charge.
   fastify.addHook('onSend', function apiKeyBilling(request, reply, payload, done) {
     const billed = request as Billed;
     const held = billed[HELD];
@@ -184,7 +186,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
       const heldWith = billed[HELD_WITH] as AuthenticateOptions;
       billed[HELD] = null;
       billed[HELD_WITH] = null;
-      void finishCredits(held, reply.statusCode, heldWith);
+      void finishCredits(held, statusToBill(reply.statusCode, !request.is404), heldWith);
     }
     done(null, payload);
   });

@@ -8,6 +8,7 @@ import {
   isPromise,
   rateLimitHeaderFields,
   resolveAdapterOptions,
+  statusToBill,
 } from 'keygate/adapter-kit';
 import type { Context, Middleware, Next } from 'koa';
 
@@ -76,6 +77,7 @@ export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyStat
   });
 
   // The status the rest of the chain answered with decides: below 500 settles, a 5xx or a throw releases.
+  // So does a 404 with no body, Koa's answer when nothing in the chain answered: no route, no charge.
   async function billed(result: AuthSuccess, ctx: Context, next: Next): Promise<void> {
     ctx.state.apiKeyCredits = result.credits;
     try {
@@ -84,7 +86,7 @@ export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyStat
       await finishCredits(result, 500, auth);
       throw error;
     }
-    await finishCredits(result, ctx.status, auth);
+    await finishCredits(result, statusToBill(ctx.status, ctx.body != null), auth);
   }
 
   function settle(result: AuthResult, ctx: Context, next: Next): Promise<void> {

@@ -28,6 +28,7 @@ export { checkOptionNames, closestName } from '../validate/options.js';
 export type { HeaderSource } from '../vocabulary/result.js';
 export type { ClientAddress } from './address.js';
 export { isPromise, readAddress } from './address.js';
+export { statusToBill } from './billed-status.js';
 export { createFetchDenier, denialResponse } from './fetch-denial.js';
 export type { NodeDenial, NodeDenierSpec } from './node-denial.js';
 export { createNodeDenier } from './node-denial.js';

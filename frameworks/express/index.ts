@@ -5,6 +5,7 @@ import {
   type AdapterRequest,
   authenticateEager,
   createNodeDenier,
+  createNodeHeaders,
   finishCredits,
   rateLimitHeaderFields,
   resolveAdapterOptions,
@@ -53,6 +54,7 @@ export interface ExpressApiKeyAuthOptions extends AdapterOptions<Request> {
  */
 export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
   const { store, auth, respond, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Express)');
+  const headersOf = createNodeHeaders(auth);
   const deny = createNodeDenier<[Request, Response]>({
     respond,
     onDenied,
@@ -85,7 +87,7 @@ export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
   return function apiKeyAuth(req: Request, res: Response, next: NextFunction): void {
     let result: AuthResult | Promise<AuthResult>;
     try {
-      const request: AdapterRequest<Request> = { headers: req.headers, ip: req.ip, native: req };
+      const request: AdapterRequest<Request> = { headers: headersOf(req), ip: req.ip, native: req };
       result = authenticateEager(request, store, auth);
     } catch (error) {
       next(error);

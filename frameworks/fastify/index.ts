@@ -12,6 +12,7 @@ import {
   authenticateEager,
   checkOptionNames,
   createNodeDenier,
+  createNodeHeaders,
   createRouteOptions,
   finishCredits,
   holdCredits,
@@ -48,6 +49,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   // The key is checked before the body is parsed; its credits are held after (preHandler), so that a
   // `cost` function can read the body.
   const auth = all.credits ? { ...all, credits: null } : all;
+  const headersOf = createNodeHeaders(auth);
   const narrow = createRouteOptions(auth);
   const billed = billedRoutes(all);
   // Route configs whose members were checked: each once, when its route is added (or first seen).
@@ -96,7 +98,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   function check(routeAuth: Options, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     let result: AuthResult | Promise<AuthResult>;
     try {
-      const asked: AdapterRequest<FastifyRequest> = { headers: request.headers, ip: request.ip, native: request };
+      const headers = headersOf({ headers: request.headers, rawHeaders: request.raw.rawHeaders });
+      const asked: AdapterRequest<FastifyRequest> = { headers, ip: request.ip, native: request };
       result = authenticateEager(asked, store, routeAuth);
     } catch (error) {
       return done(error as Error);

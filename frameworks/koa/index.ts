@@ -4,6 +4,7 @@ import {
   type AdapterRequest,
   authenticateEager,
   createNodeDenier,
+  createNodeHeaders,
   finishCredits,
   isPromise,
   rateLimitHeaderFields,
@@ -63,6 +64,7 @@ const DONE = Promise.resolve();
  */
 export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyState> {
   const { store, auth, respond, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Koa)');
+  const headersOf = createNodeHeaders(auth);
   const deny = createNodeDenier<[Context]>({
     respond,
     onDenied,
@@ -98,7 +100,11 @@ export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyStat
 
   // A cached key is judged synchronously: the only promise on the hot path is the one `next()` returns.
   return function apiKeyAuth(ctx, next) {
-    const request: AdapterRequest<Context> = { headers: ctx.headers, ip: ctx.ip, native: ctx as Context };
+    const request: AdapterRequest<Context> = {
+      headers: headersOf({ headers: ctx.headers, rawHeaders: ctx.req.rawHeaders }),
+      ip: ctx.ip,
+      native: ctx as Context,
+    };
     const result = authenticateEager(request, store, auth);
     return isPromise(result)
       ? result.then((r) => settle(r, ctx as Context, next))

@@ -32,6 +32,8 @@ export { statusToBill } from './billed-status.js';
 export { createFetchDenier, denialResponse } from './fetch-denial.js';
 export type { NodeDenial, NodeDenierSpec } from './node-denial.js';
 export { createNodeDenier } from './node-denial.js';
+export type { NodeHeaderLines } from './node-headers.js';
+export { createNodeHeaders } from './node-headers.js';
 export type { AdapterOptions, AdapterRequest, ResolvedAdapterOptions } from './options.js';
 export { resolveAdapterOptions } from './options.js';
 export type { DenialResponder, DenialResponderOptions, DenialResponse } from './problem.js';

@@ -44,14 +44,12 @@ export function createNodeHeaders(auth: AuthenticateOptions): (message: NodeHead
 
 // The values of field `name` (lower-case) when it came on more than one line; else undefined.
 function linesOf(rawHeaders: readonly string[], name: string): string[] | undefined {
-  let first: string | undefined;
   let lines: string[] | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const field = rawHeaders[i] as string;
     if (field.length !== name.length || field.toLowerCase() !== name) continue;
-    const value = rawHeaders[i + 1] as string;
-    if (first === undefined) first = value;
-    else (lines ??= [first]).push(value);
+    if (lines === undefined) lines = [];
+    lines.push(rawHeaders[i + 1] as string);
   }
-  return lines;
+  return lines !== undefined && lines.length > 1 ? lines : undefined;
 }

@@ -2,7 +2,12 @@ import type { AuthenticateOptions } from 'keygate';
 import { resolveAuthOptions } from '../auth/authenticate.js';
 import type { HeaderSource } from '../vocabulary/result.js';
 
-/** A Node request's headers as Node parsed them, and the lines they came from (`rawHeaders`). */
+/**
+ * A Node request's headers as Node parsed them, and the lines they came from (`rawHeaders`).
+ *
+ * @example
+ * const lines: NodeHeaderLines = { headers: req.headers, rawHeaders: req.rawHeaders };
+ */
 export interface NodeHeaderLines {
   /** `IncomingMessage.headers` (or a framework's copy of it). */
   readonly headers: Readonly<Record<string, string | readonly string[] | undefined>>;

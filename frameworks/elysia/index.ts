@@ -71,7 +71,7 @@ function statusOf(response: unknown, set: Context['set']): number {
  *   .listen(3000);
  */
 export function apiKeyAuth(options: ElysiaApiKeyAuthOptions) {
-  const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(options);
+  const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Elysia)');
   const deny = createFetchDenier(respond, onDenied);
   // The holds of requests in flight, closed once: after the handler, or on its error.
   const holds = new WeakMap<Request, AuthSuccess>();

@@ -5,9 +5,11 @@ import {
   type AdapterRequest,
   authenticateEager,
   createNodeDenier,
+  createNodeHeaders,
   finishCredits,
   rateLimitHeaderFields,
   resolveAdapterOptions,
+  statusToBill,
 } from 'keygate/adapter-kit';
 
 declare global {
@@ -51,7 +53,8 @@ export interface ExpressApiKeyAuthOptions extends AdapterOptions<Request> {
  * });
  */
 export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
-  const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
+  const { store, auth, respond, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Express)');
+  const headersOf = createNodeHeaders(auth);
   const deny = createNodeDenier<[Request, Response]>({
     respond,
     onDenied,
@@ -68,13 +71,14 @@ export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
   }
 
   // The hold closes when the handler (or Express's error handler, with a 5xx) ends the response: its
-  // status decides, even if the client has gone ('finish' never comes then, so `end` is watched).
+  // status decides, even if the client has gone ('finish' never comes then, so `end` is watched). A 404
+  // with no route matched (`req.route` unset: Express's own not-found answer) releases it.
   function bill(result: AuthSuccess, req: Request, res: Response): void {
     req.apiKeyCredits = result.credits;
     const end = res.end;
     res.end = function endAndBill(this: Response, ...args: unknown[]) {
       res.end = end;
-      void finishCredits(result, res.statusCode, auth);
+      void finishCredits(result, statusToBill(res.statusCode, req.route !== undefined), auth);
       return end.apply(this, args as never);
     } as Response['end'];
   }
@@ -83,7 +87,7 @@ export function apiKeyAuth(options: ExpressApiKeyAuthOptions): RequestHandler {
   return function apiKeyAuth(req: Request, res: Response, next: NextFunction): void {
     let result: AuthResult | Promise<AuthResult>;
     try {
-      const request: AdapterRequest<Request> = { headers: req.headers, ip: req.ip, native: req };
+      const request: AdapterRequest<Request> = { headers: headersOf(req), ip: req.ip, native: req };
       result = authenticateEager(request, store, auth);
     } catch (error) {
       next(error);

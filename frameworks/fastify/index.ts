@@ -10,12 +10,15 @@ import { type AuthenticateOptions, type AuthResult, type AuthSuccess, InvalidInp
 import {
   type AdapterRequest,
   authenticateEager,
+  checkOptionNames,
   createNodeDenier,
+  createNodeHeaders,
   createRouteOptions,
   finishCredits,
   holdCredits,
   rateLimitHeaderFields,
   resolveAdapterOptions,
+  statusToBill,
 } from 'keygate/adapter-kit';
 import { billedRoutes } from './credits.js';
 import type { FastifyApiKeyAuthOptions, RouteApiKeyConfig } from './types.js';
@@ -23,6 +26,9 @@ import type { FastifyApiKeyAuthOptions, RouteApiKeyConfig } from './types.js';
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => void;
 type RouteHooks = onRequestHookHandler | onRequestHookHandler[] | undefined;
 type Options = ReturnType<typeof resolveAdapterOptions>['auth'];
+
+// What `config.apiKey` may hold, besides `false`.
+const ROUTE_CONFIG_NAMES = ['permissions', 'cost'];
 
 // Marks a route config whose route got its own hooks from `onRoute`, for the fallback hook to skip.
 const ROUTED = Symbol('keygate.routed');
@@ -39,17 +45,25 @@ function first(hook: Hook, hooks: RouteHooks): onRequestHookHandler[] {
 }
 
 async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOptions): Promise<void> {
-  const { store, auth: all, respond, onDenied } = resolveAdapterOptions(options);
+  const { store, auth: all, respond, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Fastify)');
   // The key is checked before the body is parsed; its credits are held after (preHandler), so that a
   // `cost` function can read the body.
   const auth = all.credits ? { ...all, credits: null } : all;
+  const headersOf = createNodeHeaders(auth);
   const narrow = createRouteOptions(auth);
   const billed = billedRoutes(all);
+  // Route configs whose members were checked: each once, when its route is added (or first seen).
+  const checked = new WeakSet<object>();
   // A route's options: the plugin's, narrowed by its `config.apiKey`, or null when it opted out.
   function routeOptions(config: RouteApiKeyConfig | undefined, url: string) {
     if (config === undefined || config === false) return config === undefined ? auth : null;
     if (config === null || typeof config !== 'object') {
       throw new InvalidInputError('config.apiKey', `config.apiKey of ${url} must be false or { permissions, cost }`);
+    }
+    if (!checked.has(config)) {
+      // A misspelt `permisions` would leave the route open to any valid key: refused, never ignored.
+      checkOptionNames(config, ROUTE_CONFIG_NAMES, `config.apiKey of ${url}`, 'config.apiKey');
+      checked.add(config);
     }
     billed(config, url);
     return narrow(config, config.permissions);
@@ -84,7 +98,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   function check(routeAuth: Options, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) {
     let result: AuthResult | Promise<AuthResult>;
     try {
-      const asked: AdapterRequest<FastifyRequest> = { headers: request.headers, ip: request.ip, native: request };
+      const headers = headersOf({ headers: request.headers, rawHeaders: request.raw.rawHeaders });
+      const asked: AdapterRequest<FastifyRequest> = { headers, ip: request.ip, native: request };
       result = authenticateEager(asked, store, routeAuth);
     } catch (error) {
       return done(error as Error);
@@ -165,7 +180,8 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
   }
 
   if (!all.credits) return;
-  // The reply's status decides, once it is final: a thrown handler reaches here as Fastify's 500.
+  // The reply's status decides, once it is final: a thrown handler reaches here as Fastify's 500. A
+  // request Fastify's not-found handler answered (`is404`) is released: no route, no charge.
   fastify.addHook('onSend', function apiKeyBilling(request, reply, payload, done) {
     const billed = request as Billed;
     const held = billed[HELD];
@@ -173,7 +189,7 @@ async function plugin(fastify: FastifyInstance, options: FastifyApiKeyAuthOption
       const heldWith = billed[HELD_WITH] as AuthenticateOptions;
       billed[HELD] = null;
       billed[HELD_WITH] = null;
-      void finishCredits(held, reply.statusCode, heldWith);
+      void finishCredits(held, statusToBill(reply.statusCode, !request.is404), heldWith);
     }
     done(null, payload);
   });

@@ -93,7 +93,7 @@ export function withApiKeyAuth<Rest extends unknown[] = []>(
   options: FetchApiKeyAuthOptions<Rest>,
 ): (request: Request, ...rest: Rest) => Promise<Response> {
   if (typeof handler !== 'function') throw new InvalidInputError('handler', 'handler must be a function');
-  const { store, auth, respond, clientIp: resolveIp, onDenied } = resolveAdapterOptions(options);
+  const { store, auth, respond, clientIp: resolveIp, onDenied } = resolveAdapterOptions(options, 'withApiKeyAuth');
   const deny = createFetchDenier(respond, onDenied);
 
   return async function apiKeyAuth(request: Request, ...rest: Rest): Promise<Response> {

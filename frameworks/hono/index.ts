@@ -12,6 +12,7 @@ import {
   rateLimitHeaderFields,
   readAddress,
   resolveAdapterOptions,
+  statusToBill,
   withRateLimitHeaders,
 } from 'keygate/adapter-kit';
 
@@ -53,6 +54,12 @@ export interface HonoApiKeyAuthOptions extends AdapterOptions<Context> {
   onDenied?: (failure: AuthFailure, c: Context) => Response | Promise<Response>;
 }
 
+// Whether a route for the request's method matched: `app.use` middleware (keygate's own among them)
+// and `app.all` handlers are registered for every method, as 'ALL'.
+function routed(c: Context): boolean {
+  return c.req.matchedRoutes.some((route) => route.method !== 'ALL');
+}
+
 /**
  * Hono middleware: authenticates the key of the request Hono handles (`c.req.raw`, also when a middleware
  * replaced it) and sets `c.get('apiKey')`, or answers with RFC 9457 problem+json (401, 402, 403, 429,
@@ -67,7 +74,7 @@ export interface HonoApiKeyAuthOptions extends AdapterOptions<Context> {
  * app.post('/v1/email/verify', (c) => c.json({ account: c.get('apiKey').accountId }));
  */
 export function apiKeyAuth(options: HonoApiKeyAuthOptions): MiddlewareHandler<ApiKeyEnv> {
-  const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(options);
+  const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Hono)');
   const deny = createFetchDenier(respond, onDenied);
 
   // After the handler, whatever it answered (an error page included), so every response of the key says where its limit stands.
@@ -80,10 +87,13 @@ export function apiKeyAuth(options: HonoApiKeyAuthOptions): MiddlewareHandler<Ap
 
   // After the handler, its response's status decides (Hono answers a throw with its error handler's
   // response, a 500 unless it is an HTTPException); awaited, so that a serverless runtime cannot cut it off.
+  // A 404 when no route of the request's method matched (only `use` middleware, or `all`) is Hono's
+  // not-found answer: no route, no charge.
   async function billed(c: Context, next: Next, result: AuthSuccess): Promise<undefined> {
     c.set('apiKeyCredits', result.credits);
     await next();
-    await finishCredits(result, c.res.status, auth);
+    const status = c.res.status;
+    await finishCredits(result, status === 404 ? statusToBill(status, routed(c)) : status, auth);
     return undefined;
   }
 

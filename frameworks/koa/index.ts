@@ -4,10 +4,12 @@ import {
   type AdapterRequest,
   authenticateEager,
   createNodeDenier,
+  createNodeHeaders,
   finishCredits,
   isPromise,
   rateLimitHeaderFields,
   resolveAdapterOptions,
+  statusToBill,
 } from 'keygate/adapter-kit';
 import type { Context, Middleware, Next } from 'koa';
 
@@ -61,7 +63,8 @@ const DONE = Promise.resolve();
  * });
  */
 export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyState> {
-  const { store, auth, respond, onDenied } = resolveAdapterOptions(options);
+  const { store, auth, respond, onDenied } = resolveAdapterOptions(options, 'apiKeyAuth (Koa)');
+  const headersOf = createNodeHeaders(auth);
   const deny = createNodeDenier<[Context]>({
     respond,
     onDenied,
@@ -76,6 +79,7 @@ export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyStat
   });
 
   // The status the rest of the chain answered with decides: below 500 settles, a 5xx or a throw releases.
+  // So does a 404 with no body, Koa's answer when nothing in the chain answered: no route, no charge.
   async function billed(result: AuthSuccess, ctx: Context, next: Next): Promise<void> {
     ctx.state.apiKeyCredits = result.credits;
     try {
@@ -84,7 +88,7 @@ export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyStat
       await finishCredits(result, 500, auth);
       throw error;
     }
-    await finishCredits(result, ctx.status, auth);
+    await finishCredits(result, statusToBill(ctx.status, ctx.body != null), auth);
   }
 
   function settle(result: AuthResult, ctx: Context, next: Next): Promise<void> {
@@ -96,7 +100,11 @@ export function apiKeyAuth(options: KoaApiKeyAuthOptions): Middleware<ApiKeyStat
 
   // A cached key is judged synchronously: the only promise on the hot path is the one `next()` returns.
   return function apiKeyAuth(ctx, next) {
-    const request: AdapterRequest<Context> = { headers: ctx.headers, ip: ctx.ip, native: ctx as Context };
+    const request: AdapterRequest<Context> = {
+      headers: headersOf({ headers: ctx.headers, rawHeaders: ctx.req.rawHeaders }),
+      ip: ctx.ip,
+      native: ctx as Context,
+    };
     const result = authenticateEager(request, store, auth);
     return isPromise(result)
       ? result.then((r) => settle(r, ctx as Context, next))

@@ -1,12 +1,25 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { HttpAdapterHost, Reflector } from '@nestjs/core';
 import type { AuthenticateOptions, AuthResult, AuthSuccess } from 'keygate';
-import { type AdapterRequest, authenticateEager, finishCredits, rateLimitHeaderFields } from 'keygate/adapter-kit';
+import {
+  type AdapterRequest,
+  authenticateEager,
+  createNodeHeaders,
+  finishCredits,
+  type NodeHeaderLines,
+  rateLimitHeaderFields,
+} from 'keygate/adapter-kit';
 import { PERMISSIONS_KEY, PUBLIC_KEY } from './decorators.js';
 import { ApiKeyDeniedException } from './denial.js';
 import { type Platform, platformOf } from './platform.js';
 import { KEYGATE, type Keygate } from './runtime.js';
 import type { KeygateRequest } from './types.js';
+
+// The header lines of the platform's request: Express's is Node's `IncomingMessage`, Fastify's holds it as `raw`.
+function lines(req: KeygateRequest): NodeHeaderLines {
+  const message = (req as { raw?: { rawHeaders?: string[] } }).raw ?? (req as { rawHeaders?: string[] });
+  return { headers: req.headers, rawHeaders: message.rawHeaders };
+}
 
 // Requests this guard already judged: a route under the global guard and `UseGuards(ApiKeyGuard)`
 // is authenticated (and rate-limited, and billed) once.
@@ -36,6 +49,7 @@ export class ApiKeyGuard implements CanActivate {
   private readonly keygate: Keygate;
   private readonly reflector: Reflector;
   private readonly platform: () => Platform;
+  private readonly headersOf: ReturnType<typeof createNodeHeaders>;
   // Per controller class, then handler: the core options of its route, or null for a Public() one.
   // A handler alone is no key: controllers that inherit a route from one base class share its
   // function, and each decides for itself (its own Public() and RequirePermissions()).
@@ -46,6 +60,7 @@ export class ApiKeyGuard implements CanActivate {
     this.keygate = keygate;
     this.reflector = reflector;
     this.platform = platformOf(host);
+    this.headersOf = createNodeHeaders(keygate.auth);
   }
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
@@ -57,7 +72,7 @@ export class ApiKeyGuard implements CanActivate {
     if (judged.has(req)) return true;
     judged.add(req);
     const res = http.getResponse<unknown>();
-    const request: AdapterRequest<KeygateRequest> = { headers: req.headers, ip: req.ip, native: req };
+    const request: AdapterRequest<KeygateRequest> = { headers: this.headersOf(lines(req)), ip: req.ip, native: req };
     const result = authenticateEager(request, this.keygate.store, auth);
     if ('then' in result) return result.then((r) => this.settle(r, req, res, auth));
     return this.settle(result, req, res, auth);

@@ -1,10 +1,15 @@
 import { type DynamicModule, Global, Module, type Provider } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { InvalidInputError } from 'keygate';
+import { checkOptionNames } from 'keygate/adapter-kit';
 import { DenialFilter } from './denial.js';
 import { ApiKeyGuard } from './guard.js';
-import { createKeygate, KEYGATE } from './runtime.js';
+import { createKeygate, FOR_ROOT, KEYGATE } from './runtime.js';
 import type { KeygateModuleAsyncOptions, KeygateModuleOptions } from './types.js';
+
+// The members of KeygateModuleAsyncOptions, and the name its factory's options go by in messages.
+const ASYNC_OPTION_NAMES = ['imports', 'inject', 'useFactory', 'globalGuard'];
+const FACTORY = 'KeygateModule.forRootAsync (the options useFactory returns)';
 
 function providers(keygate: Provider, globalGuard: unknown, field: string): Provider[] {
   if (globalGuard !== undefined && typeof globalGuard !== 'boolean') {
@@ -42,7 +47,7 @@ export class KeygateModule {
    * KeygateModule.forRoot({ store: new CachedKeyStore(store), permissions: ['email:read'], retryAfterMs: 10_000 });
    */
   static forRoot(options: KeygateModuleOptions): DynamicModule {
-    const keygate = createKeygate(options);
+    const keygate = createKeygate(options, FOR_ROOT);
     return {
       module: KeygateModule,
       providers: providers({ provide: KEYGATE, useValue: keygate }, options.globalGuard, 'globalGuard'),
@@ -64,12 +69,13 @@ export class KeygateModule {
    * });
    */
   static forRootAsync(options: KeygateModuleAsyncOptions): DynamicModule {
+    checkOptionNames(options, ASYNC_OPTION_NAMES, 'KeygateModule.forRootAsync');
     const { imports = [], inject = [], useFactory, globalGuard } = options ?? ({} as KeygateModuleAsyncOptions);
     if (typeof useFactory !== 'function') throw new InvalidInputError('useFactory', 'useFactory must be a function');
     const keygate: Provider = {
       provide: KEYGATE,
       inject: inject as never[],
-      useFactory: async (...args: never[]) => createKeygate(await useFactory(...args)),
+      useFactory: async (...args: never[]) => createKeygate(await useFactory(...args), FACTORY),
     };
     return {
       module: KeygateModule,

@@ -69,8 +69,13 @@ export interface KeygateModuleAsyncOptions {
   imports?: unknown[];
   /** Tokens of the providers passed to `useFactory`, in order. @default [] */
   inject?: unknown[];
-  /** Builds the options; may be async. Bad options throw `InvalidInputError` while the application starts. */
-  useFactory: (...args: never[]) => KeygateModuleOptions | Promise<KeygateModuleOptions>;
+  /**
+   * Builds the options; may be async. Bad options (an unknown member among them, and `globalGuard`,
+   * which belongs here in `forRootAsync`'s own options) throw `InvalidInputError` while the application starts.
+   */
+  useFactory: (
+    ...args: never[]
+  ) => Omit<KeygateModuleOptions, 'globalGuard'> | Promise<Omit<KeygateModuleOptions, 'globalGuard'>>;
   /** As {@link KeygateModuleOptions.globalGuard}. @default true */
   globalGuard?: boolean;
 }

@@ -1,4 +1,5 @@
 import type { PublicKey } from 'keygate';
+import { checkOptionNames } from 'keygate/adapter-kit';
 import { InvalidInputError } from '#errors';
 import { importSecret, SIGNED_KEY_HEADER, verifyKey } from './signed-key.js';
 
@@ -20,6 +21,10 @@ export interface ApiKeyFromHeadersOptions {
   clock?: () => number;
 }
 
+const OPTION_NAMES = ['secret', 'maxAgeMs', 'clock'];
+// Options objects whose members were checked (a route that keeps one object checks it once).
+const checked = new WeakSet<object>();
+
 // The last secret's key, imported once: a route reads with the same secret on every request.
 let cached: { secret: string; key: Promise<CryptoKey> } | undefined;
 
@@ -29,7 +34,8 @@ let cached: { secret: string; key: Promise<CryptoKey> } | undefined;
  * what `headers()` of `next/headers` returns); `null` when the header is absent (the middleware did not
  * run on this path, or the path was outside its `paths`), forged, altered, or older than `maxAgeMs`.
  * A route that needs a key answers `null` with its own 401. Rejects with `InvalidInputError` naming
- * `secret` for a secret shorter than 32 bytes, or `maxAgeMs` for an age that is not a number >= 0.
+ * `secret` for a secret shorter than 32 bytes, `maxAgeMs` for an age that is not a number >= 0, or
+ * a member it does not know (reason `unknown_option`: a misspelt `maxAge` is never ignored).
  *
  * @example
  * // app/api/v1/verify/route.ts
@@ -43,6 +49,10 @@ export async function apiKeyFromHeaders(
   headers: { get(name: string): string | null },
   options: ApiKeyFromHeadersOptions,
 ): Promise<PublicKey | null> {
+  if (options !== null && typeof options === 'object' && !checked.has(options)) {
+    checkOptionNames(options, OPTION_NAMES, 'apiKeyFromHeaders');
+    checked.add(options);
+  }
   const { secret, maxAgeMs = 60_000, clock = Date.now } = options ?? ({} as ApiKeyFromHeadersOptions);
   if (!(typeof maxAgeMs === 'number' && maxAgeMs >= 0 && Number.isFinite(maxAgeMs))) {
     throw new InvalidInputError('maxAgeMs', 'maxAgeMs must be a number of milliseconds >= 0');

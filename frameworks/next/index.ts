@@ -51,6 +51,9 @@ export interface NextApiKeyMiddlewareOptions extends Omit<AdapterOptions<NextReq
   credits?: never;
 }
 
+/** The members of {@link NextApiKeyMiddlewareOptions} beyond the ones every adapter takes. */
+const NEXT_OWN = ['secret', 'paths'];
+
 /** The request's headers without a signed view a client sent; null when it sent none. */
 function withoutSignedKey(headers: Headers): Headers | null {
   if (!headers.has(SIGNED_KEY_HEADER)) return null;
@@ -90,8 +93,8 @@ export function apiKeyMiddleware(options: NextApiKeyMiddlewareOptions): (request
       "keygate/next cannot bill: a middleware never sees the route's status, so it could neither settle nor release a hold; wrap the billed route handler in withApiKeyAuth from keygate/fetch with its credits option",
     );
   }
-  const { secret, paths, ...adapterOptions } = given;
-  const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(adapterOptions);
+  const { store, auth, respond, clientIp, onDenied } = resolveAdapterOptions(given, 'apiKeyMiddleware', NEXT_OWN);
+  const { secret, paths } = given;
   const signing = importSecret(secret);
   const inScope = compilePaths(paths);
   const deny = createFetchDenier(respond, onDenied);

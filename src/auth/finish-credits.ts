@@ -12,7 +12,8 @@ const DONE = Promise.resolve();
 /**
  * Closes the hold of a successful result once the request has been answered: a `status` below 500
  * settles the whole cost (the work was done, whether or not the client stayed to read it); 500 and
- * above releases it. Pass 500 for a handler that threw. Never rejects and never throws: a ledger
+ * above releases it. Pass 500 for a handler that threw (and for a 404 no route served:
+ * `statusToBill` of `keygate/adapter-kit`). Never rejects and never throws: a ledger
  * failure is counted in telemetry (`keygate.credits.operations`, `error`) and emitted as
  * `credits.ledger_failed`, and the hold then lapses by itself. A settle that finds its hold lapsed
  * (`charged: 0`) counts as a `lapse`. A result without `credits` (a test key, a free request) does

@@ -190,6 +190,7 @@ describe('Fastify plugin on the cached path', () => {
     const onRequest = route.onRequest?.[0];
     const request = {
       headers: { 'x-api-key': secrets.open },
+      raw: { rawHeaders: ['X-API-Key', secrets.open] },
       ip: '203.0.113.7',
       url: '/v1/me',
       apiKey: null as { id: string } | null,

@@ -6,6 +6,7 @@ import { InvalidInputError, KeyManager, MemoryKeyStore, MemoryRateLimiter, type 
 import { createDenialResponder } from 'keygate/adapter-kit';
 import { ApiKeyGuard, KeygateModule, type KeygateModuleOptions, Public, RequirePermissions } from 'keygate/nestjs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { INHERITED_ROUTE_ORDERS } from '../fixtures/attacks.js';
 import { appModule, controller, createNestApp, listenOn, type NestPlatform, type TestRoute } from './nest/app.js';
 
 const store = new MemoryKeyStore();
@@ -94,38 +95,38 @@ describe.each(['express', 'fastify'] as const)('Nest 12 on %s', (platform) => {
     expect((await get('/k/rotate', admin.secret)).status).toBe(200);
   });
 
-  it.each([
-    ['the open controller first', ['open', 'guarded', 'strict']],
-    ['the guarded controllers first', ['guarded', 'strict', 'open']],
-  ])('a route inherited from one base class answers by the controller that serves it (%s)', async (_, order) => {
-    // One handler function, three controllers: each keeps its own Public() and RequirePermissions().
-    const [base] = [controller([route('/item')])] as [new () => object];
-    const subclass = (prefix: string, decorators: ClassDecorator[]) => {
-      const Sub = class extends base {};
-      for (const decorate of [Controller(prefix), ...decorators]) decorate(Sub);
-      return Sub;
-    };
-    const get = await serve(platform, forRoot(), [
-      subclass('open', [Public()]),
-      subclass('guarded', []),
-      subclass('strict', [RequirePermissions('email:verify')]),
-    ]);
-    const expected: Record<string, () => Promise<void>> = {
-      open: async () => expect(await get('/open/item')).toMatchObject({ status: 200, json: { keyId: null } }),
-      guarded: async () => {
-        expect((await get('/guarded/item')).status).toBe(401);
-        expect((await get('/guarded/item', read.secret)).status).toBe(200);
-      },
-      strict: async () => {
-        expect((await get('/strict/item')).status).toBe(401);
-        expect((await get('/strict/item', read.secret)).status).toBe(403);
-        expect((await get('/strict/item', both.secret)).status).toBe(200);
-      },
-    };
-    for (const name of order) await (expected[name] as () => Promise<void>)();
-    // And each again, now that every route has been seen once.
-    for (const name of order) await (expected[name] as () => Promise<void>)();
-  });
+  it.each(INHERITED_ROUTE_ORDERS)(
+    'a route inherited from one base class answers by the controller that serves it ($name)',
+    async ({ order }) => {
+      // One handler function, three controllers: each keeps its own Public() and RequirePermissions().
+      const [base] = [controller([route('/item')])] as [new () => object];
+      const subclass = (prefix: string, decorators: ClassDecorator[]) => {
+        const Sub = class extends base {};
+        for (const decorate of [Controller(prefix), ...decorators]) decorate(Sub);
+        return Sub;
+      };
+      const get = await serve(platform, forRoot(), [
+        subclass('open', [Public()]),
+        subclass('guarded', []),
+        subclass('strict', [RequirePermissions('email:verify')]),
+      ]);
+      const expected: Record<string, () => Promise<void>> = {
+        open: async () => expect(await get('/open/item')).toMatchObject({ status: 200, json: { keyId: null } }),
+        guarded: async () => {
+          expect((await get('/guarded/item')).status).toBe(401);
+          expect((await get('/guarded/item', read.secret)).status).toBe(200);
+        },
+        strict: async () => {
+          expect((await get('/strict/item')).status).toBe(401);
+          expect((await get('/strict/item', read.secret)).status).toBe(403);
+          expect((await get('/strict/item', both.secret)).status).toBe(200);
+        },
+      };
+      for (const name of order) await (expected[name] as () => Promise<void>)();
+      // And each again, now that every route has been seen once.
+      for (const name of order) await (expected[name] as () => Promise<void>)();
+    },
+  );
 
   it('@ApiKey() gives the public view: no secret, no hash', async () => {
     const get = await serve(platform, forRoot(), [controller([{ path: '/me', handle: (key) => ({ key }) }])]);

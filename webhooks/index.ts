@@ -27,6 +27,7 @@ export type {
   WebhookEndpoint,
   WebhookEndpointChanges,
   WebhookEndpointInput,
+  WebhookEndpointOptions,
   WebhookEndpoints,
 } from '../src/vocabulary/outbox.js';
 export { DEFAULT_RETRY, type FullRetryPolicy, type RetryPolicy } from './backoff.js';

@@ -302,8 +302,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     claimedAtMs: number,
   ): Promise<'delivered' | 'failed' | 'gaveUp' | 'left'> {
     const id = claimed.endpoint.id;
-    let lane = lanes.get(id);
-    if (!lane) lanes.set(id, (lane = { active: 0, waiting: [] }));
+    const lane = lanes.get(id) ?? { active: 0, waiting: [] };
+    lanes.set(id, lane);
     if (lane.active < endpointConcurrency) lane.active++;
     else await new Promise<void>((resume) => lane.waiting.push(resume));
     try {

@@ -40,6 +40,7 @@ export function webhookSecret(): string {
 }
 
 const ENDPOINT_OPTION_NAMES = ['allowPrivateNetworks'] as const;
+const INPUT_NAMES = ['accountId', 'url', 'eventTypes'] as const;
 
 /**
  * The operator's options of an endpoint write, checked: a plain object (or undefined) whose only
@@ -144,6 +145,8 @@ export function newWebhookEndpoint(
   options?: WebhookEndpointOptions,
 ): StoredWebhookEndpoint {
   if (input === null || typeof input !== 'object') throw new InvalidInputError('input', 'create takes an object');
+  // `allowPrivateNetworks` in here, say, is a mistake to name: it is the operator's, in `options`.
+  checkOptionNames(input, INPUT_NAMES, 'a webhook endpoint');
   return Object.freeze({
     id: `whe_${randomBase62(20)}`,
     accountId: validAccountId(input.accountId),

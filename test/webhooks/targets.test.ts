@@ -94,6 +94,11 @@ describe('an endpoint URL on an internal host', () => {
     );
     expect(typo).toMatchObject({ code: 'invalid_input', field: 'allowPrivateNetwork' });
     expect((typo as Error).message).toContain('did you mean `allowPrivateNetworks`?');
+    // Nor is it a field of the endpoint: there it is refused, not ignored.
+    const inInput = await refusal(
+      outbox.endpoints.create({ accountId: 'acct_1', url: 'http://10.0.0.1/', allowPrivateNetworks: true } as never),
+    );
+    expect(inInput).toMatchObject({ code: 'invalid_input', field: 'allowPrivateNetworks' });
     expect(await outbox.endpoints.list('acct_1')).toHaveLength(1);
   });
 });
@@ -245,7 +250,7 @@ describe('a slow endpoint', () => {
       await keys.create({ accountId: 'acct_fast', name: 'third', mode: 'live' });
       await expect.poll(() => receivedAt('/fast').length, { timeout: 10_000 }).toBe(3);
       // At most two attempts at once to one endpoint: the third slow delivery waits its turn.
-      expect(silent.hits()).toBe(2);
+      await expect.poll(() => silent.hits(), { timeout: 10_000 }).toBe(2);
     } finally {
       await silent.release();
       await dispatcher.stop();

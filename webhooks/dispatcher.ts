@@ -119,7 +119,10 @@ export interface WebhookDispatcherOptions {
  * const { delivered, failed, gaveUp } = await dispatcher.runOnce();
  */
 export interface DispatchReport {
-  /** Deliveries claimed. */
+  /**
+   * Deliveries claimed. One whose endpoint's turn came too late for its lease is left for a later
+   * claim and counted here only.
+   */
   readonly claimed: number;
   /** Answered 2xx. */
   readonly delivered: number;

@@ -80,8 +80,9 @@ export interface WebhookDispatcherOptions {
   /** The most deliveries one `runOnce` claims. @default 20 */
   batchSize?: number;
   /**
-   * The most deliveries this dispatcher holds at once (sending, or waiting for their endpoint): a
-   * run claims no more than the room left. @default 20
+   * The most attempts this dispatcher has in flight at once: a run claims no more than the room
+   * left. Deliveries waiting for their endpoint's turn take no room, so a slow endpoint's queue does
+   * not crowd out the others. @default 20
    */
   concurrency?: number;
   /**
@@ -207,8 +208,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const retry: FullRetryPolicy = validRetryPolicy(options.retry);
   const disableAfterMs = positive('disableAfterMs', options.disableAfterMs ?? 24 * 3_600_000);
 
-  // Deliveries held (claimed, and sending or waiting for their endpoint), and each endpoint's lane.
-  let held = 0;
+  // Attempts in flight (and claims under way, for the room they asked), and each endpoint's lane.
+  let active = 0;
   const lanes = new Map<string, { active: number; waiting: (() => void)[] }>();
 
   async function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<number> {
@@ -311,7 +312,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     else await new Promise<void>((resume) => lane.waiting.push(resume));
     try {
       if (clock() + timeoutMs >= claimedAtMs + leaseMs) return 'left';
-      return await deliver(claimed);
+      active++;
+      try {
+        return await deliver(claimed);
+      } finally {
+        active--;
+      }
     } finally {
       const next = lane.waiting.shift();
       if (next) next();
@@ -321,21 +327,18 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   // Claims what there is room for and starts sending; `done` settles when every outcome is recorded.
   async function claimAndSend(): Promise<{ done: Promise<DispatchReport> }> {
-    const room = Math.min(batchSize, concurrency - held);
+    const room = Math.min(batchSize, concurrency - active);
     if (room <= 0) return { done: Promise.resolve({ claimed: 0, delivered: 0, failed: 0, gaveUp: 0 }) };
-    held += room;
+    // The room is taken while the claim is under way, so that two runs at once do not both count it free.
+    active += room;
     let claimed: ClaimedDelivery[] = [];
     const claimedAtMs = clock();
     try {
       claimed = await outbox.claim({ nowMs: claimedAtMs, leaseMs, limit: room });
     } finally {
-      held -= room - claimed.length;
+      active -= room;
     }
-    const sending = claimed.map((c) =>
-      inLane(c, claimedAtMs).finally(() => {
-        held--;
-      }),
-    );
+    const sending = claimed.map((c) => inLane(c, claimedAtMs));
     const done = Promise.all(sending).then((outcomes) => {
       const count = (what: string) => outcomes.filter((o) => o === what).length;
       return {

@@ -63,13 +63,13 @@ export function entryPoints(manifest = readManifest()) {
 }
 
 /**
- * The modules of the `imports` map (`#errors`, both `#digest` files): built as separate files, not public.
+ * The modules of the `imports` map (`#errors`, both `#digest` files, both `#webhook-send` files): built as separate files, not public.
  * A module whose `source` is chosen by condition (`node`, `default`) gives one file per condition.
  *
  * @param {import('./entry-points.d.mts').Manifest} [manifest]
  * @returns {import('./entry-points.d.mts').InternalModule[]}
  * @example
- * internalModules().map((m) => m.output); // ['runtime/node-digest', 'runtime/web-digest', 'errors']
+ * internalModules().map((m) => m.output); // ['runtime/node-digest', 'runtime/web-digest', 'runtime/node-webhook-send', 'runtime/web-webhook-send', 'errors']
  */
 export function internalModules(manifest = readManifest()) {
   return Object.entries(manifest.imports ?? {}).flatMap(([specifier, target]) => {

@@ -124,6 +124,7 @@ export type {
   WebhookEndpoint,
   WebhookEndpointChanges,
   WebhookEndpointInput,
+  WebhookEndpointOptions,
   WebhookEndpoints,
 } from './vocabulary/outbox.js';
 export type {

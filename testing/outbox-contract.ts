@@ -217,12 +217,54 @@ async function refusesBadInput({ outbox, expect }: OutboxContext): Promise<void>
   expect(await outbox.deliveries({ accountId: 'acct_a' })).toEqual([]);
 }
 
+// A few of the internal targets an endpoint may not point at (the whole list is src/outbox/targets.ts).
+const INTERNAL_URLS = [
+  'http://127.0.0.1:8080/',
+  'http://0x7f000001/',
+  'http://[::1]/',
+  'http://169.254.169.254/latest/meta-data/',
+  'http://10.0.0.1/',
+  'http://localhost:3000/',
+  'http://metadata.google.internal/',
+  'http://[::ffff:127.0.0.1]/',
+];
+
+async function refusesInternalTargets({ outbox, expect }: OutboxContext): Promise<void> {
+  for (const url of INTERNAL_URLS) {
+    expect(await rejection(outbox.endpoints.create({ accountId: 'acct_a', url }))).toMatchObject({
+      code: 'invalid_input',
+      field: 'url',
+    });
+  }
+  expect(await outbox.endpoints.list('acct_a')).toEqual([]);
+  const { endpoint } = await outbox.endpoints.create({ accountId: 'acct_a', url: 'https://hooks.example.com/a' });
+  for (const url of INTERNAL_URLS) {
+    expect(await rejection(outbox.endpoints.update('acct_a', endpoint.id, { url }))).toMatchObject({
+      code: 'invalid_input',
+      field: 'url',
+    });
+  }
+  expect(await outbox.endpoints.get('acct_a', endpoint.id)).toEqual(endpoint);
+  // The operator's development switch, never an account's: it admits them.
+  const dev = { allowPrivateNetworks: true };
+  const local = await outbox.endpoints.create({ accountId: 'acct_a', url: 'http://127.0.0.1:8080/' }, dev);
+  expect(local.endpoint.url).toBe('http://127.0.0.1:8080/');
+  const moved = await outbox.endpoints.update('acct_a', endpoint.id, { url: 'http://[::1]:9000/' }, dev);
+  expect(moved?.url).toBe('http://[::1]:9000/');
+  const typo = { allowPrivateNetwork: true } as never;
+  expect(
+    await rejection(outbox.endpoints.create({ accountId: 'acct_a', url: 'http://10.0.0.1/' }, typo)),
+  ).toMatchObject({ code: 'invalid_input', field: 'allowPrivateNetwork' });
+  expect((await outbox.endpoints.list('acct_a')).length).toBe(2);
+}
+
 /**
  * The contract every outbox meets (see `Outbox`): publishing fans an event out to the matching
  * enabled endpoints of its account; claims hold deliveries under a lease that a second claimer
  * cannot take until it ends; outcomes are recorded only under the lease's token; retries, giving up,
  * and disabling an endpoint after an unbroken streak of failures; endpoints kept per account; an
- * event published again with its id stored once; no secret stored in an event. Give each test an empty outbox.
+ * event published again with its id stored once; no secret stored in an event; no endpoint on an
+ * internal host (loopback, private, metadata...) unless the operator allows it. Give each test an empty outbox.
  *
  * @example
  * import { describeOutboxContract } from 'keygate/testing';
@@ -248,6 +290,10 @@ export function describeOutboxContract(name: string, factory: () => Promise<Outb
     ['stores an event published with an id it already holds once, and returns the stored one', publishesAnIdOnce],
     ['stores no secret: a key, a digest or a secret-named member in an event is redacted', noSecret],
     ['refuses bad input as invalid_input naming the field, writing nothing', refusesBadInput],
+    [
+      'refuses an endpoint URL on a loopback, private, link-local or metadata host, writing nothing, unless the operator allows private networks',
+      refusesInternalTargets,
+    ],
     ...OUTBOX_RECORD_CASES,
   ];
   const contextOf = (fx: OutboxFixture) => ({ outbox: fx.outbox, peer: fx.peer ?? fx.outbox, expect: t.expect });

@@ -1,7 +1,11 @@
+import { InvalidInputError } from '#errors';
 import type { KeygateEvent } from '../src/events.js';
 import type { OutboxEvent } from '../src/types.js';
+import { checkOptionNames } from '../src/validate/options.js';
 import type { Outbox } from '../src/vocabulary/outbox.js';
 import type { AuthResult } from '../src/vocabulary/result.js';
+
+const OPTION_NAMES = ['types', 'clock', 'onError'] as const;
 
 /** The in-process events {@link outboxEvents} forwards by default: none a key write already stores. */
 const FORWARDED: readonly string[] = ['credits.low', 'credits.exhausted', 'key.leaked'];
@@ -56,6 +60,8 @@ export interface OutboxEventHooks {
  * const leaks = githubSecretScanning({ manager: keys, onEvent: events.onEvent }); // keygate/leaks
  */
 export function outboxEvents(outbox: Outbox, options: OutboxEventsOptions = {}): OutboxEventHooks {
+  checkOptionNames(options, OPTION_NAMES, 'outboxEvents');
+  if (typeof outbox?.publish !== 'function') throw new InvalidInputError('outbox', 'outbox must be an Outbox');
   const types = new Set(options.types ?? FORWARDED);
   const clock = options.clock ?? Date.now;
   // keyId -> when its current window ends (epoch ms), for the keys already reported over their limit.

@@ -1,11 +1,13 @@
 import { InvalidInputError } from '#errors';
 import type { KeyManager, ManagedKey } from '../src/manager/key-manager.js';
 import type { OutboxEvent } from '../src/types.js';
+import { checkOptionNames } from '../src/validate/options.js';
 import type { Outbox } from '../src/vocabulary/outbox.js';
 import { repeating } from './repeat.js';
 import { stableEventId } from './stable-id.js';
 
 const DAY_MS = 86_400_000;
+const OPTION_NAMES = ['manager', 'outbox', 'accounts', 'clock', 'expiringDays'] as const;
 
 /**
  * Options of {@link keyNotifications}.
@@ -77,6 +79,7 @@ export interface KeyNotifications {
  * notifications.start({ intervalMs: 3_600_000 });
  */
 export function keyNotifications(options: KeyNotificationsOptions): KeyNotifications {
+  checkOptionNames(options, OPTION_NAMES, 'keyNotifications');
   const { manager, outbox, accounts } = options ?? ({} as KeyNotificationsOptions);
   if (typeof manager?.list !== 'function') throw new InvalidInputError('manager', 'manager must be a KeyManager');
   if (typeof outbox?.publish !== 'function') throw new InvalidInputError('outbox', 'outbox must be an Outbox');

@@ -1,4 +1,7 @@
 import { InvalidInputError } from '#errors';
+import { checkOptionNames } from '../src/validate/options.js';
+
+const START_OPTION_NAMES = ['intervalMs', 'onError'] as const;
 
 /**
  * The `start` / `stop` pair of a job that runs `runOnce` over and over: the next run starts
@@ -21,7 +24,9 @@ export function repeating(
   let running: Promise<unknown> | undefined;
   let stopped = true;
   return {
-    start({ intervalMs = defaultIntervalMs, onError } = {}) {
+    start(options = {}) {
+      checkOptionNames(options, START_OPTION_NAMES, 'start');
+      const { intervalMs = defaultIntervalMs, onError } = options;
       if (typeof intervalMs !== 'number' || !(intervalMs > 0) || !Number.isFinite(intervalMs)) {
         throw new InvalidInputError('intervalMs', 'intervalMs must be a number of milliseconds > 0');
       }

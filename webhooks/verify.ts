@@ -1,5 +1,6 @@
 import { InvalidSignatureError } from '#errors';
 import type { OutboxEvent } from '../src/types.js';
+import { checkOptionNames } from '../src/validate/options.js';
 import { decodeBase64, hmacKey, signedContent } from './sign.js';
 
 /**
@@ -30,6 +31,7 @@ export interface VerifyWebhookArgs {
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+const ARG_NAMES = ['secret', 'headers', 'body', 'toleranceSec', 'nowMs'] as const;
 
 function header(headers: WebhookHeaders, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
@@ -53,6 +55,8 @@ function header(headers: WebhookHeaders, name: string): string | undefined {
  * if (event.type === 'key.revoked') await forget(event.data.keyId);
  */
 export async function verifyWebhook(args: VerifyWebhookArgs): Promise<OutboxEvent> {
+  // A misspelt `toleranceSec` must not leave the default window in place unnoticed.
+  checkOptionNames(args, ARG_NAMES, 'verifyWebhook');
   const key = await hmacKey(args?.secret);
   const id = header(args.headers ?? {}, 'webhook-id');
   const timestamp = header(args.headers ?? {}, 'webhook-timestamp');

@@ -14,6 +14,7 @@ import type {
   WebhookEndpoint,
   WebhookEndpointChanges,
   WebhookEndpointInput,
+  WebhookEndpointOptions,
   WebhookEndpoints,
 } from 'keygate/store-kit';
 import {
@@ -175,8 +176,8 @@ class RedisWebhookEndpoints implements WebhookEndpoints {
     private readonly hooksOf: (accountId: string) => string,
   ) {}
 
-  async create(input: WebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
-    const e = newWebhookEndpoint(input, Date.now());
+  async create(input: WebhookEndpointInput, options?: WebhookEndpointOptions): Promise<CreatedWebhookEndpoint> {
+    const e = newWebhookEndpoint(input, Date.now(), options);
     await this.redis.run(
       ADD_ENDPOINT,
       [this.hooksOf(e.accountId), `${this.prefix}webhooks:endpoint-keys`],
@@ -202,8 +203,13 @@ class RedisWebhookEndpoints implements WebhookEndpoints {
     return typeof raw === 'string' ? endpointView(storedOf(raw)) : null;
   }
 
-  async update(accountId: string, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpoint | null> {
-    const valid = validEndpointChanges(changes);
+  async update(
+    accountId: string,
+    id: string,
+    changes: WebhookEndpointChanges,
+    options?: WebhookEndpointOptions,
+  ): Promise<WebhookEndpoint | null> {
+    const valid = validEndpointChanges(changes, options);
     const raw = await this.redis.run(
       UPDATE_ENDPOINT,
       [this.hooksOf(validCreditAccount(accountId))],

@@ -24,6 +24,7 @@ import {
   type WebhookEndpoint,
   type WebhookEndpointChanges,
   type WebhookEndpointInput,
+  type WebhookEndpointOptions,
   type WebhookEndpoints,
 } from 'keygate/store-kit';
 import type { SqlEngine } from './engine.js';
@@ -310,8 +311,8 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
 class SqlWebhookEndpoints<X extends SqlTx> implements WebhookEndpoints {
   constructor(private readonly d: OutboxDialect<X>) {}
 
-  async create(input: WebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
-    const e = newWebhookEndpoint(input, Date.now());
+  async create(input: WebhookEndpointInput, options?: WebhookEndpointOptions): Promise<CreatedWebhookEndpoint> {
+    const e = newWebhookEndpoint(input, Date.now(), options);
     const { time } = this.d;
     const hooks = this.d.table('webhook_endpoints');
     const params = [
@@ -351,8 +352,13 @@ class SqlWebhookEndpoints<X extends SqlTx> implements WebhookEndpoints {
     });
   }
 
-  async update(accountId: string, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpoint | null> {
-    const valid = validEndpointChanges(changes);
+  async update(
+    accountId: string,
+    id: string,
+    changes: WebhookEndpointChanges,
+    options?: WebhookEndpointOptions,
+  ): Promise<WebhookEndpoint | null> {
+    const valid = validEndpointChanges(changes, options);
     const account = validCreditAccount(accountId);
     const endpointId = validWebhookId('id', id);
     const { time, lockRow } = this.d;

@@ -24,20 +24,33 @@ const add = command({
   details: WHERE,
   flags: {
     account,
-    url: { kind: 'string', value: 'URL', required: true, help: 'where to POST the events (https:// or http://)' },
+    url: {
+      kind: 'string',
+      value: 'URL',
+      required: true,
+      help: 'where to POST the events (https:// or http://); a loopback, private or metadata host is refused',
+    },
     event: {
       kind: 'strings',
       value: 'TYPE',
       help: 'an event type to send, e.g. key.revoked (repeat; default every type)',
     },
+    // The operator's, for a receiver on their own machine; an account never runs this CLI.
+    'allow-private-network': {
+      kind: 'boolean',
+      help: 'development only: accept a loopback or private URL (the dispatcher needs allowPrivateNetworks too)',
+    },
   },
   async run({ flags, manager }) {
     const outbox = await outboxOf(manager);
-    const { endpoint, secret } = await outbox.endpoints.create({
-      accountId: flags.account,
-      url: flags.url,
-      ...(flags.event.length > 0 && { eventTypes: flags.event }),
-    });
+    const { endpoint, secret } = await outbox.endpoints.create(
+      {
+        accountId: flags.account,
+        url: flags.url,
+        ...(flags.event.length > 0 && { eventTypes: flags.event }),
+      },
+      { allowPrivateNetworks: flags['allow-private-network'] },
+    );
     return {
       json: { endpoint, secret },
       text: [

@@ -44,7 +44,8 @@ Environment: PORT (default 3000), HOST (default 127.0.0.1), DATABASE_URL (Postgr
     addresses), DNS_TIMEOUT_MS (default 3000),
   KEYGATE_DASHBOARD_SECRET (32+ bytes; default: generated once and kept in DIR/dashboard-secret),
   KEYGATE_LEAKS_PUBLIC_KEYS_URL (where POST /github/secret-scanning reads the signing keys; default GitHub's;
-    \`keygate leaks drill\` serves its own on http://127.0.0.1:7357/)`;
+    \`keygate leaks drill\` serves its own on http://127.0.0.1:7357/),
+  KEYGATE_WEBHOOKS_ALLOW_PRIVATE_NETWORKS=1 (development: send webhooks to a receiver on this machine)`;
 
 /**
  * Starts the service and returns once it listens.
@@ -87,7 +88,9 @@ export async function main({ argv = process.argv.slice(2), env = process.env, lo
     // Key events go into the store's outbox with each key write (PGlite, PostgreSQL; not --memory):
     // this sends them to the endpoints `keygate webhooks add` registered, signed, retried on failure.
     const outbox = capabilityOf(stores.store, 'outbox');
-    dispatcher = outbox ? createWebhookDispatcher({ outbox }) : undefined;
+    // Only public addresses, unless the developer running the demo lets it reach a local receiver.
+    const allowPrivateNetworks = env.KEYGATE_WEBHOOKS_ALLOW_PRIVATE_NETWORKS === '1';
+    dispatcher = outbox ? createWebhookDispatcher({ outbox, allowPrivateNetworks }) : undefined;
     dispatcher?.start({ intervalMs: 2_000, onError: (err) => log(`webhooks: ${err}`) });
     const metrics = prometheusMetrics();
     usage = new UsageRecorder({ store: stores.store, telemetry: metrics.telemetry });

@@ -2,14 +2,17 @@ import { InvalidInputError } from '#errors';
 import { randomBase62 } from '../key/base62.js';
 import { quote } from '../redact/describe.js';
 import { validAccountId } from '../validate/fields.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validWholeNumber } from '../validate/whole.js';
 import type {
   WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointChanges,
   WebhookEndpointInput,
+  WebhookEndpointOptions,
 } from '../vocabulary/outbox.js';
 import { validEventType } from './event.js';
+import { refusedHost } from './targets.js';
 
 // The one place that checks webhook endpoints and makes their ids and secrets, for every backend.
 
@@ -36,14 +39,40 @@ export function webhookSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
+const ENDPOINT_OPTION_NAMES = ['allowPrivateNetworks'] as const;
+const INPUT_NAMES = ['accountId', 'url', 'eventTypes'] as const;
+
 /**
- * An endpoint URL: `https:` or `http:`, at most 2,000 characters, no user or password in it;
+ * The operator's options of an endpoint write, checked: a plain object (or undefined) whose only
+ * member is `allowPrivateNetworks`, a boolean; anything else throws `InvalidInputError`.
+ *
+ * @example
+ * validEndpointOptions({ allowPrivateNetworks: true }) // { allowPrivateNetworks: true }
+ */
+export function validEndpointOptions(options: WebhookEndpointOptions | undefined): { allowPrivateNetworks: boolean } {
+  checkOptionNames(options, ENDPOINT_OPTION_NAMES, 'a webhook endpoint write');
+  const allow = options?.allowPrivateNetworks ?? false;
+  if (typeof allow !== 'boolean') {
+    throw new InvalidInputError('allowPrivateNetworks', 'allowPrivateNetworks must be true or false', {
+      reason: 'wrong_type',
+    });
+  }
+  return { allowPrivateNetworks: allow };
+}
+
+/**
+ * An endpoint URL: `https:` or `http:`, at most 2,000 characters, no user or password in it, and a
+ * host that is not a loopback, private, link-local, metadata or other internal target (the list in
+ * `src/outbox/targets.ts`; judged on the host as URL parsing leaves it, so `http://0x7f000001` is
+ * 127.0.0.1) unless `allowPrivateNetworks` (the operator's development switch; default false);
  * anything else throws `InvalidInputError` naming `url`.
  *
  * @example
  * validWebhookUrl('https://example.com/hooks') // 'https://example.com/hooks'
+ * validWebhookUrl('http://169.254.169.254/')   // throws: reason 'not_allowed' (link-local)
  */
-export function validWebhookUrl(value: unknown): string {
+export function validWebhookUrl(value: unknown, options?: WebhookEndpointOptions): string {
+  const { allowPrivateNetworks } = validEndpointOptions(options);
   let url: URL | undefined;
   try {
     url = typeof value === 'string' && value.length <= MAX_URL ? new URL(value) : undefined;
@@ -57,6 +86,14 @@ export function validWebhookUrl(value: unknown): string {
   }
   if (url.username !== '' || url.password !== '') {
     throw new InvalidInputError('url', 'url must not carry a user name or password', { reason: 'not_allowed' });
+  }
+  const refused = allowPrivateNetworks ? null : refusedHost(url.hostname);
+  if (refused !== null) {
+    throw new InvalidInputError(
+      'url',
+      `url must point at a public host: ${url.hostname} is ${refused}, where webhooks are not sent`,
+      { reason: 'not_allowed' },
+    );
   }
   return url.href;
 }
@@ -95,18 +132,25 @@ export function validWebhookId(field: string, value: unknown): string {
 }
 
 /**
- * A new endpoint from `input`, validated (an `InvalidInputError` naming the field, nothing made),
- * with its id (`whe_…`) and a new secret.
+ * A new endpoint from `input`, validated (an `InvalidInputError` naming the field, nothing made;
+ * an internal `url` is refused unless the operator's `options.allowPrivateNetworks`), with its id
+ * (`whe_…`) and a new secret. Every backend's `endpoints.create` calls it, with the options it was given.
  *
  * @example
  * const stored = newWebhookEndpoint({ accountId: 'acct_1', url: 'https://example.com/hooks' }, Date.now());
  */
-export function newWebhookEndpoint(input: WebhookEndpointInput, nowMs: number): StoredWebhookEndpoint {
+export function newWebhookEndpoint(
+  input: WebhookEndpointInput,
+  nowMs: number,
+  options?: WebhookEndpointOptions,
+): StoredWebhookEndpoint {
   if (input === null || typeof input !== 'object') throw new InvalidInputError('input', 'create takes an object');
+  // `allowPrivateNetworks` in here, say, is a mistake to name: it is the operator's, in `options`.
+  checkOptionNames(input, INPUT_NAMES, 'a webhook endpoint');
   return Object.freeze({
     id: `whe_${randomBase62(20)}`,
     accountId: validAccountId(input.accountId),
-    url: validWebhookUrl(input.url),
+    url: validWebhookUrl(input.url, options),
     eventTypes: validEventTypes(input.eventTypes ?? ['*']),
     enabled: true,
     createdAt: new Date(nowMs).toISOString(),
@@ -116,17 +160,23 @@ export function newWebhookEndpoint(input: WebhookEndpointInput, nowMs: number): 
 }
 
 /**
- * `changes` checked: only `url`, `eventTypes`, `enabled`, at least one; an `InvalidInputError` naming the field.
+ * `changes` checked: only `url`, `eventTypes`, `enabled`, at least one; an `InvalidInputError` naming
+ * the field (a `url` as {@link validWebhookUrl} checks it, with `options`). Every backend's
+ * `endpoints.update` calls it, with the options it was given.
  *
  * @example
  * validEndpointChanges({ enabled: true }) // { enabled: true }
  */
-export function validEndpointChanges(changes: WebhookEndpointChanges): WebhookEndpointChanges {
+export function validEndpointChanges(
+  changes: WebhookEndpointChanges,
+  options?: WebhookEndpointOptions,
+): WebhookEndpointChanges {
+  validEndpointOptions(options);
   if (changes === null || typeof changes !== 'object') throw new InvalidInputError('changes', 'update takes an object');
   const out: WebhookEndpointChanges = {};
   for (const [name, value] of Object.entries(changes)) {
     if (value === undefined) continue;
-    if (name === 'url') out.url = validWebhookUrl(value);
+    if (name === 'url') out.url = validWebhookUrl(value, options);
     else if (name === 'eventTypes') out.eventTypes = validEventTypes(value);
     else if (name === 'enabled') {
       if (typeof value !== 'boolean') throw new InvalidInputError('enabled', 'enabled must be true or false');

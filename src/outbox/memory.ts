@@ -14,6 +14,7 @@ import type {
   WebhookEndpoint,
   WebhookEndpointChanges,
   WebhookEndpointInput,
+  WebhookEndpointOptions,
   WebhookEndpoints,
 } from '../vocabulary/outbox.js';
 import {
@@ -212,8 +213,8 @@ class MemoryWebhookEndpoints implements WebhookEndpoints {
     private readonly onRemove: (endpointId: string) => void,
   ) {}
 
-  async create(input: WebhookEndpointInput): Promise<CreatedWebhookEndpoint> {
-    const endpoint = newWebhookEndpoint(input, Date.now());
+  async create(input: WebhookEndpointInput, options?: WebhookEndpointOptions): Promise<CreatedWebhookEndpoint> {
+    const endpoint = newWebhookEndpoint(input, Date.now(), options);
     this.hooks.set(endpoint.id, { endpoint, failingSinceMs: null });
     return { endpoint: endpointView(endpoint), secret: endpoint.secret };
   }
@@ -230,8 +231,13 @@ class MemoryWebhookEndpoints implements WebhookEndpoints {
     return hook ? endpointView(hook.endpoint) : null;
   }
 
-  async update(accountId: string, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpoint | null> {
-    const valid = validEndpointChanges(changes);
+  async update(
+    accountId: string,
+    id: string,
+    changes: WebhookEndpointChanges,
+    options?: WebhookEndpointOptions,
+  ): Promise<WebhookEndpoint | null> {
+    const valid = validEndpointChanges(changes, options);
     const hook = this.own(accountId, id);
     if (!hook) return null;
     const enabling = valid.enabled === true && !hook.endpoint.enabled;

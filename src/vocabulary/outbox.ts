@@ -55,10 +55,30 @@ export interface WebhookEndpoint {
  */
 export interface WebhookEndpointInput {
   accountId: string;
-  /** An `https:` (or `http:`) URL of at most 2,000 characters, without credentials. */
+  /**
+   * An `https:` (or `http:`) URL of at most 2,000 characters, without credentials, whose host is not
+   * an internal target (loopback, private, link-local, metadata...: refused unless the operator's
+   * `allowPrivateNetworks`).
+   */
   url: string;
   /** 1-50 event types, or `['*']`. @default ['*'] */
   eventTypes?: readonly string[];
+}
+
+/**
+ * The operator's options of `WebhookEndpoints.create` and `update`: never an account's to set (a
+ * dashboard or an API that adds endpoints for accounts passes none).
+ *
+ * @example
+ * await outbox.endpoints.create({ accountId: 'acct_dev', url: 'http://127.0.0.1:4000/' }, { allowPrivateNetworks: true });
+ */
+export interface WebhookEndpointOptions {
+  /**
+   * Accept a URL whose host is loopback, private, link-local, a cloud metadata address or another
+   * internal target (docs/guide/webhooks.md, "Where an endpoint may point"). For development only;
+   * the dispatcher must be given the same to send there. @default false
+   */
+  allowPrivateNetworks?: boolean;
 }
 
 /**
@@ -94,14 +114,19 @@ export interface CreatedWebhookEndpoint {
  * await outbox.endpoints.list('acct_1');
  */
 export interface WebhookEndpoints {
-  /** Adds an endpoint with a new secret (`whsec_…`, 32 random bytes). */
-  create(input: WebhookEndpointInput): Promise<CreatedWebhookEndpoint>;
+  /** Adds an endpoint with a new secret (`whsec_…`, 32 random bytes). An internal `url` is refused unless `options.allowPrivateNetworks`. */
+  create(input: WebhookEndpointInput, options?: WebhookEndpointOptions): Promise<CreatedWebhookEndpoint>;
   /** The account's endpoints, oldest first. */
   list(accountId: string): Promise<WebhookEndpoint[]>;
   /** The endpoint, or null when the account has none with that id. */
   get(accountId: string, id: string): Promise<WebhookEndpoint | null>;
-  /** Changes it and returns it, or null when the account has none with that id. */
-  update(accountId: string, id: string, changes: WebhookEndpointChanges): Promise<WebhookEndpoint | null>;
+  /** Changes it and returns it, or null when the account has none with that id. A new `url` is checked as `create` checks it. */
+  update(
+    accountId: string,
+    id: string,
+    changes: WebhookEndpointChanges,
+    options?: WebhookEndpointOptions,
+  ): Promise<WebhookEndpoint | null>;
   /** Removes it (its pending deliveries end as `failed`); false when the account has none with that id. */
   remove(accountId: string, id: string): Promise<boolean>;
 }
@@ -127,7 +152,12 @@ export interface WebhookDelivery {
   readonly attempts: number;
   /** The HTTP status of the last attempt, or null when it got none (a timeout, a refused connection). */
   readonly lastStatusCode: number | null;
-  /** Why the last attempt failed, when it got no status (`timeout`, `network_error`, `endpoint_disabled`...). */
+  /**
+   * Why the last attempt failed, as a class and never the low-level error (no address, port or
+   * errno text): `timeout`, `connection_failed`, `tls_error`, `refused_target` (the host is or
+   * resolved to an internal address), `http_3xx`, `http_4xx`, `http_5xx` (with `lastStatusCode`),
+   * `endpoint_disabled`, `endpoint_removed`; null after a success or before any attempt.
+   */
   readonly lastError: string | null;
   readonly lastAttemptAt: string | null;
   /** When it is due next, ISO 8601; null once delivered or failed. */
@@ -176,7 +206,7 @@ export interface AttemptResult {
   nowMs: number;
   /** The response's status, or null when there was none. @default null */
   statusCode?: number | null;
-  /** Why it failed without a status: `timeout`, `network_error`. @default null */
+  /** Why it failed, as a class the account may see (`WebhookDelivery.lastError`). @default null */
   error?: string | null;
 }
 

@@ -75,4 +75,17 @@ describe('keygate webhooks', () => {
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.stderr).error).toMatchObject({ code: 'invalid_input', field: 'url' });
   }, 30_000);
+
+  it('refuses a metadata or loopback URL, adding nothing; a developer adds a local one with --allow-private-network', async () => {
+    const local = 'acct_local';
+    const metadata = await cli(['webhooks', 'add', '--account', local, '--url', 'http://169.254.169.254/', '--json']);
+    expect(metadata.code).toBe(1);
+    expect(JSON.parse(metadata.stderr).error).toMatchObject({ code: 'invalid_input', field: 'url' });
+    const url = 'http://127.0.0.1:4000/';
+    expect((await cli(['webhooks', 'add', '--account', local, '--url', url])).code).toBe(1);
+    expect((await cli(['webhooks', 'list', '--account', local])).stdout.trim()).toBe('no endpoints');
+    const added = await cli(['webhooks', 'add', '--account', local, '--url', url, '--allow-private-network', '--json']);
+    expect(added.code).toBe(0);
+    expect(JSON.parse(added.stdout).endpoint).toMatchObject({ url, accountId: local });
+  }, 60_000);
 });

@@ -26,7 +26,7 @@ describe('the webhooks page', () => {
     const s = setup({ keyStore: store, manager: new KeyManager({ store }) });
     const { secret } = await outbox.endpoints.create({
       accountId: 'acct_1',
-      url: 'http://127.0.0.1:9/<b>hooks</b>',
+      url: 'https://hooks.example.com/<b>hooks</b>',
       eventTypes: ['key.created'],
     });
     await outbox.endpoints.create({ accountId: 'acct_2', url: 'https://other.example.com/hooks' });
@@ -44,12 +44,12 @@ describe('the webhooks page', () => {
     expect(page).not.toContain('<b>hooks</b>');
     expect(page).not.toContain('other.example.com');
     expect(rows(page, 'Webhook endpoints')).toEqual([
-      ['http://127.0.0.1:9/%3Cb%3Ehooks%3C/b%3E', 'key.created', 'enabled', expect.any(String)],
+      ['https://hooks.example.com/%3Cb%3Ehooks%3C/b%3E', 'key.created', 'enabled', expect.any(String)],
     ]);
     const [delivery] = rows(page, 'Webhook deliveries');
     expect(delivery?.slice(1, 6)).toEqual([
       'key.created',
-      'http://127.0.0.1:9/%3Cb%3Ehooks%3C/b%3E',
+      'https://hooks.example.com/%3Cb%3Ehooks%3C/b%3E',
       'pending',
       '1',
       'HTTP 503',

@@ -141,6 +141,7 @@ const ROOT_TYPES = [
   'WebhookEndpoint',
   'WebhookEndpointChanges',
   'WebhookEndpointInput',
+  'WebhookEndpointOptions',
   'WebhookEndpoints',
   'WritableKeyStore',
 ];
@@ -272,6 +273,7 @@ const STORE_KIT_TYPES = [
   'WebhookEndpoint',
   'WebhookEndpointChanges',
   'WebhookEndpointInput',
+  'WebhookEndpointOptions',
   'WebhookEndpoints',
   'Wrapper',
   'WritableKeyStore',

@@ -268,11 +268,16 @@ describe('outboxEvents: in-process events into the outbox', () => {
 describe('end to end', () => {
   it('delivers the notifications to a receiver that verifies each with verifyWebhook', async () => {
     const { outbox, keys, clock, advance } = memory();
-    const { secret } = await outbox.endpoints.create({
-      accountId: 'acct_1',
-      url: receiver.url('/notifications'),
-      eventTypes: ['key.expiring', 'key.rotation_due', 'credits.low', 'ratelimit.exceeded'],
-    });
+    // The receiver listens on 127.0.0.1: the operator's development switch lets the endpoint and the sends reach it.
+    const local = { allowPrivateNetworks: true };
+    const { secret } = await outbox.endpoints.create(
+      {
+        accountId: 'acct_1',
+        url: receiver.url('/notifications'),
+        eventTypes: ['key.expiring', 'key.rotation_due', 'credits.low', 'ratelimit.exceeded'],
+      },
+      local,
+    );
     const { key } = await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'live', expiresAt: iso(T0 + 40 * DAY) });
     await keys.create({ accountId: 'acct_1', name: 'old', mode: 'live' });
     const forward = outboxEvents(outbox, { clock });
@@ -289,7 +294,7 @@ describe('end to end', () => {
     const sweep = keyNotifications({ manager: keys, outbox, accounts: () => ['acct_1'], clock });
     await sweep.runOnce();
     await sweep.runOnce();
-    const dispatcher = createWebhookDispatcher({ outbox, clock });
+    const dispatcher = createWebhookDispatcher({ outbox, clock, ...local });
     expect(await dispatcher.runOnce()).toMatchObject({ delivered: 4, failed: 0 });
     const got = receiver.received.filter((r) => r.path === '/notifications');
     const verified = await Promise.all(

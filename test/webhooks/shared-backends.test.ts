@@ -18,6 +18,8 @@ const withPg = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const withRedis = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
 const SCHEMA = `keygate_wh${RUN_ID}`;
 const PREFIX = `keygate:test:wh${RUN_ID}:`;
+// The receiver listens on 127.0.0.1: the operator's development switch lets endpoints and sends reach it.
+const LOCAL = { allowPrivateNetworks: true } as const;
 
 const cleanups: (() => Promise<unknown>)[] = [];
 let bundle: ChildBundle | undefined;
@@ -94,7 +96,7 @@ describe.each(BACKENDS)('webhooks over $name', (backend) => {
       const accountId = `acct_crash_${backend.name}_${RUN_ID}`;
       const setup = outboxOf(await backend.open());
       const path = `/crash-${backend.name}`;
-      const { secret } = await setup.endpoints.create({ accountId, url: receiver.url(path) });
+      const { secret } = await setup.endpoints.create({ accountId, url: receiver.url(path) }, LOCAL);
       const child = startChild(
         bundle!.file,
         {
@@ -111,7 +113,7 @@ describe.each(BACKENDS)('webhooks over $name', (backend) => {
       expect(at(path)).toEqual([]);
 
       // A fresh process: its own connection, its own dispatcher.
-      const dispatcher = createWebhookDispatcher({ outbox: outboxOf(await backend.open()) });
+      const dispatcher = createWebhookDispatcher({ outbox: outboxOf(await backend.open()), ...LOCAL });
       expect(await dispatcher.runOnce()).toMatchObject({ delivered: 2, failed: 0 });
       const events = await Promise.all(
         at(path).map((r) => verifyWebhook({ secret, headers: r.headers as never, body: r.body })),
@@ -131,12 +133,12 @@ describe.each(BACKENDS)('webhooks over $name', (backend) => {
       const store = await backend.open();
       const outbox = outboxOf(store);
       const paths = [`/race-a-${backend.name}`, `/race-b-${backend.name}`];
-      for (const path of paths) await outbox.endpoints.create({ accountId, url: receiver.url(path) });
+      for (const path of paths) await outbox.endpoints.create({ accountId, url: receiver.url(path) }, LOCAL);
       const keys = new KeyManager({ store });
       for (let i = 0; i < 15; i++) await keys.create({ accountId, name: `k${i}`, mode: 'test' });
       receiver.delayMs = () => 15;
-      const first = createWebhookDispatcher({ outbox, batchSize: 4 });
-      const second = createWebhookDispatcher({ outbox: outboxOf(await backend.open()), batchSize: 4 });
+      const first = createWebhookDispatcher({ outbox, batchSize: 4, ...LOCAL });
+      const second = createWebhookDispatcher({ outbox: outboxOf(await backend.open()), batchSize: 4, ...LOCAL });
       const drain = async (d: typeof first) => {
         let delivered = 0;
         for (let round = 0; round < 50; round++) {

@@ -15,7 +15,10 @@ const lines: string[] = [];
 
 beforeAll(async () => {
   ensureBuilt();
-  ({ secret } = await new MemoryOutbox().endpoints.create({ accountId: 'acct_demo', url: 'http://127.0.0.1:4000/' }));
+  ({ secret } = await new MemoryOutbox().endpoints.create(
+    { accountId: 'acct_demo', url: 'http://127.0.0.1:4000/' },
+    { allowPrivateNetworks: true },
+  ));
   child = spawn(process.execPath, [RECEIVER], {
     cwd: ROOT,
     env: { ...process.env, WEBHOOK_SECRET: secret, PORT: '0', HOST: '127.0.0.1' },

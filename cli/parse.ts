@@ -9,7 +9,9 @@ export const GLOBAL_FLAGS = {
   store: {
     kind: 'string',
     value: 'URL',
-    help: `pglite:<dir>, postgres://…[?schema=S] or redis://…[?prefix=P] (default: KEYGATE_STORE, else ${DEFAULT_STORE})`,
+    help:
+      'pglite:<dir>, sqlite:<file>, postgres://…[?schema=S], mysql://… or mariadb://…[?prefix=P], or ' +
+      `redis://…[?prefix=P] (default: KEYGATE_STORE, else ${DEFAULT_STORE})`,
   },
   pepper: {
     kind: 'string',

@@ -59,14 +59,18 @@ export async function checkKeys(manager: KeyManager, accountId: string, options:
     }
     const whole = allow && key.allowedIps.length > 0 ? familiesAllowedWhole(key.allowedIps) : [];
     if (allow && whole.length > 0) {
-      const every = whole.length === 2 ? 'every IPv4 and IPv6 address' : `every ${whole[0]} address`;
+      const both = whole.length === 2;
+      const every = both ? 'every IPv4 and IPv6 address' : `every ${whole[0]} address`;
+      const from = both
+        ? 'anywhere, as if it had no allow list'
+        : `any ${whole[0]} address, as if it had no allow list there`;
       findings.push({
         id: 'key_allow_list_allows_all',
         severity: allow,
         keyId: key.id,
         message:
           `${label(key)} has an allow list that admits ${every} (${key.allowedIps.join(', ')}): ` +
-          'it works from anywhere, as if it had no allow list',
+          `it works from ${from}`,
         fix: `keygate keys update ${key.id} --allow <the client's address or CIDR> (repeat for each; the list replaces the old one)`,
       });
     }

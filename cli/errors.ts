@@ -1,5 +1,6 @@
 import { KeygateError, type KeygateErrorCode, KeyStoreUnavailableError } from 'keygate';
 import { redactKeys } from 'keygate/store-kit';
+import { maskUserinfo } from './store-url.js';
 
 /**
  * The exit code of each error code: the one table the CLI's exit status comes from (README and
@@ -66,8 +67,9 @@ export function exitCodeLines(): string[] {
 
 // Anything shaped like an API key is cut to its prefix, and a bare random part cut out: the only raw
 // key the CLI prints is the `secret` of create and rotate, never one echoed back from input (an id, a
-// flag value) or from a driver's message. Newlines go too, so that an error is one line.
-const scrub = (text: string) => redactKeys(text).replace(/\s*\n\s*/g, ' ');
+// flag value) or from a driver's message. A URL's password is masked, wherever the URL came from.
+// Newlines go too, so that an error is one line.
+const scrub = (text: string) => maskUserinfo(redactKeys(text)).replace(/\s*\n\s*/g, ' ');
 
 /**
  * Any failure as a `KeygateError`: keygate's own pass through; anything else came from a store's

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { InvalidInputError } from 'keygate';
+import { closestName } from 'keygate/store-kit';
 import type { Command, FlagSpec, Flags } from './command.js';
 import { parseDuration } from './duration.js';
 import { DEFAULT_STORE } from './open-store.js';
@@ -9,7 +10,9 @@ export const GLOBAL_FLAGS = {
   store: {
     kind: 'string',
     value: 'URL',
-    help: `pglite:<dir>, postgres://…[?schema=S] or redis://…[?prefix=P] (default: KEYGATE_STORE, else ${DEFAULT_STORE})`,
+    help:
+      'pglite:<dir>, sqlite:<file>, postgres://…[?schema=S], mysql://… or mariadb://…[?prefix=P], or ' +
+      `redis://…[?prefix=P] (default: KEYGATE_STORE, else ${DEFAULT_STORE})`,
   },
   pepper: {
     kind: 'string',
@@ -67,8 +70,33 @@ function readArgs(argv: readonly string[], table: readonly Command[]) {
   try {
     return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (err) {
+    if ((err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
+      throw unknownFlag(err, argv, options, table);
     throw parseError(err);
   }
+}
+
+// An unknown flag, with the nearest one the command takes (every command's, when the words name none).
+function unknownFlag(
+  err: unknown,
+  argv: readonly string[],
+  options: Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>,
+  table: readonly Command[],
+): InvalidInputError {
+  const flag = /'(-{1,2}[^'=\s]+)/.exec((err as Error).message)?.[1];
+  if (flag === undefined || !flag.startsWith('--')) return parseError(err);
+  const { positionals } = parseArgs({ args: [...argv], options, allowPositionals: true, strict: false });
+  const command = findCommand(positionals, table);
+  const flags = command ? [command.flags] : table.map((c) => c.flags);
+  const known = [...new Set([GLOBAL_FLAGS, ...flags].flatMap((f) => Object.keys(f)))];
+  return new InvalidInputError(flag, unknownFlagMessage(flag, known, command));
+}
+
+function unknownFlagMessage(flag: string, known: readonly string[], command: Command | undefined): string {
+  const near = closestName(flag.slice(2), known);
+  const where = command ? `keygate ${command.path.join(' ')}` : 'keygate';
+  const hint = near === undefined ? `see ${where} --help` : `did you mean --${near}?`;
+  return `${command ? `${command.path.join(' ')} has` : 'there is'} no option ${flag}; ${hint}`;
 }
 
 function parseArgsOption(spec: FlagSpec): { type: 'string' | 'boolean'; multiple?: boolean; short?: string } {

@@ -10,7 +10,8 @@ import { RECONCILE_MISMATCH_EXIT } from '../errors.js';
 // Every credits command's own --help says where the ledger is.
 const WHERE =
   'The ledger lives beside the keys of --store: in the same PostgreSQL database and schema (its ' +
-  'keygate_credit_* tables, created when missing), or in the same Redis under <prefix>credits: ' +
+  'keygate_credit_* tables, created when missing), the same MySQL/MariaDB database (<prefix>credit_* ' +
+  'tables), the same SQLite file, or in the same Redis under <prefix>credits: ' +
   '(keygate:credits: by default), where the service keeps it.';
 
 const account = { kind: 'string', value: 'A', required: true, help: 'the account whose credits these are' } as const;

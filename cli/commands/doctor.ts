@@ -57,7 +57,8 @@ export const DOCTOR_COMMAND = command({
     "anyone (--url), the store's keys (--account) and the pepper and dashboard secret.",
   details: [
     'From outside (--url): doctor sends GET requests to URL with a test key, once plainly and once each with',
-    `X-Forwarded-For, Forwarded and X-Real-IP claiming --spoof (default ${DEFAULT_SPOOF}). Prepare the key first:`,
+    'X-Forwarded-For, Forwarded, X-Real-IP, CF-Connecting-IP, True-Client-IP and Fly-Client-IP claiming --spoof',
+    `(default ${DEFAULT_SPOOF}). Prepare the key first:`,
     `  keygate keys create --account A --name doctor --mode test --allow ${DEFAULT_SPOOF}/32`,
     "Its allow list must hold the spoofed address only, not this machine's: the plain request must get 403",
     'ip_not_allowed, else doctor exits 1. Run it from where clients connect (through your proxy, not from an',
@@ -66,8 +67,9 @@ export const DOCTOR_COMMAND = command({
     '',
     'From inside (the default; with --url, only when --account is given): the pepper (--pepper or',
     'KEYGATE_PEPPER), the dashboard secret (KEYGATE_DASHBOARD_SECRET, else <dir>/dashboard-secret of a',
-    "pglite:<dir> store) and, with --account, that account's keys: live keys without an allow list or a rate",
-    'limit (warnings; errors for the modes --require-allow-list / --require-rate-limit name), keys due for',
+    "pglite:<dir> store) and, with --account, that account's keys: live keys without an allow list, or with one",
+    'that admits every IPv4 or every IPv6 address (0.0.0.0/0, ::/0, or entries that add up to it), or without a',
+    'rate limit (warnings; errors for the modes --require-allow-list / --require-rate-limit name), keys due for',
     'rotation (90 days old) and keys unused for --unused-for (default 90d).',
     '',
     'Each finding is one line: severity (error, warn, ok), id, what is wrong, then the fix. --json prints an',
@@ -99,7 +101,7 @@ export const DOCTOR_COMMAND = command({
     'require-allow-list': {
       kind: 'string',
       value: 'live|all',
-      help: 'a key of these modes without an allow list is an error (default: live ones are warnings)',
+      help: 'a key of these modes without an allow list, or with one that admits everyone, is an error (default: live ones are warnings)',
     },
     'require-rate-limit': {
       kind: 'string',

@@ -6,7 +6,8 @@ import { type Command, command } from '../command.js';
 
 const WHERE =
   'Endpoints and deliveries live beside the keys of --store: in the same PostgreSQL schema (the ' +
-  'keygate_webhook_* tables), or in the same Redis under <prefix>webhooks:. A service running ' +
+  'keygate_webhook_* tables), MySQL/MariaDB database (<prefix>webhook_* tables) or SQLite file, or in ' +
+  'the same Redis under <prefix>webhooks:. A service running ' +
   "createWebhookDispatcher (keygate/webhooks) sends the account's key events to them, signed.";
 
 const account = { kind: 'string', value: 'A', required: true, help: 'the account the endpoints belong to' } as const;

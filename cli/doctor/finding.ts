@@ -1,5 +1,6 @@
 // What `keygate doctor` reports: one finding per check, with what is wrong and how to fix it.
 import { redactKeys } from 'keygate/store-kit';
+import { maskUserinfo } from '../store-url.js';
 
 /** How bad a finding is: `error` (fix it; the command exits 6), `warn` (worth a look), `ok` (checked, fine). */
 export type Severity = 'error' | 'warn' | 'ok';
@@ -19,18 +20,21 @@ export interface Finding {
   readonly keyId?: string;
 }
 
+const scrub = (text: string) => maskUserinfo(redactKeys(text));
+
 const ORDER: Readonly<Record<Severity, number>> = { error: 0, warn: 1, ok: 2 };
 
 /**
  * Findings worst first (errors, then warnings, then ok), keeping the order checks gave within each
- * severity; anything shaped like an API key in a message or a fix is cut to its hint.
+ * severity; anything shaped like an API key in a message or a fix is cut to its hint, and a URL's
+ * password is masked.
  *
  * @example
  * sortFindings([ok, error])[0] === error // true
  */
 export function sortFindings(findings: readonly Finding[]): Finding[] {
   return findings
-    .map((f, i) => ({ f: { ...f, message: redactKeys(f.message), fix: redactKeys(f.fix) }, i }))
+    .map((f, i) => ({ f: { ...f, message: scrub(f.message), fix: scrub(f.fix) }, i }))
     .sort((a, b) => ORDER[a.f.severity] - ORDER[b.f.severity] || a.i - b.i)
     .map(({ f }) => f);
 }

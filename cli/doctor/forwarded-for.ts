@@ -61,6 +61,29 @@ const SPOOFS: ReadonlyArray<{ header: string; value: (ip: string) => string; fix
       "read `X-Real-IP` only when the peer is your proxy's address, and have the proxy overwrite it (nginx " +
       '`proxy_set_header X-Real-IP $remote_addr`)',
   },
+  {
+    header: 'CF-Connecting-IP',
+    value: (ip) => ip,
+    fix:
+      'read `CF-Connecting-IP` (`clientIp.cloudflare` of keygate/fetch) only where Cloudflare sets it: on ' +
+      "Workers, or on an origin that accepts connections from Cloudflare's addresses only (a firewall on " +
+      "Cloudflare's published ranges, Cloudflare Tunnel or Authenticated Origin Pulls); anywhere else give " +
+      'keygate the peer address',
+  },
+  {
+    header: 'True-Client-IP',
+    value: (ip) => ip,
+    fix:
+      'read `True-Client-IP` only when the peer is the CDN that sets it (Akamai, Cloudflare Enterprise) and the ' +
+      'origin accepts connections from that CDN only; otherwise give keygate the peer address',
+  },
+  {
+    header: 'Fly-Client-IP',
+    value: (ip) => ip,
+    fix:
+      "read `Fly-Client-IP` only on Fly.io, behind Fly's proxy, which overwrites it, with no public port that " +
+      'bypasses the proxy; anywhere else give keygate the peer address',
+  },
 ];
 
 /** A response as the probe sees it: its status and keygate's denial code, if it is one of keygate's denials. */
@@ -104,7 +127,7 @@ async function ask(options: ProbeOptions, extra: Record<string, string>): Promis
 
 /**
  * Sends one plain GET with the key, then one per forwarding header (`X-Forwarded-For`, `Forwarded`,
- * `X-Real-IP`) claiming `spoof`, and compares. Findings: `forwarded_for_spoofable` (error, one per
+ * `X-Real-IP`, `CF-Connecting-IP`, `True-Client-IP`, `Fly-Client-IP`) claiming `spoof`, and compares. Findings: `forwarded_for_spoofable` (error, one per
  * header the service believed), `forwarded_for_inconclusive` (warn: a spoofed request was refused for
  * another reason), or `forwarded_for` (ok). Never prints the key.
  *

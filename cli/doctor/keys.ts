@@ -1,6 +1,7 @@
 // `keygate doctor`'s checks of an account's keys: allow lists, rate limits, age and use.
 import { type KeyManager, type ManagedKey, UnsupportedError } from 'keygate';
 import { formatDuration } from '../duration.js';
+import { familiesAllowedWhole } from './allow-all.js';
 import type { Finding } from './finding.js';
 
 /** Which keys a policy flag (`--require-allow-list`, `--require-rate-limit`) makes a gap an error for. */
@@ -30,7 +31,8 @@ const label = (key: ManagedKey) => `${key.mode} key "${key.name}" (${key.hint})`
 
 /**
  * Every key of `accountId` that still works (not revoked, not expired) checked for an allow list
- * (`key_no_allow_list`), a rate limit of its own (`key_no_rate_limit`) and its age
+ * (`key_no_allow_list`) that does not admit every address of a family (`key_allow_list_allows_all`:
+ * `0.0.0.0/0`, `::/0`, or entries whose union covers IPv4 or IPv6 whole), a rate limit of its own (`key_no_rate_limit`) and its age
  * (`key_rotation_due`, from the manager's `rotationDue`); every active key for traffic within
  * `unusedForMs` (`key_unused`, as `keygate keys list --unused-for` finds them). Test keys are reported
  * only when a requirement names them (`all`). With nothing to report, one `keys` ok finding.
@@ -53,6 +55,23 @@ export async function checkKeys(manager: KeyManager, accountId: string, options:
         keyId: key.id,
         message: `${label(key)} has no allow list: it works from any address`,
         fix: `keygate keys update ${key.id} --allow <the client's address or CIDR> (repeat for each)`,
+      });
+    }
+    const whole = allow && key.allowedIps.length > 0 ? familiesAllowedWhole(key.allowedIps) : [];
+    if (allow && whole.length > 0) {
+      const both = whole.length === 2;
+      const every = both ? 'every IPv4 and IPv6 address' : `every ${whole[0]} address`;
+      const from = both
+        ? 'anywhere, as if it had no allow list'
+        : `any ${whole[0]} address, as if it had no allow list there`;
+      findings.push({
+        id: 'key_allow_list_allows_all',
+        severity: allow,
+        keyId: key.id,
+        message:
+          `${label(key)} has an allow list that admits ${every} (${key.allowedIps.join(', ')}): ` +
+          `it works from ${from}`,
+        fix: `keygate keys update ${key.id} --allow <the client's address or CIDR> (repeat for each; the list replaces the old one)`,
       });
     }
     const limit = severityFor(key, options.requireRateLimit);
@@ -105,7 +124,7 @@ async function unusedKeys(
         id: 'key_use_unknown',
         severity: 'warn',
         message: `the store keeps no usage statistics: keys unused for ${since} cannot be found`,
-        fix: 'keep keys in a store with usage (PostgreSQL, PGlite or Redis)',
+        fix: 'keep keys in a store with usage (PostgreSQL, PGlite, MySQL or MariaDB, SQLite, or Redis)',
       },
     ];
   }

@@ -330,15 +330,16 @@ describe('keygate CLI without a store', () => {
     expect(asJson.stderr).not.toContain(random);
     const human = await keygate(store, 'keys', 'list', '--account', 'a');
     expect(human.code).toBe(4);
-    expect(human.stderr).toMatch(/^keygate: the store failed: [^\n]*plain-file\/…[^\n]*\n$/);
+    expect(human.stderr).toMatch(/^keygate: could not open the store pglite:[^\n]*plain-file\/…[^\n]*\n$/);
     expect(human.stderr).not.toContain(random);
   });
 
   it('an unknown store URL is a one-line error', async () => {
-    const run = await keygate('mysql://localhost', 'keys', 'list', '--account', 'a');
+    const run = await keygate('mongodb://localhost', 'keys', 'list', '--account', 'a');
     expect(run.code).toBe(1);
     expect(run.stderr.trim()).toBe(
-      'keygate: unknown store "mysql://localhost"; use pglite:<dir>, postgres://… or redis://…',
+      'keygate: unknown store mongodb://localhost (scheme mongodb:). The CLI opens pglite:<dir>, sqlite:<file>, ' +
+        'postgres://…, mysql://… (or mariadb://…) or redis://…',
     );
   });
 });

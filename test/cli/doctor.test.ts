@@ -2,12 +2,16 @@
 // caught with a test key whose allow list holds only a spoofed address; from inside, the store's keys
 // and the CLI's secrets are checked. In-process (runCli), against the example service's app.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KeyManager } from 'keygate';
+import { KeyManager, MemoryKeyStore } from 'keygate';
+import { clientIp, withApiKeyAuth } from 'keygate/fetch';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { familiesAllowedWhole } from '../../cli/doctor/allow-all.js';
 import type { Finding } from '../../cli/doctor/finding.js';
 import { runCli } from '../../cli/main.js';
 import { openStore } from '../../cli/open-store.js';
@@ -321,4 +325,132 @@ describe('doctor: the pepper and the dashboard secret', () => {
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'invalid_input', field });
   });
+});
+
+/**
+ * A Fetch-API service on Node (keygate/fetch) that takes the client address from `header` alone,
+ * the way `clientIp.cloudflare` reads CF-Connecting-IP: right behind the proxy that sets it, wrong
+ * on a port any client reaches. Its store holds one test key allowed from SPOOF only.
+ */
+async function headerService(header: string): Promise<{ url: string; key: string; close(): Promise<void> }> {
+  const store = new MemoryKeyStore();
+  const keys = new KeyManager({ store });
+  const { secret } = await keys.create({ accountId: 'acct_fetch', name: 'doctor', mode: 'test', allowedIps: [SPOOF] });
+  const resolve =
+    header === 'CF-Connecting-IP'
+      ? clientIp.cloudflare
+      : (request: Request) => request.headers.get(header) ?? undefined;
+  const handle = withApiKeyAuth(async () => Response.json({ ok: true }), { store, clientIp: resolve });
+  const server: Server = createServer(async (req, res) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+    const response = await handle(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers }));
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1/account`,
+    key: secret,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
+
+describe('doctor --url: the client-address headers a CDN or platform sets', () => {
+  it.each(['CF-Connecting-IP', 'True-Client-IP', 'Fly-Client-IP'])(
+    'reports forwarded_for_spoofable naming %s against a service that believes it from anyone',
+    async (header) => {
+      const service = await headerService(header);
+      try {
+        const run = await doctor(['--url', service.url, '--json'], { KEYGATE_DOCTOR_KEY: service.key });
+        expect(run.code).toBe(6);
+        const spoofed = run.findings().filter((f) => f.id === 'forwarded_for_spoofable');
+        expect(spoofed).toHaveLength(1);
+        expect(spoofed[0]?.message).toContain(`in ${header} passed`);
+        expect(spoofed[0]?.fix).toContain(`\`${header}\``);
+        const refused = run.findings().find((f) => f.id === 'forwarded_for')?.message ?? '';
+        expect(refused).toContain('X-Forwarded-For');
+        expect(refused).not.toContain(header);
+        expect(run.stdout + run.stderr).not.toContain(service.key);
+      } finally {
+        await service.close();
+      }
+    },
+  );
+});
+
+describe('doctor --account: an allow list that admits every address of a family', () => {
+  it.each([
+    [['10.0.0.0/8'], []],
+    [['0.0.0.0/1'], []],
+    [['0.0.0.0/0'], ['IPv4']],
+    [['0.0.0.0/1', '128.0.0.0/1'], ['IPv4']],
+    [['0.0.0.0/2', '64.0.0.0/2', '128.0.0.0/1', '2001:db8::/32'], ['IPv4']],
+    [['0.0.0.0/1', '128.0.0.0/2', '192.0.0.0/3', '224.0.0.0/4', '240.0.0.0/4'], ['IPv4']],
+    [['0.0.0.0/1', '128.0.0.0/2', '224.0.0.0/3'], []],
+    [['::ffff:0:0/96'], ['IPv4']],
+    [['::ffff:0.0.0.0/97', '128.0.0.0/1'], ['IPv4']],
+    [['::/0'], ['IPv4', 'IPv6']],
+    [
+      ['::/1', '8000::/1'],
+      ['IPv4', 'IPv6'],
+    ],
+    [['::/1'], ['IPv4']],
+    [['8000::/1'], []],
+    [
+      ['0.0.0.0/0', '::/0'],
+      ['IPv4', 'IPv6'],
+    ],
+  ])('%j admits every address of %j', (list, families) => {
+    expect(familiesAllowedWhole(list)).toEqual(families);
+  });
+
+  const lists = [['0.0.0.0/0', '::/0'], ['0.0.0.0/1', '128.0.0.0/1'], ['::/0'], ['::ffff:0:0/96', '2001:db8::/32']];
+
+  it('warns of each live key whose list does (exit 0), never of a narrower list or a test key', async () => {
+    const url = `sqlite:${join(dir, 'allow-all.db')}`;
+    const account = freshAccount();
+    const opened = await openStore(url);
+    const wide: string[] = [];
+    let narrow = '';
+    try {
+      const keys = new KeyManager({ store: opened.store });
+      const rateLimit = { limit: 10, windowMs: 1000 };
+      for (const allowedIps of lists) {
+        wide.push(
+          (await keys.create({ accountId: account, name: 'wide', mode: 'live', allowedIps, rateLimit })).key.id,
+        );
+      }
+      narrow = (
+        await keys.create({ accountId: account, name: 'narrow', mode: 'live', allowedIps: ['0.0.0.0/1'], rateLimit })
+      ).key.id;
+      await keys.create({ accountId: account, name: 'sandbox', mode: 'test', allowedIps: ['0.0.0.0/0'], rateLimit });
+    } finally {
+      await opened.close();
+    }
+    const run = await doctor(['--store', url, '--account', account, '--json'], GOOD_ENV);
+    expect(run.code).toBe(0);
+    const flagged = run.findings().filter((f) => f.id === 'key_allow_list_allows_all');
+    expect(flagged.map((f) => [f.keyId, f.severity]).sort()).toEqual(wide.map((id) => [id, 'warn']).sort());
+    const messageOf = (id: string | undefined) => flagged.find((f) => f.keyId === id)?.message;
+    expect(messageOf(wide[0])).toContain('every IPv4 and IPv6 address (0.0.0.0/0, ::/0)');
+    expect(messageOf(wide[1])).toContain('every IPv4 address (0.0.0.0/1, 128.0.0.0/1)');
+    expect(messageOf(wide[2])).toContain('every IPv4 and IPv6 address (::/0)');
+    expect(messageOf(wide[3])).toContain('every IPv4 address (::ffff:0:0/96, 2001:db8::/32)');
+    expect(flagged.find((f) => f.keyId === wide[0])?.fix).toContain(`keygate keys update ${wide[0]} --allow`);
+    expect(run.findings().some((f) => f.keyId === narrow)).toBe(false);
+
+    const required = await doctor(
+      ['--store', url, '--account', account, '--require-allow-list', 'live', '--json'],
+      GOOD_ENV,
+    );
+    expect(required.code).toBe(6);
+    expect(
+      required
+        .findings()
+        .filter((f) => f.severity === 'error')
+        .map((f) => f.keyId),
+    ).toEqual(wide);
+  }, 60_000);
 });

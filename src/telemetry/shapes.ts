@@ -15,12 +15,12 @@ export interface TelemetryInstrumentOptions {
 
 /** An OpenTelemetry `Counter`, as keygate uses it. */
 export interface TelemetryCounter {
-  add(value: number, attributes?: TelemetryAttributes): void;
+  add(value: number, attributes?: TelemetryAttributes, context?: unknown): void;
 }
 
 /** An OpenTelemetry `Histogram`, as keygate uses it. */
 export interface TelemetryHistogram {
-  record(value: number, attributes?: TelemetryAttributes): void;
+  record(value: number, attributes?: TelemetryAttributes, context?: unknown): void;
 }
 
 /**

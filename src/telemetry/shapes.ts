@@ -3,8 +3,17 @@
 // declarations never import that package, so an application without OpenTelemetry type-checks
 // keygate's types with `skipLibCheck: false`.
 
-/** Attribute values keygate records: strings, numbers and booleans. */
-export type TelemetryAttributes = Record<string, string | number | boolean | undefined>;
+/** Attribute values, as OpenTelemetry takes them (keygate records strings, numbers and booleans). */
+export type TelemetryAttributes = Record<
+  string,
+  | string
+  | number
+  | boolean
+  | Array<null | undefined | string>
+  | Array<null | undefined | number>
+  | Array<null | undefined | boolean>
+  | undefined
+>;
 
 /** What keygate asks of an instrument's options (unit, description, bucket advice). */
 export interface TelemetryInstrumentOptions {

@@ -1,5 +1,6 @@
 import type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 import { InvalidInputError } from '#errors';
+import { checkOptionNames } from '../validate/options.js';
 
 /**
  * Where keygate reports what it does: an OpenTelemetry `Meter` and/or `Tracer` from
@@ -128,6 +129,8 @@ function assertTelemetry(options: TelemetryOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidInputError('telemetry', 'telemetry must be an object with a meter and/or a tracer');
   }
+  checkOptionNames(options, ['meter', 'tracer', 'attributes'], 'telemetry', 'telemetry');
+  checkOptionNames(options.attributes, ['keyId', 'hint', 'address', 'accountId'], 'telemetry', 'telemetry.attributes');
   if (options.meter !== undefined && typeof options.meter?.createCounter !== 'function') {
     throw new InvalidInputError('telemetry.meter', 'telemetry.meter must be an OpenTelemetry Meter');
   }

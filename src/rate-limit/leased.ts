@@ -145,7 +145,12 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
   }
 
   // `consumeNow` once its arguments are checked (`consume` checked them already); `windowMs` whole.
-  private consumeChecked(keyId: string, limit: RateLimit, windowMs: number, cost: number): RateLimitDecision | undefined {
+  private consumeChecked(
+    keyId: string,
+    limit: RateLimit,
+    windowMs: number,
+    cost: number,
+  ): RateLimitDecision | undefined {
     const now = this.clock();
     const slice = this.current(keyId, limit.limit, windowMs, now);
     if (slice === undefined || !covers(slice, limit.limit, windowMs, cost, now)) return undefined;

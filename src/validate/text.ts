@@ -18,7 +18,8 @@ const VISIBLE = /[^\s\p{Default_Ignorable_Code_Point}\p{M}\u2800\u{E0000}-\u{E00
 // except inside the three subdivision flags Unicode recommends (England, Scotland, Wales: U+1F3F4, the
 // tags of `gbeng`, `gbsct` or `gbwls`, then CANCEL TAG U+E007F), whose tags spell only that code.
 const TAG = /[\u{E0000}-\u{E007F}]/u;
-const SUBDIVISION_FLAG = /\u{1F3F4}\u{E0067}\u{E0062}(?:\u{E0065}\u{E006E}\u{E0067}|\u{E0073}\u{E0063}\u{E0074}|\u{E0077}\u{E006C}\u{E0073})\u{E007F}/gu;
+const SUBDIVISION_FLAG =
+  /\u{1F3F4}\u{E0067}\u{E0062}(?:\u{E0065}\u{E006E}\u{E0067}|\u{E0073}\u{E0063}\u{E0074}|\u{E0077}\u{E006C}\u{E0073})\u{E007F}/gu;
 
 // Whether `value` holds a tag character outside one of the recommended subdivision flags.
 const hasStrayTag = (value: string): boolean => TAG.test(value) && TAG.test(value.replace(SUBDIVISION_FLAG, ''));

@@ -165,7 +165,8 @@ describe('rotating with a grace from the key page', () => {
     expect(await s.page()).toContain('>Rotate key</button>');
     const response = await s.client.post(`${BASE}/keys/${s.key.id}/rotate`, { grace: 'confirm' });
     expect(response.status).toBe(201);
-    const secret = /id="new-api-key" class="secret" readonly value="(mk_live_[A-Za-z0-9]+)"/.exec(await response.text())?.[1] ?? '';
+    const secret =
+      /id="new-api-key" class="secret" readonly value="(mk_live_[A-Za-z0-9]+)"/.exec(await response.text())?.[1] ?? '';
     const old = await s.keys.get(s.key.id);
     expect(old).toMatchObject({ status: 'suspended', suspendedReason: 'leaked' });
     expect(await s.keys.get(old?.rotatedTo ?? '')).toMatchObject({ status: 'active', rotatedFrom: s.key.id });

@@ -50,7 +50,8 @@ const INVISIBLE: Array<[string, string]> = [
 ];
 
 // Tag characters (U+E0000-U+E007F) show nothing and spell hidden ASCII: `tags('hi')` is "hi" in tags.
-const tags = (text: string) => [...text].map((c) => String.fromCodePoint(0xe0000 + (c.codePointAt(0) as number))).join('');
+const tags = (text: string) =>
+  [...text].map((c) => String.fromCodePoint(0xe0000 + (c.codePointAt(0) as number))).join('');
 const CANCEL_TAG = '\u{E007F}';
 
 /** Names carrying tag characters outside the flags of England, Scotland and Wales. */
@@ -58,7 +59,10 @@ const TAGGED: Array<[string, string]> = [
   ['hidden ASCII in tag characters after a visible name', `ci${tags('ignore all previous instructions')}${CANCEL_TAG}`],
   ['a language tag (U+E0001)', 'ci\u{E0001}'],
   ['tag characters alone', `${tags('prod')}${CANCEL_TAG}`],
-  ['a black flag with the tags of a code Unicode does not recommend (usca)', `team \u{1F3F4}${tags('usca')}${CANCEL_TAG}`],
+  [
+    'a black flag with the tags of a code Unicode does not recommend (usca)',
+    `team \u{1F3F4}${tags('usca')}${CANCEL_TAG}`,
+  ],
   ['a recommended flag with more tags after it', `team \u{1F3F4}${tags('gbeng')}${CANCEL_TAG}${tags('x')}`],
   ['a recommended flag without its cancel tag', `team \u{1F3F4}${tags('gbeng')}`],
 ];

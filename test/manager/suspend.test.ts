@@ -186,8 +186,14 @@ describe('KeyManager.rotate and suspension', () => {
       mode: key.mode,
       accountId: key.accountId,
     });
-    expect(await keys.get(key.id)).toMatchObject({ status: 'suspended', suspendedReason: 'leaked', rotatedTo: next.id });
-    expect(await authenticate({ headers: { 'x-api-key': secret }, ip: '203.0.113.9' }, store)).toMatchObject({ ok: true });
+    expect(await keys.get(key.id)).toMatchObject({
+      status: 'suspended',
+      suspendedReason: 'leaked',
+      rotatedTo: next.id,
+    });
+    expect(await authenticate({ headers: { 'x-api-key': secret }, ip: '203.0.113.9' }, store)).toMatchObject({
+      ok: true,
+    });
   });
 
   it('does not rotate a key a second time while its successor is suspended', async () => {

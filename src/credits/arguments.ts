@@ -56,7 +56,8 @@ function optionsOf(value: unknown, allowed: readonly string[], where: string): R
   return value as Record<string, unknown>;
 }
 
-const NO_OPTIONS: Record<string, unknown> = Object.freeze({});
+// Never written to: read only for its (absent) members.
+const NO_OPTIONS: Readonly<Record<string, unknown>> = {};
 const TOP_UP_OPTIONS = ['reference'];
 const HOLD_OPTIONS = ['keyId', 'ttlMs'];
 const ENTRIES_OPTIONS = ['limit'];

@@ -67,8 +67,12 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * object has, naming the nearest known one ("did you mean `permissions`?", an edit distance), which
  * the request path's option resolution always runs: `authenticate` grew by 0.24 kB to 13.49 kB, its
  * budget is 13.50 kB since.
+ * Every class, manager input and ledger option of the root refuses unknown members too, the immediate
+ * ledger and limiter paths check their arguments, and names refuse tag characters and blank-looking
+ * ones: the root grew by 0.54 kB to 33.04 kB and `authenticate` (the shared options issue and the
+ * strict rate-limit check) by 0.07 kB to 13.57 kB; budgets 33.25 kB and 13.75 kB since.
  */
-const BUDGET = { keygate: 32_500, 'keygate (authenticate only)': 13_500 };
+const BUDGET = { keygate: 33_250, 'keygate (authenticate only)': 13_750 };
 
 async function measure(contents, external) {
   const result = await build({

@@ -74,6 +74,20 @@ async function rotates({ fx, keys, expect, auth, create }: ContractContext): Pro
   expect(await auth(fx.store, next.secret)).toMatchObject({ ok: true });
 }
 
+async function rotatesSuspended({ fx, keys, expect, auth, create }: ContractContext): Promise<void> {
+  const old = await create();
+  await keys.suspend(old.key.id, { reason: 'leaked' });
+  const next = await keys.rotate(old.key.id);
+  expect(next.key).toMatchObject({ status: 'active', rotatedFrom: old.key.id, permissions: ['email:verify'] });
+  expect(await fx.store.findById(old.key.id)).toMatchObject({
+    status: 'suspended',
+    suspendedReason: 'leaked',
+    rotatedTo: next.key.id,
+  });
+  expect(await auth(fx.store, old.secret)).toMatchObject({ status: 403, code: 'key_suspended' });
+  expect(await auth(fx.store, next.secret)).toMatchObject({ ok: true });
+}
+
 async function revokesForGood({ fx, keys, expect, auth, create }: ContractContext): Promise<void> {
   const { secret, key } = await create();
   await keys.revoke(key.id);
@@ -103,6 +117,7 @@ export const RECORD_CASES: readonly ContractCase[] = [
   ['applies an update, bumps the version and persists it', updates],
   ['keeps a key’s rate limit, one or several named, through create, update, rotate and removal', keepsRateLimit],
   ['rotates: both keys work during the overlap and are linked both ways', rotates],
+  ['rotates a suspended key: the new key works, the old one stays suspended and linked', rotatesSuspended],
   ['revokes permanently: the key never authenticates again and no write changes it', revokesForGood],
   ['lists the keys of one account, and none of another', listsByAccount],
 ];

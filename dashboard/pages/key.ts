@@ -61,7 +61,7 @@ function facts(dash: Dash, key: KeyView, partners: Partners) {
  * rotated" makes no second key), "Suspend key" or "Resume key", and "Revoke key": a link to the
  * confirmation page, shown as a button, so the page it opens has a clean URL (a GET form would add a
  * stray `?`). `once` is the rotate form's token, null while a rotation is under way or the key is
- * suspended (no "Rotate key" then).
+ * revoked (no "Rotate key" then); a suspended key rotates, and stays suspended.
  */
 function actions(dash: Dash, key: KeyView, csrf: string, once: string | null, suspending?: SuspendFormState) {
   const base = `/keys/${encodeURIComponent(key.id)}`;
@@ -78,7 +78,7 @@ function actions(dash: Dash, key: KeyView, csrf: string, once: string | null, su
     <div class="row">
       <a class="button danger" role="button" href="${dash.path(`${base}/revoke`)}">Revoke key</a>
     </div>
-    <p class="hint">Rotating creates a new key with the same settings; the old one works until you revoke it, or for the time chosen. A suspended key is refused until you resume it. Revoking is permanent.</p>
+    <p class="hint">Rotating creates a new key with the same settings; the old one works until you revoke it, or for the time chosen. A suspended key is refused until you resume it; rotating it gives an active new key and leaves it suspended. Revoking is permanent.</p>
   </section>`;
 }
 
@@ -99,11 +99,11 @@ async function keyPage(
   ]);
   const csrf = c.get('csrf');
   const done = DONE[c.req.query('done') ?? ''];
-  const active = key.status === 'active';
   // A suspended key keeps its settings form: what it may do can change while it is stopped.
   const changeable = key.status !== 'revoked';
   const rotating = rotation !== null && rotation.step !== 'revoked';
-  const once = active && !rotating ? await issueOnceToken(dash, csrf, `rotate:${key.id}`) : null;
+  // A suspended key rotates too (one suspended as leaked is replaced without working again).
+  const once = changeable && !rotating ? await issueOnceToken(dash, csrf, `rotate:${key.id}`) : null;
   const errors = form?.errors ?? {};
   const suspendedNotice =
     key.status === 'suspended'

@@ -147,9 +147,6 @@ export function registerRotation(app: Hono<DashEnv>, dash: Dash): void {
     }
     if (!(await spendOnceToken(dash, once))) return alreadyRotated(c, dash, key);
     if (key.status === 'revoked') return messagePage(c, dash, 409, 'Key revoked', 'A revoked key cannot be rotated.');
-    if (key.status === 'suspended') {
-      return messagePage(c, dash, 409, 'Key suspended', 'A suspended key cannot be rotated. Resume it first.');
-    }
     const graceMs = choice[2];
     const context = await auditContextOf(c, dash);
     const created = await dash.manager.rotate(key.id, graceMs === undefined ? context : { ...context, graceMs });

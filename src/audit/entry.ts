@@ -3,6 +3,7 @@ import { InvalidInputError } from '#errors';
 import { describeValue, quote } from '../redact/describe.js';
 import { looksLikeKey } from '../redact/keys.js';
 import { validAccountId } from '../validate/fields.js';
+import { checkOptionNames } from '../validate/options.js';
 import { textIssue } from '../validate/text.js';
 import { validWholeNumber } from '../validate/whole.js';
 import type {
@@ -47,7 +48,9 @@ const SECRET_NAME = /secret|hash|digest|pepper|password|token|credential|private
 // A SHA-256 or HMAC digest in hex, as stores keep them.
 const HEX_DIGEST = /^[0-9a-f]{64}$/i;
 const FIELD_NAME = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
-const ENTRY_FIELDS = new Set(['at', 'accountId', 'keyId', 'action', 'actor', 'changes', 'address']);
+const ENTRY_FIELDS = ['at', 'accountId', 'keyId', 'action', 'actor', 'changes', 'address'];
+const QUERY_FIELDS = ['accountId', 'keyId', 'limit', 'before'];
+const CONTEXT_FIELDS = ['actor', 'address'];
 // The largest `changes`, serialised: a key's metadata (8 KiB) before and after, with room to spare.
 const MAX_CHANGES_JSON = 65_536;
 const MAX_DEPTH = 20;
@@ -94,9 +97,7 @@ function validAction(value: unknown): AuditAction {
  */
 export function validAuditActor(value: unknown): AuditActor {
   const actor = plainObject('actor', value);
-  for (const name of Object.keys(actor)) {
-    if (name !== 'type' && name !== 'id') refuse(`actor.${name}`, 'not_allowed', 'an actor has only type and id');
-  }
+  checkOptionNames(actor, ['type', 'id'], 'an audit actor', 'actor');
   if (!ACTOR_TYPES.includes(actor.type as AuditActor['type'])) {
     refuse(
       'actor.type',
@@ -185,11 +186,7 @@ function validChanges(value: unknown): AuditChanges {
  */
 export function validAuditEntry(input: unknown): AuditEntryInput {
   const entry = plainObject('entry', input);
-  for (const [name, value] of Object.entries(entry)) {
-    if (value !== undefined && !ENTRY_FIELDS.has(name)) {
-      refuse(name, 'not_allowed', `${name} is not a field of an audit entry (${[...ENTRY_FIELDS].join(', ')})`);
-    }
-  }
+  checkOptionNames(entry, ENTRY_FIELDS, 'an audit entry');
   const out: { -readonly [K in keyof AuditEntryInput]: AuditEntryInput[K] } = {
     at: validAt(entry.at),
     accountId: validAccountId(entry.accountId),
@@ -205,26 +202,21 @@ export function validAuditEntry(input: unknown): AuditEntryInput {
 /**
  * The actor and address of a management call, checked before anything is written; the actor
  * defaults to `{ type: 'api' }`. Throws `InvalidInputError` naming `actor.type`, `actor.id`,
- * `address` or an unknown option.
+ * `address`, or a member that is neither these nor one of `others` (reason `unknown_option`, with
+ * "did you mean" the nearest; `where` names the call in the message).
  *
  * @example
  * validAuditContext(undefined) // { actor: { type: 'api' } }
+ * validAuditContext({ grace: 0 }, ['graceMs'], 'KeyManager.rotate') // throws: did you mean `graceMs`?
  */
 export function validAuditContext(
   value: unknown,
   others: readonly string[] = [],
+  where = 'this call',
 ): Required<Pick<AuditContext, 'actor'>> & AuditContext {
   if (value === undefined) return { actor: { type: 'api' } };
   const context = plainObject('options', value);
-  for (const name of Object.keys(context)) {
-    if (name !== 'actor' && name !== 'address' && !others.includes(name) && context[name] !== undefined) {
-      refuse(
-        name,
-        'not_allowed',
-        `${name} is not an option here; the options are ${['actor', 'address', ...others].join(', ')}`,
-      );
-    }
-  }
+  checkOptionNames(context, others.length === 0 ? CONTEXT_FIELDS : [...CONTEXT_FIELDS, ...others], where);
   const actor = context.actor === undefined ? { type: 'api' as const } : validAuditActor(context.actor);
   return context.address === undefined || context.address === null
     ? { actor }
@@ -244,11 +236,7 @@ export function validAuditQuery(value: unknown): {
   before: string | undefined;
 } {
   const query = plainObject('query', value);
-  for (const name of Object.keys(query)) {
-    if (!['accountId', 'keyId', 'limit', 'before'].includes(name) && query[name] !== undefined) {
-      refuse(name, 'not_allowed', `${name} is not an option here; the options are accountId, keyId, limit, before`);
-    }
-  }
+  checkOptionNames(query, QUERY_FIELDS, 'an audit query');
   const { limit, before, keyId } = query;
   if (limit !== undefined) validWholeNumber('limit', limit, 1, 1000);
   if (before !== undefined && (typeof before !== 'string' || !ID_TEXT.test(before))) {

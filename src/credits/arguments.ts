@@ -2,8 +2,10 @@ import type { InputIssueReason } from '#errors';
 import { InvalidInputError } from '#errors';
 import { describeValue } from '../redact/describe.js';
 import { validAccountId } from '../validate/fields.js';
+import { checkOptionNames } from '../validate/options.js';
 import { textIssue } from '../validate/text.js';
 import { validWholeNumber } from '../validate/whole.js';
+import type { HoldOptions } from '../vocabulary/credit-ledger.js';
 import { checkCreditAmount } from './amount.js';
 
 // The arguments of every `CreditLedger` method, checked as every keygate ledger checks them, before
@@ -46,19 +48,19 @@ function text(field: string, value: unknown, max: number): string {
   return value as string;
 }
 
-// The options object: absent, or a plain object with only the named members (a misspelt `ttl` is refused).
-function optionsOf(value: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (value === undefined) return {};
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    refuse('options', 'wrong_type', `options must be an object, got ${describeValue(value)}`);
-  }
-  for (const name of Object.keys(value)) {
-    if (!allowed.includes(name)) {
-      refuse(name, 'not_allowed', `${name} is not an option here; the options are ${allowed.join(', ')}`);
-    }
-  }
+// The options object: absent, or a plain object with only the named members (a misspelt `ttl` is
+// refused, "did you mean `ttlMs`?"). Walks the names without allocating: `hold` runs per request.
+function optionsOf(value: unknown, allowed: readonly string[], where: string): Record<string, unknown> {
+  if (value === undefined) return NO_OPTIONS;
+  checkOptionNames(value, allowed, where);
   return value as Record<string, unknown>;
 }
+
+// Never written to: read only for its (absent) members.
+const NO_OPTIONS: Readonly<Record<string, unknown>> = {};
+const TOP_UP_OPTIONS = ['reference'];
+const HOLD_OPTIONS = ['keyId', 'ttlMs'];
+const ENTRIES_OPTIONS = ['limit'];
 
 /**
  * An account id as the ledger keeps it: the key records' rule (1-200 characters once trimmed, no
@@ -93,7 +95,7 @@ export interface TopUpArgs {
 export function validTopUpArgs(accountId: unknown, amount: unknown, options?: unknown): TopUpArgs {
   const account = validCreditAccount(accountId);
   const credits = checkCreditAmount(amount, 1);
-  const { reference } = optionsOf(options, ['reference']);
+  const { reference } = optionsOf(options, TOP_UP_OPTIONS, 'CreditLedger.topUp');
   return {
     accountId: account,
     amount: credits,
@@ -124,15 +126,34 @@ export interface HoldArgs {
  * const args = validHoldArgs(accountId, amount, options);
  */
 export function validHoldArgs(accountId: unknown, amount: unknown, options?: unknown): HoldArgs {
-  const account = validCreditAccount(accountId);
-  const credits = checkCreditAmount(amount, 1);
-  const { keyId, ttlMs } = optionsOf(options, ['keyId', 'ttlMs']);
+  const account = checkHoldArgs(accountId, amount, options);
+  const o = (options ?? NO_OPTIONS) as HoldOptions;
   return {
     accountId: account,
-    amount: credits,
-    keyId: keyId === undefined ? undefined : text('keyId', keyId, KEY_ID_MAX),
-    ttlMs: ttlMs === undefined ? DEFAULT_HOLD_TTL_MS : validWholeNumber('ttlMs', ttlMs, 1, MAX_HOLD_TTL_MS),
+    amount: amount as number,
+    keyId: o.keyId,
+    ttlMs: o.ttlMs ?? DEFAULT_HOLD_TTL_MS,
   };
+}
+
+/**
+ * The checks of {@link validHoldArgs} without building its answer, for the paths that answer a hold
+ * at once (`MemoryCreditLedger`'s `holdSync`, `LeasedCreditLedger.holdNow`): they refuse what `hold`
+ * refuses (a negative, fractional, NaN or unsafe amount, a bad `keyId` or `ttlMs`, an unknown
+ * option), allocating nothing for good arguments. Returns the account id as the ledger keeps it.
+ *
+ * @example
+ * const account = checkHoldArgs(accountId, amount, options); // then hold `amount` for `account`
+ */
+export function checkHoldArgs(accountId: unknown, amount: unknown, options?: unknown): string {
+  const account = validCreditAccount(accountId);
+  checkCreditAmount(amount, 1);
+  if (options !== undefined) {
+    const { keyId, ttlMs } = optionsOf(options, HOLD_OPTIONS, 'CreditLedger.hold');
+    if (keyId !== undefined) text('keyId', keyId, KEY_ID_MAX);
+    if (ttlMs !== undefined) validWholeNumber('ttlMs', ttlMs, 1, MAX_HOLD_TTL_MS);
+  }
+  return account;
 }
 
 /**
@@ -158,8 +179,20 @@ export function validHoldId(holdId: unknown): string {
  * const { holdId, amount } = validSettleArgs('hold_1', 2);
  */
 export function validSettleArgs(holdId: unknown, amount?: unknown): { holdId: string; amount: number | undefined } {
-  const id = validHoldId(holdId);
-  return { holdId: id, amount: amount === undefined ? undefined : checkCreditAmount(amount, 0) };
+  checkSettleArgs(holdId, amount);
+  return { holdId: holdId as string, amount: amount as number | undefined };
+}
+
+/**
+ * The checks of {@link validSettleArgs} without building its answer, for the paths that settle at
+ * once (`MemoryCreditLedger`'s `settleSync`): a settle of a negative amount never adds credits.
+ *
+ * @example
+ * checkSettleArgs(holdId, amount); // throws InvalidInputError naming holdId or amount
+ */
+export function checkSettleArgs(holdId: unknown, amount?: unknown): void {
+  validHoldId(holdId);
+  if (amount !== undefined) checkCreditAmount(amount, 0);
 }
 
 /**
@@ -170,7 +203,7 @@ export function validSettleArgs(holdId: unknown, amount?: unknown): { holdId: st
  */
 export function validEntriesArgs(accountId: unknown, options?: unknown): { accountId: string; limit: number } {
   const account = validCreditAccount(accountId);
-  const { limit } = optionsOf(options, ['limit']);
+  const { limit } = optionsOf(options, ENTRIES_OPTIONS, 'CreditLedger.entries');
   return {
     accountId: account,
     limit: limit === undefined ? DEFAULT_ENTRIES_LIMIT : validWholeNumber('limit', limit, 1, MAX_ENTRIES_LIMIT),

@@ -1,8 +1,9 @@
 import { InvalidInputError } from '#errors';
 import { randomBase62 } from '../key/base62.js';
-import { LeaseEngine, type LeaseOptions } from '../leases/engine.js';
+import { LEASE_OPTIONS, LeaseEngine, type LeaseOptions } from '../leases/engine.js';
 import { refillPoint } from '../leases/refill-point.js';
 import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validWholeNumber } from '../validate/whole.js';
 import type {
   CreditBalance,
@@ -16,7 +17,7 @@ import type {
   TopUpOptions,
 } from '../vocabulary/credit-ledger.js';
 import { amountOverHold } from './amount.js';
-import { validHoldArgs, validSettleArgs } from './arguments.js';
+import { checkHoldArgs, validHoldArgs, validSettleArgs } from './arguments.js';
 import { withLedgerDeadline } from './deadline.js';
 
 /**
@@ -128,6 +129,7 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
   private readonly tag = randomBase62(6);
 
   constructor(options: CreditLeaseOptions) {
+    checkOptionNames(options, [...LEASE_OPTIONS, 'ledger', 'sliceTtlMs'], 'LeasedCreditLedger');
     const ledger = options?.ledger;
     if (typeof ledger?.hold !== 'function' || typeof ledger.settle !== 'function') {
       throw new InvalidInputError('ledger', 'ledger must be a CreditLedger');
@@ -181,7 +183,7 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
       return this.inner.hold(accountId, amount, options);
     // A hold its slice covers answers at once; only one that goes to the shared ledger (or waits for
     // another request's slice) runs under the deadline, so the common case arms no timer.
-    const now = this.holdNow(args.accountId, args.amount, options);
+    const now = this.holdChecked(args.accountId, args.amount, options);
     if (now) return Promise.resolve(now);
     const at = `${args.accountId}\n${args.keyId ?? ''}`;
     return withLedgerDeadline('LeasedCreditLedger', this.timeoutMs, () => this.holdSlowly(at, args, options));
@@ -192,13 +194,19 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
    * only the shared ledger can answer (no slice, too few credits, a `ttlMs` above a quarter of
    * `sliceTtlMs`). Takes the next slice in the background once the slice runs low. Declared, with
    * `settleNow` and `releaseNow`, as the `immediateCredits` capability: `authenticate` and the
-   * adapters ask it first, so a funded request costs no promise. Its arguments are those of `hold`,
-   * checked before.
+   * adapters ask it first, so a funded request costs no promise. Its arguments are checked as
+   * `hold` checks them (a negative, fractional or NaN amount throws `InvalidInputError`, nothing held),
+   * without allocating.
    *
    * @example
    * const held = ledger.holdNow('acct_1', 1, { keyId: 'key_1' }) ?? (await ledger.hold('acct_1', 1, { keyId: 'key_1' }));
    */
   holdNow(accountId: string, amount: number, options?: HoldOptions): HoldResult | undefined {
+    return this.holdChecked(checkHoldArgs(accountId, amount, options), amount, options);
+  }
+
+  // `holdNow` once its arguments are checked (`hold` checked them already).
+  private holdChecked(accountId: string, amount: number, options: HoldOptions | undefined): HoldResult | undefined {
     const ttlMs = options?.ttlMs ?? Number.POSITIVE_INFINITY;
     if (ttlMs !== Number.POSITIVE_INFINITY && ttlMs > this.sliceTtlMs / 4) return undefined;
     this.start();

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import { randomBase62 } from '../key/base62.js';
 import { ExpiryHeap } from '../rate-limit/expiry-heap.js';
+import { checkOptionNames } from '../validate/options.js';
 import { CAPABILITIES, type Capabilities, type SynchronousLedger } from '../vocabulary/capabilities.js';
 import type {
   CreditBalance,
@@ -15,6 +16,8 @@ import type {
 } from '../vocabulary/credit-ledger.js';
 import { amountOverflow, amountOverHold } from './amount.js';
 import {
+  checkHoldArgs,
+  checkSettleArgs,
   DEFAULT_HOLD_TTL_MS,
   validCreditAccount,
   validEntriesArgs,
@@ -101,19 +104,28 @@ export class MemoryCreditLedger implements CreditLedger {
   declare readonly [CAPABILITIES]: Capabilities;
 
   constructor(options: MemoryCreditLedgerOptions = {}) {
+    checkOptionNames(options, ['clock'], 'MemoryCreditLedger');
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw new InvalidInputError('clock', 'clock must be a function returning epoch milliseconds', {
         reason: 'wrong_type',
       });
     }
     this.clock = options.clock ?? Date.now;
-    // What `authenticate` passes was checked before (a stored key's ids, the validated cost and ttl, an
-    // id this ledger made), so the synchronous twins skip the argument checks of the public methods.
+    // The synchronous twins check their arguments as the public methods do (anyone may call them
+    // through `capabilityOf`: a negative amount must never add credits), without allocating.
     const synchronous: SynchronousLedger = {
-      holdSync: (accountId, amount, o) =>
-        this.now((now) => this.take(now, accountId, amount, o?.keyId, o?.ttlMs ?? DEFAULT_HOLD_TTL_MS)),
-      settleSync: (holdId, amount) => this.now((now) => this.charge(now, holdId, amount)),
-      releaseSync: (holdId) => this.now(() => this.give(holdId)),
+      holdSync: (accountId, amount, o) => {
+        const account = checkHoldArgs(accountId, amount, o);
+        return this.now((now) => this.take(now, account, amount, o?.keyId, o?.ttlMs ?? DEFAULT_HOLD_TTL_MS));
+      },
+      settleSync: (holdId, amount) => {
+        checkSettleArgs(holdId, amount);
+        return this.now((now) => this.charge(now, holdId, amount));
+      },
+      releaseSync: (holdId) => {
+        validHoldId(holdId);
+        return this.now(() => this.give(holdId));
+      },
     };
     this[CAPABILITIES] = { deadline: { timeoutMs: 1 }, synchronous };
   }

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import { describeValue, quote } from '../redact/describe.js';
 import type { KeyMode } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { base62Digit, encodeBase62, randomBase62 } from './base62.js';
 import { CRC32_START, crc32, crc32Final, crc32Step, crc32Update } from './crc32.js';
 
@@ -57,6 +58,7 @@ function checksumOf(body: string): string {
  * generateKey({ mode: 'live' }) // 'mk_live_' + 38 characters
  */
 export function generateKey(options: GenerateKeyOptions = {}): string {
+  checkOptionNames(options, ['prefix', 'mode'], 'generateKey');
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const mode = options.mode ?? 'test';
   assertPrefix(prefix);

@@ -51,6 +51,14 @@ export interface LeaseOptions {
 }
 
 /**
+ * The names of {@link LeaseOptions}, which each leased wrapper's options carry beside its own.
+ *
+ * @example
+ * checkOptionNames(options, [...LEASE_OPTIONS, 'limiter', 'max'], 'LeasedRateLimiter');
+ */
+export const LEASE_OPTIONS: readonly string[] = ['maxSlice', 'divisor', 'timeoutMs', 'prefetch', 'clock'];
+
+/**
  * What both leased wrappers share: their common options, checked with the defaults filled in; the
  * `wrapper`, `deadline` and immediate capabilities; and the background top-ups (each under
  * `timeoutMs`) that `idle()` and `close()` wait for.

@@ -9,6 +9,7 @@ import {
   validPermissions,
 } from '../validate/fields.js';
 import { attempt, type InputCheck, issue } from '../validate/issues.js';
+import { optionNameIssue } from '../validate/options.js';
 import { validAllowList, validRateLimit } from './key-limits.js';
 
 /**
@@ -64,10 +65,30 @@ const FIELDS: ReadonlyArray<{ field: Field; check: (value: unknown, now: number)
 ];
 
 /**
+ * Every field a key's input may carry, in the order they are checked.
+ *
+ * @example
+ * KEY_FIELDS.includes('allowedIps') // true
+ */
+// A literal, not `FIELDS.map(...)`: a call at the top of a module would keep it in every bundle.
+export const KEY_FIELDS: readonly Field[] = [
+  'accountId',
+  'name',
+  'permissions',
+  'allowedIps',
+  'expiresAt',
+  'metadata',
+  'rateLimit',
+  'mode',
+];
+
+/**
  * Checks a key's fields the way `KeyManager` does before it writes, without throwing: every bad
  * field is reported, and every bad entry of a list, each as an `InputIssue` (`field`, `index`,
- * `reason`, `message`). `fields` limits the check to some fields (all of them by default); with
- * `partial`, a field that is absent is skipped instead of taking its default or being missed.
+ * `reason`, `message`). With `partial`, a field that is absent is skipped instead of taking its
+ * default or being missed. A member that is no key field (nor one of `extra`) is an issue of reason
+ * `unknown_option`, reported first, with "did you mean" the nearest field (`allowIps` ->
+ * `allowedIps`): a misspelt allow list must never make a key that works from any address.
  *
  * @example
  * checkKeyFields({ accountId: 'acct_1', name: ' ci ', mode: 'test' }, { now: Date.now() })
@@ -75,7 +96,15 @@ const FIELDS: ReadonlyArray<{ field: Field; check: (value: unknown, now: number)
  */
 export function checkKeyFields(
   input: unknown,
-  options: { now: number; partial?: boolean | undefined; skip?: Field | undefined },
+  options: {
+    now: number;
+    partial?: boolean | undefined;
+    skip?: Field | undefined;
+    /** What takes the input, for the unknown-field message. @default 'KeyManager.check' */
+    where?: string;
+    /** Members the input may carry beside the key fields (`import`: `secret`, `digest`, `hint`). */
+    extra?: readonly string[];
+  },
 ): InputCheck<Partial<ValidKeyInput>> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     return { ok: false, issues: [issue('input', 'wrong_type', 'key input must be an object of fields')] };
@@ -83,6 +112,9 @@ export function checkKeyFields(
   const given = input as Record<string, unknown>;
   const value: Record<string, unknown> = {};
   const issues: InputIssue[] = [];
+  const known = options.extra ? [...KEY_FIELDS, ...options.extra] : KEY_FIELDS;
+  const unknown = optionNameIssue(given, known, options.where ?? 'KeyManager.check');
+  if (unknown) issues.push(unknown);
   for (const { field, check, fallback } of FIELDS) {
     if (field === options.skip || (options.partial && given[field] === undefined)) continue;
     const raw = given[field] === undefined && fallback !== undefined ? fallback : given[field];

@@ -22,8 +22,9 @@ export function validRateLimit(value: unknown): KeyRateLimit | null {
   if (value === null || value === undefined) return null;
   const checked = attempt(() => checkKeyRateLimit(value, 'rateLimit'));
   if (!checked.ok) {
-    const { field, message } = checked.issues[0] as InputIssue;
-    refuse(field, rateLimitReason(value, field, message), message);
+    const { field, message, reason } = checked.issues[0] as InputIssue;
+    // An unknown member keeps its own reason (`unknown_option`, from checkOptionNames).
+    refuse(field, reason === 'unknown_option' ? reason : rateLimitReason(value, field, message), message);
   }
   return checked.value;
 }

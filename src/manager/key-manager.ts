@@ -30,12 +30,13 @@ import { summarizeUsage } from '../usage/report.js';
 import { MAX_PERMISSIONS, validAccountId, validDuration, validGraceMs, validReason } from '../validate/fields.js';
 import type { InputCheck } from '../validate/issues.js';
 import { refusal } from '../validate/issues.js';
+import { checkOptionNames } from '../validate/options.js';
 import type { AuditAction, AuditChanges, AuditContext, AuditEntry, AuditQuery } from '../vocabulary/audit-log.js';
 import { capabilityOf } from '../vocabulary/capabilities.js';
 import { type UsageReport, type UsageStore, utcDay } from '../vocabulary/usage-store.js';
 import { AuditTrail } from './audit-trail.js';
 import { type ImportKeyInput, importedKey } from './import-key.js';
-import { checkKeyFields, type KeyCheckOptions, type ValidKeyInput } from './key-input.js';
+import { checkKeyFields, KEY_FIELDS, type KeyCheckOptions, type ValidKeyInput } from './key-input.js';
 import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
 
 export type { InputCheck } from '../validate/issues.js';
@@ -177,6 +178,11 @@ const ROTATION_CLAIM_MS = 60_000;
 
 const UPDATABLE = new Set(['name', 'permissions', 'allowedIps', 'expiresAt', 'metadata', 'rateLimit']);
 
+const MANAGER_OPTIONS = ['store', 'prefix', 'pepper', 'clock', 'onEvent', 'rotationDays', 'usage'];
+const AUDIT_RECORD_FIELDS = ['accountId', 'action', 'keyId', 'changes', 'actor', 'address'];
+// What `import` takes beside a key's fields.
+const IMPORT_FIELDS = ['secret', 'digest', 'hint'];
+
 /**
  * Creates, reads, changes, rotates, suspends, resumes and revokes keys. Every input is validated before anything is
  * written; a bad one throws `InvalidInputError` naming the field. Revocation is permanent: a revoked
@@ -199,6 +205,7 @@ export class KeyManager {
   private readonly trail: AuditTrail;
 
   constructor(options: KeyManagerOptions) {
+    checkOptionNames(options, MANAGER_OPTIONS, 'KeyManager');
     const store = options?.store as Partial<WritableKeyStore> | undefined;
     if (!store || typeof store.insert !== 'function' || typeof store.update !== 'function') {
       throw new InvalidInputError(
@@ -257,6 +264,7 @@ export class KeyManager {
    * await keys.recordAudit({ accountId, action: 'dashboard.signed_in', actor: { type: 'dashboard', id: accountId }, address });
    */
   async recordAudit(input: AuditRecordInput): Promise<AuditEntry | null> {
+    checkOptionNames(input, AUDIT_RECORD_FIELDS, 'KeyManager.recordAudit', 'input');
     const { actor, address } = validAuditContext({ actor: input?.actor, address: input?.address });
     const log = this.trail.log;
     if (!log) return null;
@@ -337,6 +345,7 @@ export class KeyManager {
   static check(input: unknown, options?: KeyCheckOptions & { partial?: false }): InputCheck<ValidKeyInput>;
   static check(input: unknown, options: KeyCheckOptions & { partial: true }): InputCheck<Partial<ValidKeyInput>>;
   static check(input: unknown, options: KeyCheckOptions = {}): InputCheck<Partial<ValidKeyInput>> {
+    checkOptionNames(options, ['now', 'partial'], 'KeyManager.check');
     return checkKeyFields(input, { now: options.now ?? Date.now(), partial: options.partial });
   }
 
@@ -346,7 +355,11 @@ export class KeyManager {
   // The fields create and import share, validated the same way, every issue reported at once.
   private validFields(input: CreateKeyInput | ImportKeyInput, call: 'create' | 'import'): Partial<ValidKeyInput> {
     if (input === null || typeof input !== 'object') throw new InvalidInputError('input', `${call} takes an object`);
-    const checked = checkKeyFields(input, { now: this.clock(), skip: call === 'import' ? 'mode' : undefined });
+    const checked = checkKeyFields(input, {
+      now: this.clock(),
+      where: `KeyManager.${call}`,
+      ...(call === 'import' && { skip: 'mode', extra: IMPORT_FIELDS }),
+    });
     if (!checked.ok) throw refusal(checked.issues);
     return checked.value;
   }
@@ -362,7 +375,7 @@ export class KeyManager {
    */
   async create(input: CreateKeyInput, options?: AuditContext): Promise<CreatedKey> {
     const { mode, ...fields } = this.validFields(input, 'create') as ValidKeyInput;
-    const context = validAuditContext(options);
+    const context = validAuditContext(options, [], 'KeyManager.create');
     const created = await this.insertNew({ ...fields, mode, rotatedFrom: null }, (record) =>
       this.eventOf('key.created', record),
     );
@@ -386,7 +399,7 @@ export class KeyManager {
    */
   async import(input: ImportKeyInput, options?: AuditContext): Promise<ManagedKey> {
     const fields = this.validFields(input, 'import') as SharedFields;
-    const context = validAuditContext(options);
+    const context = validAuditContext(options, [], 'KeyManager.import');
     const key = await importedKey(input, this.prefix, this.pepper);
     const holder = await this.store.findByHash(key.hash);
     if (holder) throw new KeyConflictError('a key with this digest already exists', { keyId: holder.id });
@@ -488,6 +501,7 @@ export class KeyManager {
    * const stale = await keys.list('acct_1', { unusedForMs: 30 * 86_400_000 }); // 30 days
    */
   async list(accountId: string, options: { unusedForMs?: number } = {}): Promise<ManagedKey[]> {
+    checkOptionNames(options, ['unusedForMs'], 'KeyManager.list');
     const unusedForMs =
       options.unusedForMs === undefined ? undefined : validDuration('unusedForMs', options.unusedForMs);
     const records = (await this.store.listByAccount(validAccountId(accountId))).slice().sort(byCreation);
@@ -515,6 +529,7 @@ export class KeyManager {
    * report.allowed; report.deniedBy.ip_not_allowed;
    */
   async usage(id: string, range: { from?: string | Date; to?: string | Date } = {}): Promise<UsageReport> {
+    checkOptionNames(range, ['from', 'to'], 'KeyManager.usage', 'range');
     const record = await this.require(id);
     const usage = this.usageStore();
     const to = dayOf('to', range.to ?? new Date(this.clock()));
@@ -535,6 +550,7 @@ export class KeyManager {
    * if (status.safeToRevoke) await keys.revoke(old.id);
    */
   async rotationStatus(oldId: string, options: { quietForMs?: number } = {}): Promise<RotationStatus> {
+    checkOptionNames(options, ['quietForMs'], 'KeyManager.rotationStatus');
     const quietForMs = validDuration('quietForMs', options.quietForMs ?? DEFAULT_QUIET_FOR_MS);
     const old = await this.require(oldId);
     if (!old.rotatedTo) throw new InvalidInputError('id', `key ${quote(oldId)} has not been rotated; rotate it first`);
@@ -549,8 +565,10 @@ export class KeyManager {
   private patchOf(changes: UpdateKeyInput): KeyPatch {
     if (changes === null || typeof changes !== 'object')
       throw new InvalidInputError('changes', 'update takes an object of changes', { reason: 'wrong_type' });
+    // A key's field that cannot change (`accountId`, `mode`) is not_allowed; a member that is no key
+    // field at all (a misspelt `allowIps`) is refused by checkKeyFields as an unknown option.
     for (const [field, value] of Object.entries(changes)) {
-      if (value !== undefined && !UPDATABLE.has(field)) {
+      if (value !== undefined && !UPDATABLE.has(field) && KEY_FIELDS.includes(field as keyof ValidKeyInput)) {
         throw new InvalidInputError(
           field,
           `${field} cannot be changed; updatable fields are ${[...UPDATABLE].join(', ')}`,
@@ -558,7 +576,7 @@ export class KeyManager {
         );
       }
     }
-    const checked = checkKeyFields(changes, { now: this.clock(), partial: true });
+    const checked = checkKeyFields(changes, { now: this.clock(), partial: true, where: 'KeyManager.update' });
     if (!checked.ok) throw refusal(checked.issues);
     if (Object.keys(checked.value).length === 0) {
       throw new InvalidInputError('changes', 'update needs at least one field to change', { reason: 'empty' });
@@ -575,7 +593,7 @@ export class KeyManager {
    */
   async update(id: string, changes: UpdateKeyInput, options?: AuditContext): Promise<ManagedKey> {
     const patch = this.patchOf(changes);
-    const context = validAuditContext(options);
+    const context = validAuditContext(options, [], 'KeyManager.update');
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     // `before` as read just before the write: a concurrent writer in between is not told apart.
@@ -591,24 +609,19 @@ export class KeyManager {
    *
    * With `graceMs`, the old key's `expiresAt` is set in the same write as the claim: it keeps working
    * for that many milliseconds (never past an expiry it had), and needs no revocation; the new key
-   * keeps the old key's original expiry. A suspended key is refused with `KeyConflictError`
-   * (`state: 'suspended'`): resume it first, or create a new key.
+   * keeps the old key's original expiry. A suspended key (one suspended as leaked, say) rotates
+   * too, without being resumed: the new key is active, with the same fields, and the old one stays
+   * suspended (its `rotatedTo` set), so a leaked key is replaced without working again for a moment.
    *
    * @example
    * const { secret, key: next } = await keys.rotate(old.id); // deploy secret, confirm, then revoke old.id
    * await keys.rotate(other.id, { graceMs: 24 * 3_600_000 }); // the old key stops working in 24 hours
    */
   async rotate(id: string, options: RotateKeyOptions = {}): Promise<CreatedKey> {
-    const context = validAuditContext(options, ['graceMs']);
+    const context = validAuditContext(options, ['graceMs'], 'KeyManager.rotate');
     const graceMs = options?.graceMs === undefined ? undefined : validGraceMs(options.graceMs);
     const old = await this.require(id);
     if (old.status === 'revoked') throw new KeyRevokedError(id);
-    if (old.status === 'suspended') {
-      throw new KeyConflictError(`key ${quote(id)} is suspended; resume it before rotating it`, {
-        keyId: id,
-        state: 'suspended',
-      });
-    }
     await this.refuseSecondRotation(old);
     const successorId = `key_${randomBase62(20)}`;
     const claim: KeyPatch = { rotatedTo: successorId, updatedAt: this.nowIso() };
@@ -670,7 +683,7 @@ export class KeyManager {
    * await keys.suspend(key.id, { reason: 'invoice 2026-11 unpaid' });
    */
   async suspend(id: string, options: SuspendKeyOptions = {}): Promise<ManagedKey> {
-    const context = validAuditContext(options, ['reason']);
+    const context = validAuditContext(options, ['reason'], 'KeyManager.suspend');
     const reason = validReason(options?.reason);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
@@ -694,7 +707,7 @@ export class KeyManager {
    * await keys.resume(key.id);
    */
   async resume(id: string, options?: AuditContext): Promise<ManagedKey> {
-    const context = validAuditContext(options);
+    const context = validAuditContext(options, [], 'KeyManager.resume');
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     if (current.status === 'active') return this.view(current);
@@ -715,7 +728,7 @@ export class KeyManager {
    * await keys.revoke(old.id, { quietForMs: DEFAULT_QUIET_FOR_MS });
    */
   async revoke(id: string, options: RevokeOptions = {}): Promise<ManagedKey> {
-    const context = validAuditContext(options, ['quietForMs']);
+    const context = validAuditContext(options, ['quietForMs'], 'KeyManager.revoke');
     const quietForMs = options.quietForMs === undefined ? undefined : validDuration('quietForMs', options.quietForMs);
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);

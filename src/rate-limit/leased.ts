@@ -1,8 +1,9 @@
 import { InvalidInputError } from '#errors';
-import { LeaseEngine, type LeaseOptions } from '../leases/engine.js';
+import { LEASE_OPTIONS, LeaseEngine, type LeaseOptions } from '../leases/engine.js';
 import { refillPoint } from '../leases/refill-point.js';
 import { beginTake, type LeaseSlice, SliceStore } from '../leases/slice-store.js';
 import type { RateLimit } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validWholeNumber } from '../validate/whole.js';
 import { capabilityOf } from '../vocabulary/capabilities.js';
 import type {
@@ -13,7 +14,7 @@ import type {
 } from '../vocabulary/rate-limiter.js';
 import { withLimiterDeadline } from './deadline.js';
 import { sameWindow } from './lease-types.js';
-import { validConsumeArgs } from './policy.js';
+import { consumeWindowMs, validConsumeArgs } from './policy.js';
 
 /**
  * Options of {@link LeasedRateLimiter}.
@@ -92,6 +93,7 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
   private readonly slices: SliceStore<Slice>;
 
   constructor(options: LeasedRateLimiterOptions) {
+    checkOptionNames(options, [...LEASE_OPTIONS, 'limiter', 'max'], 'LeasedRateLimiter');
     const leases = capabilityOf(options?.limiter, 'leases');
     if (!leases) throw new InvalidInputError('limiter', 'limiter must declare the leases capability');
     super(options, options.limiter, [300, 500, 1000], 'immediateLimits');
@@ -122,7 +124,7 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
     }
     // A request its slice covers answers at once; only one that goes to the store (or waits for
     // another request's take) runs under the deadline, so the common case arms no timer.
-    const decision = this.consumeNow(args.keyId, limit, args.cost);
+    const decision = this.consumeChecked(args.keyId, limit, args.windowMs, args.cost);
     if (decision) return Promise.resolve(decision);
     return withLimiterDeadline('LeasedRateLimiter', this.timeoutMs, () => this.consumeSlowly(args, limit));
   }
@@ -131,14 +133,24 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
    * `consume` answered at once from this process's slice, or `undefined` when only the shared
    * limiter can answer (no slice, too few units, another window). Takes the next slice in the
    * background once the slice runs low. Declared as the `immediateLimits` capability: `authenticate`
-   * asks it first, so a key far from its limit costs no promise. Its arguments are those of `consume`,
-   * checked before (a stored key's id and limit, a validated cost).
+   * asks it first, so a key far from its limit costs no promise. Its arguments are checked as
+   * `consume` checks them (a negative or fractional cost throws `InvalidInputError`, nothing counted),
+   * without allocating.
    *
    * @example
    * const decision = limiter.consumeNow('key_1', { limit: 1000, windowMs: 60_000 }, 1) ?? (await limiter.consume('key_1', { limit: 1000, windowMs: 60_000 }, 1));
    */
   consumeNow(keyId: string, limit: RateLimit, cost: number): RateLimitDecision | undefined {
-    const windowMs = Math.ceil(limit.windowMs);
+    return this.consumeChecked(keyId, limit, consumeWindowMs(keyId, limit, cost), cost);
+  }
+
+  // `consumeNow` once its arguments are checked (`consume` checked them already); `windowMs` whole.
+  private consumeChecked(
+    keyId: string,
+    limit: RateLimit,
+    windowMs: number,
+    cost: number,
+  ): RateLimitDecision | undefined {
     const now = this.clock();
     const slice = this.current(keyId, limit.limit, windowMs, now);
     if (slice === undefined || !covers(slice, limit.limit, windowMs, cost, now)) return undefined;

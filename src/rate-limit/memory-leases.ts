@@ -1,4 +1,5 @@
 import type { RateLimit } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
 import type { LeasableRateLimiter, RateLimitLease, TakeRequest } from '../vocabulary/rate-limiter.js';
 import { grantOf, sameWindow, validGiveBackArgs, validTakeArgs } from './lease-types.js';
@@ -18,6 +19,7 @@ export class LeasableMemoryRateLimiter extends MemoryRateLimiter implements Leas
   declare readonly [CAPABILITIES]: Capabilities;
 
   constructor(options: MemoryRateLimiterOptions = {}) {
+    checkOptionNames(options, ['max', 'clock'], 'LeasableMemoryRateLimiter');
     super(options);
     this[CAPABILITIES] = { leases: this };
   }

@@ -1,5 +1,6 @@
 import { InvalidInputError } from '#errors';
 import type { RateLimit } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validWholeNumber } from '../validate/whole.js';
 import type { RateLimitDecision, RateLimiter } from '../vocabulary/rate-limiter.js';
 import { ExpiryHeap } from './expiry-heap.js';
@@ -71,6 +72,7 @@ export class MemoryRateLimiter implements RateLimiter {
   private newest: string | undefined;
 
   constructor(options: MemoryRateLimiterOptions = {}) {
+    checkOptionNames(options, ['max', 'clock'], 'MemoryRateLimiter');
     const max = validWholeNumber('max', options.max ?? 100_000);
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw new InvalidInputError('clock', 'clock must be a function returning epoch milliseconds');

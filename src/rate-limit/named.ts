@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import { quote } from '../redact/describe.js';
 import type { KeyRateLimit, NamedRateLimit, RateLimit } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { checkRateLimit } from './policy.js';
 
 /** The most named limits one key (or one account) is held to: 10. */
@@ -8,9 +9,13 @@ export const MAX_NAMED_LIMITS = 10;
 
 // A name travels in the header fields as a quoted string: these characters need no escaping there.
 const NAME = /^[A-Za-z0-9_.-]{1,32}$/;
-const NAMED_FIELDS = new Set(['name', 'limit', 'windowMs']);
+const NAMED_FIELDS = ['name', 'limit', 'windowMs'];
 
 function checkNamed(value: unknown, field: string, seen: Map<string, number>, index: number): NamedRateLimit {
+  // A member of another name first: a misspelt `windowms` is named, with "did you mean `windowMs`?".
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    checkOptionNames(value, NAMED_FIELDS, 'a named rate limit', field);
+  }
   const { limit, windowMs } = checkRateLimit(value, field);
   const { name } = value as Partial<NamedRateLimit>;
   if (typeof name !== 'string' || !NAME.test(name)) {
@@ -24,14 +29,6 @@ function checkNamed(value: unknown, field: string, seen: Map<string, number>, in
     throw new InvalidInputError(`${field}.name`, `${field}.name repeats the name of entry ${earlier}: "${name}"`);
   }
   seen.set(name, index);
-  for (const member of Object.keys(value as object)) {
-    if (!NAMED_FIELDS.has(member)) {
-      throw new InvalidInputError(
-        `${field}.${member}`,
-        `${field}.${member} is not a named-limit field; use name, limit and windowMs`,
-      );
-    }
-  }
   return Object.freeze({ name, limit, windowMs });
 }
 

@@ -1,12 +1,14 @@
 import { InvalidInputError } from '#errors';
 import { quote } from '../redact/describe.js';
 import type { RateLimit } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 
 // The longest rate-limit window, in milliseconds: 366 days. Longer "windows" are quotas, which want
 // billing periods rather than a window opened by a first request.
 const MAX_WINDOW_MS = 366 * 86_400_000;
 
 const KEY_ID_MAX = 512;
+const RATE_LIMIT_FIELDS = ['limit', 'windowMs'];
 
 // The field an error names, built only when one is thrown.
 function fieldName(prefix: string | undefined, member: string): string {
@@ -17,7 +19,8 @@ function fieldName(prefix: string | undefined, member: string): string {
  * Checks a `{ limit, windowMs }` value: `limit` a whole number >= 1 (a safe integer), `windowMs` a
  * number > 0 and at most 366 days. Errors name `<prefix>` for a value that is not an
  * object, `<prefix>.limit` and `<prefix>.windowMs` for a bad member (with no prefix: `limit`,
- * `windowMs`). With `strict`, any other property is refused too (catches a misspelt `window`).
+ * `windowMs`). With `strict`, any other property is refused first, reason `unknown_option`, with the
+ * nearest name (a misspelt `windowms`: "did you mean `windowMs`?").
  *
  * @example
  * checkRateLimit({ limit: 100, windowMs: 60_000 }, 'rateLimit', true); // the same object back
@@ -26,6 +29,9 @@ export function checkRateLimit(value: unknown, prefix?: string, strict = false):
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidInputError(prefix ?? 'limit', `${prefix ?? 'limit'} must be an object { limit, windowMs }`);
   }
+  // With `strict`, a member of another name is refused first: a misspelt `windowms` is named as
+  // such ("did you mean `windowMs`?"), not reported as a missing `windowMs`.
+  if (strict) checkOptionNames(value, RATE_LIMIT_FIELDS, 'a rate limit', prefix);
   const { limit, windowMs } = value as Partial<RateLimit>;
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
     const field = fieldName(prefix, 'limit');
@@ -37,14 +43,6 @@ export function checkRateLimit(value: unknown, prefix?: string, strict = false):
       field,
       `${field} must be a number of milliseconds > 0 and at most ${MAX_WINDOW_MS} (366 days), got ${quote(windowMs)}`,
     );
-  }
-  if (strict) {
-    for (const key of Object.keys(value)) {
-      if (key !== 'limit' && key !== 'windowMs') {
-        const field = fieldName(prefix, key);
-        throw new InvalidInputError(field, `${field} is not a rate-limit field; use limit and windowMs`);
-      }
-    }
   }
   return value as RateLimit;
 }

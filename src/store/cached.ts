@@ -9,6 +9,7 @@ import type {
   WritableKeyStore,
   WriteOptions,
 } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validWholeNumber } from '../validate/whole.js';
 import { CAPABILITIES, type Capabilities, type Capable, capabilityOf } from '../vocabulary/capabilities.js';
 import { compactView, recordOf } from './compact-record.js';
@@ -71,6 +72,8 @@ class Kept {
   constructor(readonly record: ApiKeyRecord) {}
 }
 
+const CACHE_OPTIONS = ['ttlMs', 'max', 'negativeTtlMs', 'negativeMax', 'timeoutMs', 'telemetry'];
+
 // Timeouts raised by `lookup`, told apart from the store's own failures for telemetry.
 const TIMEOUTS = new WeakSet<object>();
 const isOwnTimeout = (err: unknown): boolean => typeof err === 'object' && err !== null && TIMEOUTS.has(err);
@@ -115,6 +118,7 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     readonly store: KeyStore,
     options: CachedKeyStoreOptions = {},
   ) {
+    checkOptionNames(options, CACHE_OPTIONS, 'CachedKeyStore');
     this.ttlMs = validWholeNumber('ttlMs', options.ttlMs ?? 30_000);
     const max = validWholeNumber('max', options.max ?? 10_000);
     const negativeTtlMs = validWholeNumber('negativeTtlMs', options.negativeTtlMs ?? Math.min(5_000, this.ttlMs));

@@ -3,6 +3,7 @@ import { MemoryAuditLog } from '../audit/memory.js';
 import type { MemoryOutbox } from '../outbox/memory.js';
 import { quote } from '../redact/describe.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteOptions } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
 import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../vocabulary/usage-store.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
@@ -38,6 +39,7 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
    * capability: every key event is written to it in the same turn as its write. @default undefined (none)
    */
   constructor(options: { outbox?: MemoryOutbox } = {}) {
+    checkOptionNames(options, ['outbox'], 'MemoryKeyStore');
     this.outbox = options?.outbox;
     // Set here, not as a class field: a computed field key would keep the class in every bundle.
     this[CAPABILITIES] = {

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '#errors';
+import { checkOptionNames } from '../validate/options.js';
 import type {
   TelemetryAttributes as Attributes,
   TelemetryCounter as Counter,
@@ -135,6 +136,8 @@ function assertTelemetry(options: TelemetryOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidInputError('telemetry', 'telemetry must be an object with a meter and/or a tracer');
   }
+  checkOptionNames(options, ['meter', 'tracer', 'attributes'], 'telemetry', 'telemetry');
+  checkOptionNames(options.attributes, ['keyId', 'hint', 'address', 'accountId'], 'telemetry', 'telemetry.attributes');
   if (options.meter !== undefined && typeof options.meter?.createCounter !== 'function') {
     throw new InvalidInputError('telemetry.meter', 'telemetry.meter must be an OpenTelemetry Meter');
   }

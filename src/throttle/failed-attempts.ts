@@ -1,4 +1,5 @@
 import { InvalidInputError } from '#errors';
+import { checkOptionNames } from '../validate/options.js';
 import { validWholeNumber } from '../validate/whole.js';
 import { clientBucket } from './client-bucket.js';
 import { BUSY_WAIT_MS, LocalAttempts } from './local-attempts.js';
@@ -78,6 +79,11 @@ export class FailedAttemptThrottle implements AttemptThrottle {
   private readonly clock: () => number;
 
   constructor(options: FailedAttemptThrottleOptions = {}) {
+    checkOptionNames(
+      options,
+      ['max', 'windowMs', 'maxClients', 'shared', 'sharedTimeoutMs', 'onError', 'clock'],
+      'FailedAttemptThrottle',
+    );
     this.max = validWholeNumber('max', options.max ?? 10);
     this.windowMs = validWholeNumber('windowMs', options.windowMs ?? 60_000);
     this.local = new LocalAttempts(

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import { type EventHook, emitSafely } from '../events.js';
 import { createTelemetry, type Telemetry, type TelemetryOptions } from '../telemetry/telemetry.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validWholeNumber } from '../validate/whole.js';
 import { capabilityOf } from '../vocabulary/capabilities.js';
 import type { AuthFailure, AuthRequest, AuthResult } from '../vocabulary/result.js';
@@ -40,6 +41,8 @@ export interface UsageRecorderOptions {
   telemetry?: TelemetryOptions;
 }
 
+const RECORDER_OPTIONS = ['store', 'intervalMs', 'onEvent', 'spike', 'rotationDays', 'clock', 'telemetry'];
+
 /**
  * Counts every authenticated request per key, per UTC day and per outcome, in memory, and flushes the
  * counts to the store at an interval. Plug it into any adapter or `authenticate` as `onResult`:
@@ -66,6 +69,7 @@ export class UsageRecorder {
   private readonly remindedDay = new Map<string, number>();
 
   constructor(options: UsageRecorderOptions) {
+    checkOptionNames(options, RECORDER_OPTIONS, 'UsageRecorder');
     const usage = capabilityOf(options?.store, 'usage');
     if (!usage) throw new InvalidInputError('store', 'store must keep usage (declare the usage capability)');
     this.store = usage;

@@ -1,6 +1,7 @@
 import { InvalidInputError } from '#errors';
 import type { KeygateEvent } from '../events.js';
 import { describeValue } from '../redact/describe.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validWholeNumber } from '../validate/whole.js';
 import { type KeyTally, keyEvent } from './counting.js';
 
@@ -36,6 +37,7 @@ export function validSpikeOptions(options: SpikeOptions | null | undefined): Req
   if (options !== null && options !== undefined && (typeof options !== 'object' || Array.isArray(options))) {
     throw new InvalidInputError('spike', `spike must be an object of options or false, got ${describeValue(options)}`);
   }
+  if (options !== null) checkOptionNames(options, ['factor', 'minRequests', 'warmupMinutes'], 'spike', 'spike');
   const {
     factor = DEFAULTS.factor,
     minRequests = DEFAULTS.minRequests,

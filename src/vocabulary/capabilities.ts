@@ -126,10 +126,10 @@ export interface ViewSource {
 
 /**
  * A credit ledger that answers at once (`MemoryCreditLedger`): `authenticate` and the adapters hold,
- * settle and release through these, so billing in memory adds no promise to a cached request. They get
- * only arguments checked before (a stored key's account and id, the validated cost and `holdTtlMs`, a
- * hold id the ledger made), so they may skip the argument checks of the public methods. Each throws
- * where its asynchronous twin rejects.
+ * settle and release through these, so billing in memory adds no promise to a cached request. Anyone
+ * may call them (through `capabilityOf`), so each checks its arguments as its asynchronous twin does
+ * (`checkHoldArgs`, `checkSettleArgs`: a negative, fractional or NaN amount is `InvalidInputError`,
+ * nothing changed), cheaply and without allocating, and throws where that twin rejects.
  *
  * @example
  * const sync = capabilityOf(ledger, 'synchronous');
@@ -147,8 +147,9 @@ export interface SynchronousLedger {
 /**
  * A rate limiter that can often answer without its backend (`LeasedRateLimiter`, from the slice it
  * holds): `authenticate` asks `consumeNow` first and calls `consume` only when it answers
- * `undefined`, so an allowed request costs no promise. It gets only arguments checked before (a
- * stored key's id and limit, a validated cost), so it may skip the argument checks of `consume`.
+ * `undefined`, so an allowed request costs no promise. Anyone may call it (through `capabilityOf`),
+ * so it checks its arguments as `consume` does (a negative or fractional cost is `InvalidInputError`,
+ * nothing counted), cheaply and without allocating.
  *
  * @example
  * const now = capabilityOf(limiter, 'immediateLimits');
@@ -162,8 +163,10 @@ export interface ImmediateLimiter {
 /**
  * A credit ledger that can often answer without its backend (`LeasedCreditLedger`, from the slices it
  * holds): `authenticate` and the adapters ask these first and call `hold`, `settle` or `release` only
- * when they answer `undefined`, so a funded request costs no promise. They get only arguments checked
- * before, like {@link SynchronousLedger}'s. Each throws where its asynchronous twin rejects.
+ * when they answer `undefined`, so a funded request costs no promise. `holdNow` checks its arguments
+ * as `hold` does, like {@link SynchronousLedger}'s; `settleNow` and `releaseNow` answer only a hold id
+ * they made (anything else is `undefined`, and the asynchronous twin checks it). Each throws where its
+ * asynchronous twin rejects.
  *
  * @example
  * const now = capabilityOf(ledger, 'immediateCredits');

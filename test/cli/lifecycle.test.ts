@@ -66,12 +66,14 @@ describe('keygate keys suspend, resume and rotate --grace', () => {
     expect(Date.parse(json(await run('keys', 'show', b, '--json')).expiresAt)).toBeLessThanOrEqual(Date.now());
   });
 
-  it('refuses rotate of a suspended key with exit 3 naming the state', async () => {
+  it('rotates a suspended key: the new key is active, the old one stays suspended', async () => {
     const id = await create('stopped');
     await run('keys', 'suspend', id);
-    const refused = await run('keys', 'rotate', id, '--json');
-    expect(refused.code).toBe(3);
-    expect(JSON.parse(refused.stderr).error).toMatchObject({ code: 'key_conflict', state: 'suspended' });
+    const rotated = await run('keys', 'rotate', id, '--json');
+    expect(rotated.code).toBe(0);
+    const next = json(rotated).key;
+    expect(next).toMatchObject({ status: 'active', rotatedFrom: id });
+    expect(json(await run('keys', 'show', id, '--json'))).toMatchObject({ status: 'suspended', rotatedTo: next.id });
   });
 
   it('refuses --grace without a unit or negative', async () => {

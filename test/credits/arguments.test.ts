@@ -35,11 +35,16 @@ describe('credit ledger arguments', () => {
     expect(validSettleArgs('hold_1', 0)).toEqual({ holdId: 'hold_1', amount: 0 });
   });
 
-  it('refuses an option the call does not take, naming it with reason not_allowed', () => {
+  it('refuses an option the call does not take, naming it with reason unknown_option and the nearest name', () => {
     expect(thrown(() => validTopUpArgs('acct_1', 5, { ref: 'pay_1' }))).toMatchObject({
       code: 'invalid_input',
       field: 'ref',
-      issues: [{ reason: 'not_allowed' }],
+      issues: [{ reason: 'unknown_option' }],
+    });
+    expect(thrown(() => validHoldArgs('acct_1', 5, { ttl: 1_000 }))).toMatchObject({
+      field: 'ttl',
+      message: expect.stringContaining('did you mean `ttlMs`?'),
+      issues: [{ reason: 'unknown_option' }],
     });
   });
 

@@ -41,7 +41,7 @@ describe('suspending and resuming a key from its page', () => {
     expect(html).toContain('<dt>Reason</dt><dd>invoice &lt;b&gt;unpaid&lt;/b&gt;</dd>');
     expect(html).toContain('>Resume key</button>');
     expect(html).not.toContain('>Suspend key</button>');
-    expect(html).not.toContain('>Rotate key</button>');
+    expect(html).toContain('>Rotate key</button>');
     expect(html).toContain('>Revoke key</a>');
     expect(rowOf(await (await s.client.get(`${BASE}/`)).text(), 'billing')).toContain('<td>suspended</td>');
     expect(s.events.map((e) => e.type)).toEqual(['key.created', 'key.suspended']);
@@ -157,6 +157,22 @@ describe('rotating with a grace from the key page', () => {
     expect((await s.client.post(`${BASE}/keys/${s.key.id}/rotate`, { grace: 'confirm' })).status).toBe(201);
     expect(await s.keys.get(s.key.id)).toMatchObject({ expiresAt: null });
     expect(await s.auth()).toMatchObject({ ok: true });
+  });
+
+  it('a suspended key rotates from its page: the new key works, the old one stays suspended', async () => {
+    const s = await withKey();
+    await s.keys.suspend(s.key.id, { reason: 'leaked' });
+    expect(await s.page()).toContain('>Rotate key</button>');
+    const response = await s.client.post(`${BASE}/keys/${s.key.id}/rotate`, { grace: 'confirm' });
+    expect(response.status).toBe(201);
+    const secret =
+      /id="new-api-key" class="secret" readonly value="(mk_live_[A-Za-z0-9]+)"/.exec(await response.text())?.[1] ?? '';
+    const old = await s.keys.get(s.key.id);
+    expect(old).toMatchObject({ status: 'suspended', suspendedReason: 'leaked' });
+    expect(await s.keys.get(old?.rotatedTo ?? '')).toMatchObject({ status: 'active', rotatedFrom: s.key.id });
+    expect(await s.auth()).toMatchObject({ status: 403, code: 'key_suspended' });
+    const fresh = await authenticate({ headers: { 'x-api-key': secret } }, s.store, { clock: s.clock });
+    expect(fresh).toMatchObject({ ok: true, key: { id: old?.rotatedTo } });
   });
 
   it('an unknown choice is 422 and rotates nothing', async () => {

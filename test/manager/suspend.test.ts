@@ -173,18 +173,27 @@ describe('KeyManager.suspend and resume', () => {
 });
 
 describe('KeyManager.rotate and suspension', () => {
-  it('refuses to rotate a suspended key with key_conflict naming the state, and writes nothing', async () => {
+  it('rotates a suspended key without resuming it: the new key is active with the same fields, the old one stays suspended', async () => {
     const { store, keys } = setup();
-    const { key } = await keys.create(base);
-    await keys.suspend(key.id);
-    const before = await store.findById(key.id);
-    await expect(keys.rotate(key.id)).rejects.toMatchObject({
-      code: 'key_conflict',
-      keyId: key.id,
-      state: 'suspended',
+    const { key } = await keys.create({ ...base, permissions: ['email:verify'], allowedIps: ['203.0.113.0/24'] });
+    await keys.suspend(key.id, { reason: 'leaked' });
+    const { secret, key: next } = await keys.rotate(key.id);
+    expect(next).toMatchObject({
+      status: 'active',
+      rotatedFrom: key.id,
+      permissions: ['email:verify'],
+      allowedIps: ['203.0.113.0/24'],
+      mode: key.mode,
+      accountId: key.accountId,
     });
-    expect(await store.findById(key.id)).toBe(before);
-    expect(await store.listByAccount('acct_1')).toHaveLength(1);
+    expect(await keys.get(key.id)).toMatchObject({
+      status: 'suspended',
+      suspendedReason: 'leaked',
+      rotatedTo: next.id,
+    });
+    expect(await authenticate({ headers: { 'x-api-key': secret }, ip: '203.0.113.9' }, store)).toMatchObject({
+      ok: true,
+    });
   });
 
   it('does not rotate a key a second time while its successor is suspended', async () => {

@@ -1,6 +1,14 @@
-import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
+import {
+  checkOptionNames,
+  type DailyTotal,
+  type DashboardStore,
+  type KeyActivity,
+  type KeyPage,
+  type KeyPageQuery,
+} from 'keygate/store-kit';
 import type { SqlEngine } from './engine.js';
 import { KEY_COLUMNS, type KeyRow, keyRecordOf, marks } from './key-record.js';
+import type { GivenOptions } from './options.js';
 import { type SqlTx, type Step, wait } from './step.js';
 
 /**
@@ -36,7 +44,13 @@ export interface DashboardDialect<X extends SqlTx = SqlTx> extends SqlEngine<X> 
  * export class SqliteDashboardStore extends SqlDashboardStore { ... }
  */
 export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStore {
-  constructor(private readonly dialect: DashboardDialect<X>) {}
+  /** `given`: the backend class's options, refused when a member is unknown (see `GivenOptions`). */
+  constructor(
+    private readonly dialect: DashboardDialect<X>,
+    given?: GivenOptions,
+  ) {
+    if (given) checkOptionNames(given.options, given.names, given.where);
+  }
 
   /**
    * Creates or upgrades the tables, the key store's included (the dashboard reads them): the same

@@ -7,6 +7,7 @@ import {
   type Capable,
   ChangeRelay,
   changeOf,
+  checkOptionNames,
   createTelemetry,
   type KeyActivity,
   type KeyChange,
@@ -34,6 +35,7 @@ import {
   keyUpdateSql,
   marks,
 } from './key-record.js';
+import type { GivenOptions } from './options.js';
 import type { SqlTx, Step } from './step.js';
 import { wait } from './step.js';
 
@@ -91,11 +93,16 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
 
   private readonly onError: (err: KeyStoreUnavailableError) => void;
 
-  /** `options`: the backend's own, of which the core reads `telemetry` and `onError`. */
+  /**
+   * `options`: the backend's own, of which the core reads `telemetry` and `onError`; a member
+   * `own.names` does not list is refused (`InvalidInputError`, reason `unknown_option`) first.
+   */
   protected constructor(
     private readonly dialect: KeyDialect<X>,
     options: { telemetry?: TelemetryOptions; onError?: (err: KeyStoreUnavailableError) => void },
+    own: Omit<GivenOptions, 'options'>,
   ) {
+    checkOptionNames(options, own.names, own.where);
     this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
     this.keys = dialect.table('keys');

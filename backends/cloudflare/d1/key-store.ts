@@ -154,7 +154,7 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
         throw d1Error(err);
       }
       if (changes === 1) {
-        await this.cache?.drop(next.hash);
+        await this.cache?.wrote(next);
         this.relay.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
         return next;
       }

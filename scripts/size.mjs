@@ -67,8 +67,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * object has, naming the nearest known one ("did you mean `permissions`?", an edit distance), which
  * the request path's option resolution always runs: `authenticate` grew by 0.24 kB to 13.49 kB, its
  * budget is 13.50 kB since.
+ * The `telemetry` options (`meter`, `tracer`, `attributes` and its four members) refuse an unknown
+ * member too, when telemetry is created: `authenticate` grew by 0.06 kB to 13.56 kB, its budget is
+ * 13.75 kB since.
  */
-const BUDGET = { keygate: 32_500, 'keygate (authenticate only)': 13_500 };
+const BUDGET = { keygate: 32_500, 'keygate (authenticate only)': 13_750 };
 
 async function measure(contents, external) {
   const result = await build({

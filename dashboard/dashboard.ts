@@ -1,5 +1,5 @@
 import { type AttemptThrottle, type CreditLedger, FailedAttemptThrottle, InvalidInputError, KeyManager } from 'keygate';
-import { readAddress } from 'keygate/adapter-kit';
+import { checkOptionNames, readAddress } from 'keygate/adapter-kit';
 import type { DashboardStore } from 'keygate/store-kit';
 import { createApp } from './app.js';
 import type { AccountPanelEntry, Dash } from './context.js';
@@ -94,6 +94,25 @@ export interface DashboardOptions {
   onError?: (err: unknown) => void;
 }
 
+// Every member of {@link DashboardOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({
+  manager: true,
+  store: true,
+  secret: true,
+  basePath: true,
+  resolveAccount: true,
+  permissions: true,
+  rateLimits: true,
+  accountPanel: true,
+  credits: true,
+  clientIp: true,
+  sessionIdleMs: true,
+  sessionAbsoluteMs: true,
+  signInThrottle: true,
+  clock: true,
+  onError: true,
+} satisfies Record<keyof DashboardOptions, true>);
+
 /** The mounted dashboard: a Fetch handler and a maker of one-time sign-in links. */
 export interface Dashboard {
   /**
@@ -142,6 +161,7 @@ function catalogueOf(value: unknown): readonly string[] | undefined {
 
 /** The settled options every route shares. */
 function settle(options: DashboardOptions): Dash {
+  checkOptionNames(options, OPTION_NAMES, 'dashboard');
   const manager = checkManager(options?.manager);
   const basePath = normalizeBasePath(options.basePath);
   const clientIp = optionalFunction('clientIp', options.clientIp);

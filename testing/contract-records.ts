@@ -110,6 +110,22 @@ async function listsByAccount({ fx, expect, create }: ContractContext): Promise<
   expect(await fx.store.listByAccount('acct_nobody')).toEqual([]);
 }
 
+// Ids and accounts a user may type with a NUL (U+0000) in them: text no row holds (PostgreSQL even refuses to compare it).
+const WITH_NUL = ['key_\u0000', '\u0000', 'key_a\u0000b'];
+
+async function findsNothingForNul({ fx, keys, expect, create }: ContractContext): Promise<void> {
+  const { key } = await create();
+  for (const id of [...WITH_NUL, `${key.id}\u0000`]) {
+    expect((await fx.store.findById(id)) ?? null).toBe(null);
+    expect(await keys.get(id)).toBe(null);
+    const now = new Date().toISOString();
+    expect(await rejection(fx.store.update(id, { name: 'x', updatedAt: now }))).toBeInstanceOf(KeyNotFoundError);
+    expect(await rejection(keys.revoke(id))).toBeInstanceOf(KeyNotFoundError);
+  }
+  expect(await fx.store.listByAccount(`${ACCOUNT}\u0000`)).toEqual([]);
+  expect(await fx.store.findById(key.id)).toMatchObject({ id: key.id, status: 'active', version: 1 });
+}
+
 /** Creating, finding, changing, rotating, revoking and listing keys, one caller at a time. */
 export const RECORD_CASES: readonly ContractCase[] = [
   ['stores a new key at version 1 and finds it by digest and by id', storesAndFinds],
@@ -120,4 +136,5 @@ export const RECORD_CASES: readonly ContractCase[] = [
   ['rotates a suspended key: the new key works, the old one stays suspended and linked', rotatesSuspended],
   ['revokes permanently: the key never authenticates again and no write changes it', revokesForGood],
   ['lists the keys of one account, and none of another', listsByAccount],
+  ['answers an id or account with a NUL character as not found, never as a store failure', findsNothingForNul],
 ];

@@ -1,4 +1,5 @@
 import { InvalidInputError } from 'keygate';
+import { checkOptionNames } from 'keygate/store-kit';
 import { creditProcedures } from '../mysql/credit-procedures.js';
 import { keyStoreMigrations } from '../mysql/migrations.js';
 import { validTablePrefix } from '../mysql/sql-client.js';
@@ -48,6 +49,7 @@ export interface KeygateMysqlMigrationSqlOptions {
  * writeFileSync('drizzle/0001_keygate.sql', keygateMysqlMigrationSql());
  */
 export function keygateMysqlMigrationSql(options: KeygateMysqlMigrationSqlOptions = {}): string {
+  checkOptionNames(options, ['tablePrefix', 'after'], 'keygateMysqlMigrationSql');
   const prefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
   const after = options.after ?? 0;
   if (!Number.isInteger(after) || after < 0 || after > DESCRIBED_VERSION) {

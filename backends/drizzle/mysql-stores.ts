@@ -1,7 +1,15 @@
 import { InvalidInputError } from 'keygate';
 import { MysqlCreditLedger, MysqlDashboardStore, MysqlKeyStore, MysqlRateLimiter } from 'keygate/mysql';
+import { checkOptionNames } from 'keygate/store-kit';
 import type { Pool } from 'mysql2/promise';
-import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
+import {
+  clientUnder,
+  keyStoreHooks,
+  STORES_OPTION_NAMES,
+  type StoresOf,
+  type StoresOptions,
+  storesOf,
+} from './stores.js';
 
 /**
  * Options of {@link drizzleMysqlStores}.
@@ -54,6 +62,11 @@ export function drizzleMysqlStores(
   db: { $client: unknown },
   options: DrizzleMysqlStoresOptions = {},
 ): DrizzleMysqlStores {
+  checkOptionNames(
+    options,
+    [...STORES_OPTION_NAMES, ...['tablePrefix', 'pollIntervalMs', 'changeRetentionMs']],
+    'drizzleMysqlStores',
+  );
   const client = clientOf(db);
   const tablePrefix = options.tablePrefix ?? 'keygate_';
   const keys = new MysqlKeyStore({

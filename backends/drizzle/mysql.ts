@@ -1,3 +1,4 @@
+import { checkOptionNames } from 'keygate/store-kit';
 import { validTablePrefix } from '../mysql/sql-client.js';
 import { mysqlTables } from './mysql-tables.js';
 
@@ -41,6 +42,7 @@ export interface KeygateMysqlTablesOptions {
  * } = keygateMysqlTables();
  */
 export function keygateMysqlTables(options: KeygateMysqlTablesOptions = {}) {
+  checkOptionNames(options, ['tablePrefix'], 'keygateMysqlTables');
   return mysqlTables(validTablePrefix(options.tablePrefix ?? 'keygate_'));
 }
 

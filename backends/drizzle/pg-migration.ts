@@ -1,4 +1,5 @@
 import { InvalidInputError } from 'keygate';
+import { checkOptionNames } from 'keygate/store-kit';
 import { CREDIT_FUNCTIONS } from '../postgres/credit-functions.js';
 import { MIGRATIONS } from '../postgres/migrations.js';
 import { validSchema } from '../postgres/sql-client.js';
@@ -46,6 +47,7 @@ export interface KeygatePgMigrationSqlOptions {
  * writeFileSync('drizzle/0001_keygate.sql', keygatePgMigrationSql({ schema: 'keygate' }));
  */
 export function keygatePgMigrationSql(options: KeygatePgMigrationSqlOptions = {}): string {
+  checkOptionNames(options, ['schema', 'after'], 'keygatePgMigrationSql');
   const schema = `"${validSchema(options.schema ?? 'public')}"`;
   const after = options.after ?? 0;
   if (!Number.isInteger(after) || after < 0 || after > DESCRIBED_VERSION) {

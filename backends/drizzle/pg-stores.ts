@@ -6,8 +6,16 @@ import {
   PostgresKeyStore,
   PostgresRateLimiter,
 } from 'keygate/postgres';
+import { checkOptionNames } from 'keygate/store-kit';
 import type { Pool } from 'pg';
-import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
+import {
+  clientUnder,
+  keyStoreHooks,
+  STORES_OPTION_NAMES,
+  type StoresOf,
+  type StoresOptions,
+  storesOf,
+} from './stores.js';
 
 /**
  * Options of {@link drizzlePgStores}.
@@ -48,6 +56,7 @@ export interface DrizzlePgStores
  * app.use('/v1', apiKeyAuth({ store: new CachedKeyStore(keys), rateLimiter }));
  */
 export function drizzlePgStores(db: { $client: unknown }, options: DrizzlePgStoresOptions = {}): DrizzlePgStores {
+  checkOptionNames(options, [...STORES_OPTION_NAMES, ...['schema']], 'drizzlePgStores');
   const client = clientOf(db);
   const schema = options.schema ?? 'public';
   const keys = new PostgresKeyStore({

@@ -1,4 +1,5 @@
 import { pgSchema, pgTable } from 'drizzle-orm/pg-core';
+import { checkOptionNames } from 'keygate/store-kit';
 import { validSchema } from '../postgres/sql-client.js';
 import { pgTablesWith } from './pg-tables.js';
 
@@ -43,6 +44,7 @@ export interface KeygatePgTablesOptions {
  * } = keygatePgTables({ schema: 'keygate' });
  */
 export function keygatePgTables(options: KeygatePgTablesOptions = {}) {
+  checkOptionNames(options, ['schema'], 'keygatePgTables');
   const schema = validSchema(options.schema ?? 'public');
   if (schema === 'public') return { keygateSchema: undefined, ...pgTablesWith(pgTable) };
   const keygateSchema = pgSchema(schema);

@@ -1,4 +1,5 @@
 import { InvalidInputError } from 'keygate';
+import { checkOptionNames } from 'keygate/store-kit';
 import { KEY_STORE_MIGRATIONS } from '../sqlite/migrations.js';
 
 /**
@@ -41,6 +42,7 @@ export interface KeygateSqliteMigrationSqlOptions {
  * writeFileSync('drizzle/0001_keygate.sql', keygateSqliteMigrationSql());
  */
 export function keygateSqliteMigrationSql(options: KeygateSqliteMigrationSqlOptions = {}): string {
+  checkOptionNames(options, ['after'], 'keygateSqliteMigrationSql');
   const after = options.after ?? 0;
   if (!Number.isInteger(after) || after < 0 || after > DESCRIBED_VERSION) {
     throw new InvalidInputError('after', `after must be a keygate version from 0 to ${DESCRIBED_VERSION}`);

@@ -6,7 +6,15 @@ import {
   SqliteKeyStore,
   SqliteRateLimiter,
 } from 'keygate/sqlite';
-import { clientUnder, keyStoreHooks, type StoresOf, type StoresOptions, storesOf } from './stores.js';
+import { checkOptionNames } from 'keygate/store-kit';
+import {
+  clientUnder,
+  keyStoreHooks,
+  STORES_OPTION_NAMES,
+  type StoresOf,
+  type StoresOptions,
+  storesOf,
+} from './stores.js';
 
 /**
  * Options of {@link drizzleSqliteStores}.
@@ -59,6 +67,11 @@ export function drizzleSqliteStores(
   db: { $client: unknown },
   options: DrizzleSqliteStoresOptions = {},
 ): DrizzleSqliteStores {
+  checkOptionNames(
+    options,
+    [...STORES_OPTION_NAMES, ...['pollIntervalMs', 'busyTimeoutMs', 'changeRetentionMs']],
+    'drizzleSqliteStores',
+  );
   const database = clientOf(db);
   const busyTimeoutMs = options.busyTimeoutMs;
   const keys = new SqliteKeyStore({

@@ -36,6 +36,14 @@ export interface StoresOf<Keys, Limiter, Ledger, Dashboard> {
   outbox: Outbox;
 }
 
+/** The members of {@link StoresOptions}, which every dialect's `drizzle*Stores` takes beside its own. */
+export const STORES_OPTION_NAMES = Object.keys({
+  onError: true,
+  telemetry: true,
+  rateLimiterTimeoutMs: true,
+  creditLedgerTimeoutMs: true,
+} satisfies Record<keyof StoresOptions, true>);
+
 /** The key store's options among `options`: `onError` and `telemetry`, each when given. */
 export function keyStoreHooks(options: StoresOptions): Pick<StoresOptions, 'onError' | 'telemetry'> {
   return {

@@ -27,6 +27,12 @@ export interface MysqlCreditLedgerOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link MysqlCreditLedgerOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, tablePrefix: true, timeoutMs: true } satisfies Record<
+  keyof MysqlCreditLedgerOptions,
+  true
+>);
+
 type Int = string | number;
 
 const OPEN = "state = 'open' AND expires_at > UTC_TIMESTAMP(3)";
@@ -63,7 +69,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
   constructor(options: MysqlCreditLedgerOptions) {
     const sql = sqlClient(options?.client);
     const tablePrefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
-    super('MysqlCreditLedger', options.timeoutMs);
+    super('MysqlCreditLedger', options.timeoutMs, { options, names: OPTION_NAMES });
     this.sql = sql;
     this.tablePrefix = tablePrefix;
     this.balances = `${tablePrefix}credit_balances`;

@@ -18,6 +18,12 @@ export interface MysqlDashboardStoreOptions {
   tablePrefix?: string;
 }
 
+// Every member of {@link MysqlDashboardStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, tablePrefix: true } satisfies Record<
+  keyof MysqlDashboardStoreOptions,
+  true
+>);
+
 /**
  * The dashboard's store in MySQL 8 or MariaDB, beside a `MysqlKeyStore`: it reads that store's tables
  * (keys, usage, last use) with one statement per call, on their indexes, and keeps the single-use
@@ -35,20 +41,23 @@ export class MysqlDashboardStore extends SqlDashboardStore<MysqlTx> {
   constructor(options: MysqlDashboardStoreOptions) {
     const sql = sqlClient(options?.client);
     const p = validTablePrefix(options.tablePrefix ?? 'keygate_');
-    super({
-      ...mysqlEngine(sql, p),
-      migrate: () => migrateKeyStore(sql, p),
-      text: '?',
-      contains: (column) => `LOCATE(?, ${column}) > 0`,
-      dayText: `DATE_FORMAT(day, '%Y-%m-%d')`,
-      // MySQL's upsert cannot say whether it took an expired record: insert, else take it back if expired.
-      *markToken(tx, tokenId, until, now) {
-        const sql = `INSERT IGNORE INTO ${p}used_tokens (token_id, expires_at) VALUES (?, ?)`;
-        if (((yield tx.run(sql, [tokenId, until])) as RunInfo).changes === 1) return true;
-        const take = `UPDATE ${p}used_tokens SET expires_at = ? WHERE token_id = ? AND expires_at <= ?`;
-        return ((yield tx.run(take, [until, tokenId, now])) as RunInfo).changes === 1;
+    super(
+      {
+        ...mysqlEngine(sql, p),
+        migrate: () => migrateKeyStore(sql, p),
+        text: '?',
+        contains: (column) => `LOCATE(?, ${column}) > 0`,
+        dayText: `DATE_FORMAT(day, '%Y-%m-%d')`,
+        // MySQL's upsert cannot say whether it took an expired record: insert, else take it back if expired.
+        *markToken(tx, tokenId, until, now) {
+          const sql = `INSERT IGNORE INTO ${p}used_tokens (token_id, expires_at) VALUES (?, ?)`;
+          if (((yield tx.run(sql, [tokenId, until])) as RunInfo).changes === 1) return true;
+          const take = `UPDATE ${p}used_tokens SET expires_at = ? WHERE token_id = ? AND expires_at <= ?`;
+          return ((yield tx.run(take, [until, tokenId, now])) as RunInfo).changes === 1;
+        },
       },
-    });
+      { where: 'MysqlDashboardStore', options, names: OPTION_NAMES },
+    );
     this.tablePrefix = p;
   }
 }

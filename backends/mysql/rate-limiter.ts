@@ -25,6 +25,12 @@ export interface MysqlRateLimiterOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link MysqlRateLimiterOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, tablePrefix: true, timeoutMs: true } satisfies Record<
+  keyof MysqlRateLimiterOptions,
+  true
+>);
+
 interface LeaseRow {
   used: string | number;
   reset_us: string | number;
@@ -59,7 +65,7 @@ export class MysqlRateLimiter extends BackendRateLimiter {
   constructor(options: MysqlRateLimiterOptions) {
     const sql = sqlClient(options?.client);
     const tablePrefix = validTablePrefix(options.tablePrefix ?? 'keygate_');
-    super('MysqlRateLimiter', options.timeoutMs, 250);
+    super('MysqlRateLimiter', options.timeoutMs, 250, { options, names: OPTION_NAMES });
     this.sql = sql;
     this.tablePrefix = tablePrefix;
     this.table = `${tablePrefix}rate_limits`;

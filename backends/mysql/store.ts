@@ -50,6 +50,16 @@ export interface MysqlKeyStoreOptions {
   telemetry?: TelemetryOptions;
 }
 
+// Every member of {@link MysqlKeyStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({
+  client: true,
+  tablePrefix: true,
+  pollIntervalMs: true,
+  changeRetentionMs: true,
+  onError: true,
+  telemetry: true,
+} satisfies Record<keyof MysqlKeyStoreOptions, true>);
+
 const DEFAULT_POLL_MS = 500;
 const DEFAULT_RETAIN_MS = 600_000;
 
@@ -89,7 +99,10 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
     // The prefix is validated above, never taken from request data; values always go as parameters.
     const engine = mysqlEngine(sql, prefix);
     const outbox = new MysqlOutbox(engine);
-    super({ ...mysqlKeyDialect(engine, prefix, outbox), migrate: () => migrateKeyStore(sql, prefix) }, options);
+    super({ ...mysqlKeyDialect(engine, prefix, outbox), migrate: () => migrateKeyStore(sql, prefix) }, options, {
+      where: 'MysqlKeyStore',
+      names: OPTION_NAMES,
+    });
     this.sql = sql;
     this.tablePrefix = prefix;
     this.pollIntervalMs = bounded('pollIntervalMs', options.pollIntervalMs, DEFAULT_POLL_MS, 10, 60_000);

@@ -31,6 +31,12 @@ export interface PostgresCreditLedgerOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link PostgresCreditLedgerOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, schema: true, timeoutMs: true } satisfies Record<
+  keyof PostgresCreditLedgerOptions,
+  true
+>);
+
 // Neither the key store's nor the rate limiter's lock class: the three migrations may run at once.
 const LOCK_CLASS = 0x6b69;
 
@@ -95,7 +101,7 @@ export class PostgresCreditLedger extends SqlCreditLedger {
   constructor(options: PostgresCreditLedgerOptions) {
     const sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    super('PostgresCreditLedger', options.timeoutMs);
+    super('PostgresCreditLedger', options.timeoutMs, { options, names: OPTION_NAMES });
     this.sql = sql;
     this.schema = schema;
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.

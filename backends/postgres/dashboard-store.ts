@@ -17,6 +17,12 @@ export interface PostgresDashboardStoreOptions {
   schema?: string;
 }
 
+// Every member of {@link PostgresDashboardStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, schema: true } satisfies Record<
+  keyof PostgresDashboardStoreOptions,
+  true
+>);
+
 /**
  * The dashboard's store in PostgreSQL or PGlite, beside a `PostgresKeyStore`: it reads that store's
  * tables (keys, usage, last use) with one statement per call, on their indexes, and keeps the
@@ -37,14 +43,17 @@ export class PostgresDashboardStore extends SqlDashboardStore<PgTx> {
     const sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
     const engine = pgEngine(sql, schema);
-    super({
-      ...engine,
-      migrate: () => migrateSchema(sql, schema),
-      text: '?::text',
-      contains: (column) => `strpos(${column}, ?) > 0`,
-      dayText: `to_char(day, 'YYYY-MM-DD')`,
-      markToken: (tx, tokenId, until, now) => upsertToken(tx, engine.table('used_tokens'), tokenId, until, now),
-    });
+    super(
+      {
+        ...engine,
+        migrate: () => migrateSchema(sql, schema),
+        text: '?::text',
+        contains: (column) => `strpos(${column}, ?) > 0`,
+        dayText: `to_char(day, 'YYYY-MM-DD')`,
+        markToken: (tx, tokenId, until, now) => upsertToken(tx, engine.table('used_tokens'), tokenId, until, now),
+      },
+      { where: 'PostgresDashboardStore', options, names: OPTION_NAMES },
+    );
     this.schema = schema;
   }
 }

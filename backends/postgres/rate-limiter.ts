@@ -28,6 +28,12 @@ export interface PostgresRateLimiterOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link PostgresRateLimiterOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, schema: true, timeoutMs: true } satisfies Record<
+  keyof PostgresRateLimiterOptions,
+  true
+>);
+
 // Not the key store's lock class: the two migrations may run at once without waiting for each other.
 const LOCK_CLASS = 0x6b68;
 
@@ -61,7 +67,7 @@ export class PostgresRateLimiter extends BackendRateLimiter {
   constructor(options: PostgresRateLimiterOptions) {
     const sql = sqlClient(options?.client);
     const schema = validSchema(options.schema ?? 'public');
-    super('PostgresRateLimiter', options.timeoutMs, 250);
+    super('PostgresRateLimiter', options.timeoutMs, 250, { options, names: OPTION_NAMES });
     this.sql = sql;
     this.schema = schema;
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.

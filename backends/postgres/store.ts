@@ -32,6 +32,12 @@ export interface PostgresKeyStoreOptions {
   telemetry?: TelemetryOptions;
 }
 
+// Every member of {@link PostgresKeyStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, schema: true, onError: true, telemetry: true } satisfies Record<
+  keyof PostgresKeyStoreOptions,
+  true
+>);
+
 /**
  * A key store in PostgreSQL, through a `pg` Pool or embedded PGlite (PostgreSQL in WASM, persisted
  * in a folder). Lookups by digest use a unique index; every write is one transaction that locks
@@ -66,7 +72,10 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
     // Identifiers are validated above and quoted, never taken from request data; values always go as parameters.
     const engine = pgEngine(sql, schema);
     const outbox = new PostgresOutbox(engine);
-    super({ ...postgresKeyDialect(engine, channel, outbox), migrate: () => migrateSchema(sql, schema) }, options);
+    super({ ...postgresKeyDialect(engine, channel, outbox), migrate: () => migrateSchema(sql, schema) }, options, {
+      where: 'PostgresKeyStore',
+      names: OPTION_NAMES,
+    });
     this.sql = sql;
     this.schema = schema;
     this.channel = channel;

@@ -31,6 +31,12 @@ export interface RedisCreditLedgerOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link RedisCreditLedgerOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, prefix: true, timeoutMs: true } satisfies Record<
+  keyof RedisCreditLedgerOptions,
+  true
+>);
+
 /**
  * A prepaid credit ledger in Redis, exact across every process that shares the server and the prefix:
  * each call is one Lua script, which Redis runs atomically, so concurrent holds never overdraw an
@@ -68,7 +74,7 @@ export class RedisCreditLedger extends BackendCreditLedger {
       'wrong_type',
     );
     const prefix = validPrefix(options.prefix ?? 'keygate:credits:');
-    super('RedisCreditLedger', options.timeoutMs);
+    super('RedisCreditLedger', options.timeoutMs, { options, names: OPTION_NAMES });
     this.prefix = prefix;
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));

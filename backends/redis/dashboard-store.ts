@@ -1,5 +1,6 @@
 import {
   type ApiKeyRecord,
+  checkOptionNames,
   type DailyTotal,
   type DashboardStore,
   dailyTotals,
@@ -31,6 +32,12 @@ export interface RedisDashboardStoreOptions {
   prefix?: string;
 }
 
+// Every member of {@link RedisDashboardStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, prefix: true } satisfies Record<
+  keyof RedisDashboardStoreOptions,
+  true
+>);
+
 /**
  * The dashboard's store in Redis, beside a `RedisKeyStore` with the same prefix: it reads that
  * store's records (`<prefix>account:<id>`, `<prefix>key:<id>`) and usage (`<prefix>usage:<id>`,
@@ -49,6 +56,7 @@ export class RedisDashboardStore implements DashboardStore {
   private readonly client: RedisCommandClient;
 
   constructor(options: RedisDashboardStoreOptions) {
+    checkOptionNames(options, OPTION_NAMES, 'RedisDashboardStore');
     requireMethods(options?.client, ['sendCommand'], 'client', 'a node-redis client (createClient() from "redis")');
     this.client = options.client;
     this.prefix = storePrefix(options.prefix, options.client.cluster);

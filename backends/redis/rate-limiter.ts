@@ -34,6 +34,12 @@ export interface RedisRateLimiterOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link RedisRateLimiterOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, prefix: true, timeoutMs: true } satisfies Record<
+  keyof RedisRateLimiterOptions,
+  true
+>);
+
 // One atomic script per request. The window is the counter key's own expiry, so Redis's clock alone
 // decides when a window ends: processes with skewed clocks still share one window. KEYS[1]: the
 // counter. ARGV: limit, cost, window (whole ms). Returns {allowed (1/0), used, ms until reset}.
@@ -108,7 +114,7 @@ export class RedisRateLimiter extends BackendRateLimiter {
   constructor(options: RedisRateLimiterOptions) {
     requireMethods(options?.client, ['sendCommand'], 'client', 'a node-redis client (createClient() from "redis")');
     const prefix = validPrefix(options.prefix ?? 'keygate:ratelimit:');
-    super('RedisRateLimiter', options.timeoutMs, 250);
+    super('RedisRateLimiter', options.timeoutMs, 250, { options, names: OPTION_NAMES });
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));
     this.prefix = prefix;

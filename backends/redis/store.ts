@@ -24,6 +24,7 @@ import {
   CAPABILITIES,
   ChangeRelay,
   changeOf,
+  checkOptionNames,
   createTelemetry,
   freezeRecord,
   mergeUsage,
@@ -86,6 +87,12 @@ export interface RedisKeyStoreOptions {
   telemetry?: TelemetryOptions;
 }
 
+// Every member of {@link RedisKeyStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, prefix: true, onError: true, telemetry: true } satisfies Record<
+  keyof RedisKeyStoreOptions,
+  true
+>);
+
 /** Optimistic writes retry on a concurrent change; each round at least one writer wins. */
 const MAX_ATTEMPTS = 100;
 
@@ -125,6 +132,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
   private closed = false;
 
   constructor(options: RedisKeyStoreOptions) {
+    checkOptionNames(options, OPTION_NAMES, 'RedisKeyStore');
     requireMethods(
       options?.client,
       ['sendCommand', 'duplicate'],

@@ -1,5 +1,10 @@
 import { InvalidInputError } from 'keygate';
-import type { AttemptWindow, SharedAttemptCounter, SharedReservation } from 'keygate/store-kit';
+import {
+  type AttemptWindow,
+  checkOptionNames,
+  type SharedAttemptCounter,
+  type SharedReservation,
+} from 'keygate/store-kit';
 import { requireMethods } from './client-shape.js';
 import { ScriptRunner } from './scripts.js';
 
@@ -26,6 +31,12 @@ export interface RedisAttemptCounterOptions {
   /** Prefix of every counter key. @default 'keygate:throttle:' */
   prefix?: string;
 }
+
+// Every member of {@link RedisAttemptCounterOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ client: true, prefix: true } satisfies Record<
+  keyof RedisAttemptCounterOptions,
+  true
+>);
 
 // Each script runs atomically on the server. KEYS[1] counts a bucket's failures and expires with its
 // window; KEYS[2] is a sorted set of the bucket's reserved attempts, scored by when each one lapses
@@ -112,6 +123,7 @@ export class RedisAttemptCounter implements SharedAttemptCounter {
   private sequence = 0;
 
   constructor(options: RedisAttemptCounterOptions) {
+    checkOptionNames(options, OPTION_NAMES, 'RedisAttemptCounter');
     requireMethods(options?.client, ['sendCommand'], 'client', 'a node-redis client (createClient() from "redis")');
     const client = options.client;
     this.scripts = new ScriptRunner((args) => client.sendCommand(args));

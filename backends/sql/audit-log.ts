@@ -4,12 +4,14 @@ import {
   type AuditLog,
   type AuditQuery,
   auditId,
+  checkOptionNames,
   freezeAuditEntry,
   validAuditEntry,
   validAuditQuery,
 } from 'keygate/store-kit';
 import type { SqlEngine } from './engine.js';
 import { jsonOf, type TimeCodec } from './key-record.js';
+import type { GivenOptions } from './options.js';
 import { wait } from './step.js';
 
 const COLUMNS = 'id, at, account_id, key_id, action, actor_type, actor_id, changes, address';
@@ -45,7 +47,13 @@ export type AuditDialect = SqlEngine;
  * await log.list({ accountId: 'acct_1', limit: 20 });
  */
 export class SqlAuditLog implements AuditLog {
-  constructor(private readonly dialect: AuditDialect) {}
+  /** `given`: the backend class's options, refused when a member is unknown (see `GivenOptions`). */
+  constructor(
+    private readonly dialect: AuditDialect,
+    given?: GivenOptions,
+  ) {
+    if (given) checkOptionNames(given.options, given.names, given.where);
+  }
 
   async append(input: AuditEntryInput): Promise<AuditEntry> {
     const entry = freezeAuditEntry(auditId(), validAuditEntry(input));

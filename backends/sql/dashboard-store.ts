@@ -1,6 +1,15 @@
-import type { DailyTotal, DashboardStore, KeyActivity, KeyPage, KeyPageQuery } from 'keygate/store-kit';
+import {
+  checkOptionNames,
+  type DailyTotal,
+  type DashboardStore,
+  type KeyActivity,
+  type KeyPage,
+  type KeyPageQuery,
+} from 'keygate/store-kit';
 import type { SqlEngine } from './engine.js';
 import { KEY_COLUMNS, type KeyRow, keyRecordOf, marks } from './key-record.js';
+import { holdsNul } from './nul.js';
+import type { GivenOptions } from './options.js';
 import { type SqlTx, type Step, wait } from './step.js';
 
 /**
@@ -36,7 +45,13 @@ export interface DashboardDialect<X extends SqlTx = SqlTx> extends SqlEngine<X> 
  * export class SqliteDashboardStore extends SqlDashboardStore { ... }
  */
 export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStore {
-  constructor(private readonly dialect: DashboardDialect<X>) {}
+  /** `given`: the backend class's options, refused when a member is unknown (see `GivenOptions`). */
+  constructor(
+    private readonly dialect: DashboardDialect<X>,
+    given?: GivenOptions,
+  ) {
+    if (given) checkOptionNames(given.options, given.names, given.where);
+  }
 
   /**
    * Creates or upgrades the tables, the key store's included (the dashboard reads them): the same
@@ -51,6 +66,8 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
   }
 
   async listKeysPage(accountId: string, page: KeyPageQuery): Promise<KeyPage> {
+    // No key's name, hint or id holds a NUL (and PostgreSQL would refuse the parameter): nothing matches.
+    if (holdsNul(accountId) || holdsNul(page.search ?? '')) return { records: [], total: 0 };
     const d = this.dialect;
     const needle = page.search ? page.search.toLowerCase() : null;
     const status = page.status ?? null;
@@ -73,6 +90,7 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
   }
 
   async getDailyTotalsOfKeys(keyIds: readonly string[], from: string, to: string): Promise<DailyTotal[]> {
+    keyIds = keyIds.filter((id) => !holdsNul(id));
     if (keyIds.length === 0) return [];
     const d = this.dialect;
     const sql = `SELECT key_id, ${d.dayText} AS day, sum(count) AS total FROM ${d.table('usage')}
@@ -85,6 +103,7 @@ export class SqlDashboardStore<X extends SqlTx = SqlTx> implements DashboardStor
   }
 
   async getActivityOfKeys(keyIds: readonly string[]): Promise<KeyActivity[]> {
+    keyIds = keyIds.filter((id) => !holdsNul(id));
     if (keyIds.length === 0) return [];
     const d = this.dialect;
     const sql = `SELECT key_id, last_used_at, last_used_ip FROM ${d.table('key_activity')} WHERE key_id IN (${marks(keyIds.length)})`;

@@ -7,6 +7,7 @@ import {
   type Capable,
   ChangeRelay,
   changeOf,
+  checkOptionNames,
   createTelemetry,
   type KeyActivity,
   type KeyChange,
@@ -34,6 +35,8 @@ import {
   keyUpdateSql,
   marks,
 } from './key-record.js';
+import { holdsNul } from './nul.js';
+import type { GivenOptions } from './options.js';
 import type { SqlTx, Step } from './step.js';
 import { wait } from './step.js';
 
@@ -91,11 +94,16 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
 
   private readonly onError: (err: KeyStoreUnavailableError) => void;
 
-  /** `options`: the backend's own, of which the core reads `telemetry` and `onError`. */
+  /**
+   * `options`: the backend's own, of which the core reads `telemetry` and `onError`; a member
+   * `own.names` does not list is refused (`InvalidInputError`, reason `unknown_option`) first.
+   */
   protected constructor(
     private readonly dialect: KeyDialect<X>,
     options: { telemetry?: TelemetryOptions; onError?: (err: KeyStoreUnavailableError) => void },
+    own: Omit<GivenOptions, 'options'>,
   ) {
+    checkOptionNames(options, own.names, own.where);
     this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
     this.keys = dialect.table('keys');
@@ -131,11 +139,14 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
     );
   }
 
+  // An id or account with a NUL names no key (and PostgreSQL would refuse the parameter): not found, no query.
   async findById(id: string): Promise<ApiKeyRecord | null> {
+    if (holdsNul(id)) return null;
     return this.one(this.byId, id);
   }
 
   async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    if (holdsNul(accountId)) return [];
     const { keys } = this;
     const { time } = this.dialect;
     return this.dialect.runner.read(function* (tx) {
@@ -171,6 +182,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   }
 
   async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
+    if (holdsNul(id)) throw new KeyNotFoundError(id);
     const { dialect, byId, keys } = this;
     const { next, change } = await dialect.runner.transaction(function* (tx) {
       const [row] = yield* wait(tx.all<KeyRow>(`${byId}${dialect.lockRow}`, [id]));
@@ -200,6 +212,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   }
 
   async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {
+    if (holdsNul(keyId)) return [];
     const sql = this.dialect.usageSql.counts;
     return this.dialect.runner.read(function* (tx) {
       type Row = { account_id: string; day: string; outcome: string; count: string | number };
@@ -214,6 +227,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   }
 
   async getActivity(keyId: string): Promise<KeyActivity | null> {
+    if (holdsNul(keyId)) return null;
     const { usageSql, time } = this.dialect;
     return this.dialect.runner.read(function* (tx) {
       type Row = { last_used_at: Date | string; last_used_ip: string | null };

@@ -3,6 +3,7 @@ import {
   type ClaimArgs,
   type ClaimedDelivery,
   type CreatedWebhookEndpoint,
+  checkOptionNames,
   type DeliveryQuery,
   endpointView,
   type FailedAttempt,
@@ -29,6 +30,7 @@ import {
 } from 'keygate/store-kit';
 import type { SqlEngine } from './engine.js';
 import { jsonOf, marks, type TimeCodec } from './key-record.js';
+import type { GivenOptions } from './options.js';
 import { type SqlTx, type Step, wait } from './step.js';
 
 const ENDPOINT_COLUMNS = 'id, account_id, url, secret, event_types, enabled, created_at, disabled_at';
@@ -122,7 +124,12 @@ export const ROW_LOCKS = { lockRow: ' FOR UPDATE', lockDue: ' FOR UPDATE SKIP LO
 export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
   readonly endpoints: WebhookEndpoints;
 
-  constructor(private readonly dialect: OutboxDialect<X>) {
+  /** `given`: the backend class's options, refused when a member is unknown (see `GivenOptions`). */
+  constructor(
+    private readonly dialect: OutboxDialect<X>,
+    given?: GivenOptions,
+  ) {
+    if (given) checkOptionNames(given.options, given.names, given.where);
     this.endpoints = new SqlWebhookEndpoints(dialect);
   }
 

@@ -16,6 +16,12 @@ export interface SqliteAuditLogOptions {
   busyTimeoutMs?: number;
 }
 
+// Every member of {@link SqliteAuditLogOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ database: true, busyTimeoutMs: true } satisfies Record<
+  keyof SqliteAuditLogOptions,
+  true
+>);
+
 /**
  * The audit log in a SQLite file (`keygate_audit`), the `audit` capability of a `SqliteKeyStore`
  * over the same database, so a `KeyManager` writes to it with no extra option. Append-only in the
@@ -34,7 +40,7 @@ export class SqliteAuditLog extends SqlAuditLog {
 
   constructor(options: SqliteAuditLogOptions) {
     const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
-    super(engine);
+    super(engine, { where: 'SqliteAuditLog', options, names: OPTION_NAMES });
     this.driver = driver;
     this.busyTimeoutMs = busyTimeoutMs;
   }

@@ -34,6 +34,12 @@ export interface SqliteCreditLedgerOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link SqliteCreditLedgerOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ database: true, timeoutMs: true } satisfies Record<
+  keyof SqliteCreditLedgerOptions,
+  true
+>);
+
 interface HoldRow {
   account_id: string;
   amount: number;
@@ -67,7 +73,10 @@ export class SqliteCreditLedger extends SqlCreditLedger {
   constructor(options: SqliteCreditLedgerOptions) {
     const driver = sqliteDriver(options?.database);
     // A whole number: SQLite's busy_timeout, the lock wait, is the deadline.
-    super('SqliteCreditLedger', Math.ceil(validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS)));
+    super('SqliteCreditLedger', Math.ceil(validTimeoutMs(options.timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS)), {
+      options,
+      names: OPTION_NAMES,
+    });
     this.driver = driver;
     // What `authenticate` passes was checked before (a stored key's ids, the validated cost and ttl, an
     // id this ledger made), so the synchronous twins skip the argument checks of the public methods.

@@ -17,6 +17,12 @@ export interface SqliteDashboardStoreOptions {
   busyTimeoutMs?: number;
 }
 
+// Every member of {@link SqliteDashboardStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ database: true, busyTimeoutMs: true } satisfies Record<
+  keyof SqliteDashboardStoreOptions,
+  true
+>);
+
 /**
  * The dashboard's store in a SQLite file, beside a `SqliteKeyStore`: it reads that store's tables
  * (keys, usage, last use) with one statement per call, on their indexes, and keeps the single-use
@@ -34,7 +40,10 @@ export class SqliteDashboardStore extends SqlDashboardStore {
 
   constructor(options: SqliteDashboardStoreOptions) {
     const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
-    super({ ...engine, ...SQLITE_DASHBOARD, migrate: () => migrateKeyStore(driver, busyTimeoutMs) });
+    super(
+      { ...engine, ...SQLITE_DASHBOARD, migrate: () => migrateKeyStore(driver, busyTimeoutMs) },
+      { where: 'SqliteDashboardStore', options, names: OPTION_NAMES },
+    );
     this.busyTimeoutMs = busyTimeoutMs;
   }
 }

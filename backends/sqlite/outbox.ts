@@ -18,6 +18,12 @@ export interface SqliteOutboxOptions {
   busyTimeoutMs?: number;
 }
 
+// Every member of {@link SqliteOutboxOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ database: true, busyTimeoutMs: true } satisfies Record<
+  keyof SqliteOutboxOptions,
+  true
+>);
+
 /**
  * The outbox in a SQLite file (`keygate_outbox`, `keygate_webhook_endpoints`,
  * `keygate_webhook_deliveries`), the `outbox` capability of a `SqliteKeyStore` over the same
@@ -39,17 +45,20 @@ export class SqliteOutbox extends SqlOutbox {
 
   constructor(options: SqliteOutboxOptions) {
     const { driver, busyTimeoutMs, engine } = sqliteConnection(options);
-    super({
-      ...engine,
-      // A write transaction holds the file: no row lock to take, no locked row to skip.
-      lockRow: '',
-      lockDue: '',
-      *insertEvent(tx, params) {
-        return ((yield tx.run(OUTBOX_SQL.appendEvent, params)) as RunInfo).changes === 1;
+    super(
+      {
+        ...engine,
+        // A write transaction holds the file: no row lock to take, no locked row to skip.
+        lockRow: '',
+        lockDue: '',
+        *insertEvent(tx, params) {
+          return ((yield tx.run(OUTBOX_SQL.appendEvent, params)) as RunInfo).changes === 1;
+        },
+        fanOut: OUTBOX_SQL.fanOut,
+        failOrphans: OUTBOX_SQL.failOrphans,
       },
-      fanOut: OUTBOX_SQL.fanOut,
-      failOrphans: OUTBOX_SQL.failOrphans,
-    });
+      { where: 'SqliteOutbox', options, names: OPTION_NAMES },
+    );
     this.driver = driver;
     this.busyTimeoutMs = busyTimeoutMs;
   }

@@ -30,6 +30,12 @@ export interface SqliteRateLimiterOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link SqliteRateLimiterOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ database: true, timeoutMs: true } satisfies Record<
+  keyof SqliteRateLimiterOptions,
+  true
+>);
+
 interface WindowRow {
   used: number;
   allowed: number;
@@ -60,7 +66,10 @@ export class SqliteRateLimiter extends BackendRateLimiter {
   constructor(options: SqliteRateLimiterOptions) {
     const driver = sqliteDriver(options?.database);
     // A whole number: SQLite's busy_timeout, the lock wait, is the deadline.
-    super('SqliteRateLimiter', Math.ceil(validTimeoutMs(options.timeoutMs, 250)), 250);
+    super('SqliteRateLimiter', Math.ceil(validTimeoutMs(options.timeoutMs, 250)), 250, {
+      options,
+      names: OPTION_NAMES,
+    });
     this.driver = driver;
   }
 

@@ -53,6 +53,16 @@ export interface SqliteKeyStoreOptions {
   telemetry?: TelemetryOptions;
 }
 
+// Every member of {@link SqliteKeyStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({
+  database: true,
+  pollIntervalMs: true,
+  busyTimeoutMs: true,
+  changeRetentionMs: true,
+  onError: true,
+  telemetry: true,
+} satisfies Record<keyof SqliteKeyStoreOptions, true>);
+
 // Writers prune the change table at every 64th change: cheap, and the table only grows by writes.
 const PRUNE_EVERY = 64;
 
@@ -91,6 +101,7 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
     super(
       { ...sqliteKeyDialect(engine, retentionMs, outbox), migrate: () => migrateKeyStore(driver, busyTimeoutMs) },
       options,
+      { where: 'SqliteKeyStore', names: OPTION_NAMES },
     );
     this.driver = driver;
     this.pollIntervalMs = validPollIntervalMs(options.pollIntervalMs);

@@ -10,6 +10,7 @@ import {
   validTopUpArgs,
 } from '../credits/arguments.js';
 import { withLedgerDeadline } from '../credits/deadline.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validTimeoutMs } from '../validate/timeout.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
 import type {
@@ -35,8 +36,8 @@ import type {
  *
  * @example
  * class MyCreditLedger extends BackendCreditLedger {
- *   constructor(options: { timeoutMs?: number }) {
- *     super('MyCreditLedger', options.timeoutMs);
+ *   constructor(options: { client: MyClient; timeoutMs?: number }) {
+ *     super('MyCreditLedger', options.timeoutMs, { options, names: ['client', 'timeoutMs'] });
  *   }
  *   protected applyTopUp(args: TopUpArgs) { ... } // and the six other hooks
  * }
@@ -53,8 +54,12 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * @param name The subclass's name, as its errors carry it (`'RedisCreditLedger'`).
    * @param timeoutMs The `timeoutMs` option as given, checked here (`validTimeoutMs`); absent,
    * `DEFAULT_LEDGER_TIMEOUT_MS` (1,000).
+   * @param given The subclass's options as given and every member it takes: a member `names` does not
+   * list is refused first (`InvalidInputError`, reason `unknown_option`; see `checkOptionNames`), so
+   * the subclass builds nothing for options it would ignore.
    */
-  protected constructor(name: string, timeoutMs: unknown) {
+  protected constructor(name: string, timeoutMs: unknown, given?: { options: unknown; names: readonly string[] }) {
+    if (given) checkOptionNames(given.options, given.names, name);
     this.ledgerName = name;
     this.timeoutMs = validTimeoutMs(timeoutMs, DEFAULT_LEDGER_TIMEOUT_MS);
     this[CAPABILITIES] = { deadline: this };

@@ -2,6 +2,7 @@ import { withLimiterDeadline } from '../rate-limit/deadline.js';
 import { grantOf, type TakeArgs, validGiveBackArgs, validTakeArgs } from '../rate-limit/lease-types.js';
 import { type ConsumeArgs, validConsumeArgs } from '../rate-limit/policy.js';
 import type { RateLimit } from '../types.js';
+import { checkOptionNames } from '../validate/options.js';
 import { validTimeoutMs } from '../validate/timeout.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
 import type {
@@ -23,8 +24,8 @@ import type {
  *
  * @example
  * class MyRateLimiter extends BackendRateLimiter {
- *   constructor(options: { timeoutMs?: number }) {
- *     super('MyRateLimiter', options.timeoutMs, 250);
+ *   constructor(options: { client: MyClient; timeoutMs?: number }) {
+ *     super('MyRateLimiter', options.timeoutMs, 250, { options, names: ['client', 'timeoutMs'] });
  *   }
  *   protected async count(args: ConsumeArgs) { ... }
  *   protected async grant(args: TakeArgs) { ... }
@@ -43,8 +44,17 @@ export abstract class BackendRateLimiter implements RateLimiter, LeasableRateLim
    * @param name The subclass's name, as its errors carry it (`'RedisRateLimiter'`).
    * @param timeoutMs The `timeoutMs` option as given, checked here (`validTimeoutMs`).
    * @param defaultMs Milliseconds a call may take when `timeoutMs` is absent.
+   * @param given The subclass's options as given and every member it takes: a member `names` does not
+   * list is refused first (`InvalidInputError`, reason `unknown_option`; see `checkOptionNames`), so
+   * the subclass builds nothing for options it would ignore.
    */
-  protected constructor(name: string, timeoutMs: unknown, defaultMs: number) {
+  protected constructor(
+    name: string,
+    timeoutMs: unknown,
+    defaultMs: number,
+    given?: { options: unknown; names: readonly string[] },
+  ) {
+    if (given) checkOptionNames(given.options, given.names, name);
     this.limiterName = name;
     this.timeoutMs = validTimeoutMs(timeoutMs, defaultMs);
     this[CAPABILITIES] = { deadline: this, leases: this };

@@ -34,6 +34,10 @@ export interface TelemetryOptions {
   attributes?: { keyId?: boolean; hint?: boolean; address?: boolean; accountId?: boolean };
 }
 
+// The members of TelemetryOptions and of its `attributes`: any other is refused (`unknown_option`).
+const TELEMETRY_NAMES = ['meter', 'tracer', 'attributes'];
+const TELEMETRY_ATTRIBUTE_NAMES = ['keyId', 'hint', 'address', 'accountId'];
+
 /**
  * The outcome of a lookup that reached the store, as the `keygate.store.result` attribute.
  *
@@ -136,8 +140,8 @@ function assertTelemetry(options: TelemetryOptions): void {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidInputError('telemetry', 'telemetry must be an object with a meter and/or a tracer');
   }
-  checkOptionNames(options, ['meter', 'tracer', 'attributes'], 'telemetry', 'telemetry');
-  checkOptionNames(options.attributes, ['keyId', 'hint', 'address', 'accountId'], 'telemetry', 'telemetry.attributes');
+  checkOptionNames(options, TELEMETRY_NAMES, 'telemetry', 'telemetry');
+  checkOptionNames(options.attributes, TELEMETRY_ATTRIBUTE_NAMES, 'telemetry.attributes', 'telemetry.attributes');
   if (options.meter !== undefined && typeof options.meter?.createCounter !== 'function') {
     throw new InvalidInputError('telemetry.meter', 'telemetry.meter must be an OpenTelemetry Meter');
   }

@@ -50,6 +50,54 @@ describe('D1KeyStore with a KV cache', () => {
     }
   });
 
+  it('refuses a key revoked while a lookup was between its D1 read and its KV put: the late put never outlives the revocation', async () => {
+    const { db, kv, store: writer, clock, created } = await setUp();
+    // A second store on the same D1 and KV whose lookups by digest pause after D1 answered, until let go.
+    let release: () => void = () => {};
+    const paused = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let readDone: () => void = () => {};
+    const read = new Promise<void>((resolve) => {
+      readDone = resolve;
+    });
+    const gated: D1Like = {
+      ...db,
+      prepare: (query) => {
+        const statement = db.prepare(query);
+        if (!query.includes('WHERE hash = ?')) return statement;
+        return {
+          ...statement,
+          bind: (...values) => {
+            const bound = statement.bind(...values);
+            return {
+              ...bound,
+              first: async <T>() => {
+                const row = await bound.first<T>();
+                readDone();
+                await paused;
+                return row;
+              },
+            };
+          },
+        };
+      },
+      batch: (statements) => db.batch(statements),
+    };
+    const reader = new D1KeyStore({ db: gated, cache: kv, maxStaleMs: MAX_STALE_MS, clock: () => clock.now });
+    const lookup = auth(reader, created.secret); // reads D1 (active), then waits before its KV put
+    await read;
+    await new KeyManager({ store: writer }).revoke(created.key.id); // D1 write, then its KV entry
+    release();
+    expect(await lookup).toMatchObject({ ok: true }); // it read D1 before the revocation
+    clock.now += 1;
+    expect(await auth(writer, created.secret)).toMatchObject({ status: 401, code: 'revoked_api_key' });
+    expect(await auth(new D1KeyStore({ db, cache: kv, clock: () => clock.now }), created.secret)).toMatchObject({
+      status: 401,
+      code: 'revoked_api_key',
+    });
+  });
+
   it('refuses a key at once after a revocation through the same store: the write deletes its KV entry', async () => {
     const { store, clock, created } = await setUp();
     expect(await auth(store, created.secret)).toMatchObject({ ok: true });

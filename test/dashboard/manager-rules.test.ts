@@ -33,12 +33,14 @@ describe('rotation due', () => {
     expect(await (await s.client.get(`${BASE}/keys/${old.id}`)).text()).toContain('rotation due');
   });
 
-  it('no longer takes a rotationDays option of its own', async () => {
-    const s = await signedIn({ rotationDays: 1 } as never);
-    const { key } = await s.keys.create({ accountId: 'acct_1', name: 'young', mode: 'test' });
-    s.clock.advance(2 * DAY);
-    await s.client.signIn();
-    expect(await (await s.client.get(`${BASE}/keys/${key.id}`)).text()).not.toContain('rotation due');
+  it('refuses a rotationDays option of its own (the manager decides), naming the field', () => {
+    expect(() => setup({ rotationDays: 1 } as never)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_input',
+        field: 'rotationDays',
+        issues: [expect.objectContaining({ reason: 'unknown_option' })],
+      }),
+    );
   });
 });
 

@@ -223,4 +223,21 @@ describe.each(BACKENDS)('the dashboard over %s', (_, available, open) => {
       expect(fencedPage).toContain('Last used: <span class="muted">never</span>');
     },
   );
+
+  it.skipIf(!available)(
+    'finds nothing for a search or a key id with a NUL character (no rows, 404), never a store failure',
+    async () => {
+      const { keys, store } = await open();
+      const manager = new KeyManager({ store: keys });
+      const { key } = await manager.create({ accountId: 'acct_1', name: 'plain', mode: 'test' });
+      const client = await new Client(dashboard({ manager, store, secret: SECRET, basePath: BASE })).signIn();
+      for (const q of ['%00', 'pla%00', `${key.id}%00`]) {
+        const response = await client.get(`${BASE}/?q=${q}`);
+        expect(response.status).toBe(200);
+        expect(await response.text()).not.toContain('>plain</a>');
+      }
+      expect((await client.get(`${BASE}/keys/${key.id}%00`)).status).toBe(404);
+      expect(await (await client.get(`${BASE}/?q=pla`)).text()).toContain('>plain</a>');
+    },
+  );
 });

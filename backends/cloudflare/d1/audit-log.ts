@@ -15,6 +15,9 @@ export interface D1AuditLogOptions {
   db: D1Like;
 }
 
+// Every member of {@link D1AuditLogOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ db: true } satisfies Record<keyof D1AuditLogOptions, true>);
+
 /**
  * The audit log in D1 (`keygate_audit`, the table of `keygate/sqlite`), the `audit` capability of a
  * `D1KeyStore` on the same database, so a `KeyManager` writes to it with no extra option. Append-only
@@ -30,7 +33,7 @@ export class D1AuditLog extends SqlAuditLog {
 
   constructor(options: D1AuditLogOptions) {
     const db = validD1(options?.db);
-    super(d1Engine(db));
+    super(d1Engine(db), { where: 'D1AuditLog', options, names: OPTION_NAMES });
     this.db = db;
   }
 

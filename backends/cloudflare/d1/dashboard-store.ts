@@ -16,6 +16,9 @@ export interface D1DashboardStoreOptions {
   db: D1Like;
 }
 
+// Every member of {@link D1DashboardStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ db: true } satisfies Record<keyof D1DashboardStoreOptions, true>);
+
 /**
  * The dashboard's store in D1, beside a `D1KeyStore`: it reads that store's tables (keys, usage, last
  * use) with one statement per call, on their indexes, and keeps the single-use tokens in
@@ -29,6 +32,9 @@ export interface D1DashboardStoreOptions {
 export class D1DashboardStore extends SqlDashboardStore {
   constructor(options: D1DashboardStoreOptions) {
     const db = validD1(options?.db);
-    super({ ...d1Engine(db), ...SQLITE_DASHBOARD, migrate: () => migrateD1(db) });
+    super(
+      { ...d1Engine(db), ...SQLITE_DASHBOARD, migrate: () => migrateD1(db) },
+      { where: 'D1DashboardStore', options, names: OPTION_NAMES },
+    );
   }
 }

@@ -53,6 +53,15 @@ export interface D1KeyStoreOptions {
   telemetry?: TelemetryOptions;
 }
 
+// Every member of {@link D1KeyStoreOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({
+  db: true,
+  cache: true,
+  maxStaleMs: true,
+  clock: true,
+  telemetry: true,
+} satisfies Record<keyof D1KeyStoreOptions, true>);
+
 // A write reads the row, then writes it only if its version is still the one read; when another
 // writer got in between it waits a moment (random, growing) and reads again, this many times at most.
 const WRITE_ATTEMPTS = 64;
@@ -110,6 +119,7 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
         },
       },
       options,
+      { where: 'D1KeyStore', names: OPTION_NAMES },
     );
     this.db = db;
     this.maxStaleMs = validMaxStaleMs(options.maxStaleMs);
@@ -144,7 +154,7 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
         throw d1Error(err);
       }
       if (changes === 1) {
-        await this.cache?.drop(next.hash);
+        await this.cache?.wrote(next);
         this.relay.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
         return next;
       }

@@ -22,6 +22,12 @@ export interface DurableObjectCreditLedgerOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link DurableObjectCreditLedgerOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ namespace: true, timeoutMs: true } satisfies Record<
+  keyof DurableObjectCreditLedgerOptions,
+  true
+>);
+
 // A hold id: the object's inner id, then the 64 hex digits of the account's object, so that settle and
 // release reach the object that holds it without knowing the account.
 const HOLD_ID = /^(hold_[0-9a-f]{32})_([0-9a-f]{64})$/;
@@ -44,7 +50,7 @@ export class DurableObjectCreditLedger extends BackendCreditLedger {
 
   constructor(options: DurableObjectCreditLedgerOptions) {
     const namespace = validNamespace(options?.namespace);
-    super('DurableObjectCreditLedger', options.timeoutMs);
+    super('DurableObjectCreditLedger', options.timeoutMs, { options, names: OPTION_NAMES });
     this.namespace = namespace;
   }
 

@@ -22,6 +22,12 @@ export interface DurableObjectRateLimiterOptions {
   timeoutMs?: number;
 }
 
+// Every member of {@link DurableObjectRateLimiterOptions}: any other is refused (`unknown_option`).
+const OPTION_NAMES = Object.keys({ namespace: true, timeoutMs: true } satisfies Record<
+  keyof DurableObjectRateLimiterOptions,
+  true
+>);
+
 /**
  * A rate limiter on Durable Objects, exact everywhere: each key is counted by one
  * `KeygateRateLimitObject` (`namespace.idFromName(keyId)`), which handles one request at a time, so
@@ -41,7 +47,7 @@ export class DurableObjectRateLimiter extends BackendRateLimiter {
 
   constructor(options: DurableObjectRateLimiterOptions) {
     const namespace = validNamespace(options?.namespace);
-    super('DurableObjectRateLimiter', options.timeoutMs, 1_000);
+    super('DurableObjectRateLimiter', options.timeoutMs, 1_000, { options, names: OPTION_NAMES });
     this.namespace = namespace;
   }
 

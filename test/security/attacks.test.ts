@@ -2,7 +2,13 @@
 // where the adapter has a server. Each denial must be the exact problem+json every adapter sends.
 import { createDenialResponder } from 'keygate/adapter-kit';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ATTACKS, type Attack } from '../fixtures/attacks.js';
+import {
+  ATTACKS,
+  type Attack,
+  INHERITED_ROUTE_ORDERS,
+  MISSPELT_OPTIONS,
+  WEBHOOK_TARGET_ATTACKS,
+} from '../fixtures/attacks.js';
 import { HEADERS } from '../frameworks/cases.js';
 import { seedCaseStore } from '../frameworks/fixtures.js';
 import { type RawRequest, startApps } from './support/apps.js';
@@ -37,6 +43,23 @@ describe('the catalogue covers every bypass class the issue names', () => {
   ])('%s', (cls) => {
     expect(ATTACKS.filter((a) => a.class === cls).length).toBeGreaterThanOrEqual(4);
   });
+});
+
+describe('the catalogue covers the classes round 4 added', () => {
+  it('inherited routes: every controller first at least once', () => {
+    expect(new Set(INHERITED_ROUTE_ORDERS.map((row) => row.order[0]))).toEqual(new Set(['open', 'guarded', 'strict']));
+  });
+
+  it('misspelt options: the request path, the adapters, key input, the cache, the ledger, webhooks, leaks', () => {
+    expect(MISSPELT_OPTIONS.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(['loopback', 'loopback name', 'numeric host', 'private', 'private name', 'cloud metadata'])(
+    'internal webhook targets: %s',
+    (cls) => {
+      expect(WEBHOOK_TARGET_ATTACKS.filter((a) => a.class === cls).length).toBeGreaterThanOrEqual(4);
+    },
+  );
 });
 
 describe.each(trusted.adapters.map(([name], i) => [name, i] as const))('%s', (_, i) => {

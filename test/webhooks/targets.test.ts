@@ -17,7 +17,7 @@ import {
   verifyWebhook,
 } from 'keygate/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WEBHOOK_TARGET_ATTACKS } from '../fixtures/attacks-webhook-targets.js';
+import { WEBHOOK_TARGET_ATTACKS } from '../fixtures/attacks.js';
 import { type Receiver, startReceiver } from './support/receiver.js';
 
 let receiver: Receiver;

@@ -80,7 +80,7 @@ describe('a refused key', () => {
       'a misspelt rate-limit member',
       { rateLimit: { limit: 1, windowMs: 1, window: 1 } },
       'rateLimit.window',
-      'not_allowed',
+      'unknown_option',
     ],
   ])('%s is refused with field %s and reason %s', async (_, change, field, reason) => {
     const { keys } = manager();

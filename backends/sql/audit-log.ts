@@ -70,10 +70,29 @@ export class SqlAuditLog implements AuditLog {
       entry.changes === undefined ? null : JSON.stringify(entry.changes),
       entry.address ?? null,
     ];
-    await runner.transaction(function* (tx) {
-      yield tx.run(`INSERT INTO ${table} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
-    });
+    try {
+      await runner.transaction(function* (tx) {
+        yield tx.run(`INSERT INTO ${table} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
+      });
+    } catch (err) {
+      // An INSERT whose answer was lost may have landed (a driver that sends it again then meets its
+      // own row as a duplicate id). The id is this append's own, so the row's presence settles it.
+      if (await this.landed(entry.id)) return entry;
+      throw err;
+    }
     return entry;
+  }
+
+  // Whether the entry with this id is stored; false when the store cannot say either.
+  private async landed(id: string): Promise<boolean> {
+    const sql = `SELECT id FROM ${this.dialect.table('audit')} WHERE id = ?`;
+    try {
+      return await this.dialect.runner.read(function* (tx) {
+        return (yield* wait(tx.all<{ id: string }>(sql, [id]))).length === 1;
+      });
+    } catch {
+      return false;
+    }
   }
 
   async list(query: AuditQuery): Promise<AuditEntry[]> {

@@ -68,3 +68,51 @@ describe('SqliteAuditLog', () => {
     ]);
   });
 });
+
+// A database that loses the answer to the COMMIT of an audit append: with `after` the COMMIT ran
+// (the entry is stored) and the caller hears an error anyway, as when a remote database's answer is
+// lost and the statement meets its own row when sent again; with `before` it never ran.
+function losingCommit(db: object, mode: 'after' | 'before'): object {
+  let appending = false;
+  const wrap = (statement: object, sql: string) =>
+    new Proxy(statement, {
+      get(s, member) {
+        const inner = Reflect.get(s, member) as (...a: unknown[]) => unknown;
+        if (member !== 'run') return typeof inner === 'function' ? inner.bind(s) : inner;
+        return (...params: unknown[]) => {
+          if (sql.startsWith('INSERT INTO keygate_audit')) appending = true;
+          if (sql !== 'COMMIT' || !appending) return inner.apply(s, params);
+          appending = false;
+          if (mode === 'after') inner.apply(s, params);
+          throw new Error('UNIQUE constraint failed: keygate_audit.id (the append, sent again)');
+        };
+      },
+    });
+  return new Proxy(db, {
+    get(target, name) {
+      const value = Reflect.get(target, name) as (...a: unknown[]) => unknown;
+      if (name !== 'prepare') return typeof value === 'function' ? value.bind(target) : value;
+      return (sql: string) => wrap(value.call(target, sql) as object, sql);
+    },
+  });
+}
+
+describe('an append whose answer was lost', () => {
+  const entry = { at: new Date().toISOString(), accountId: 'acct_lost', action: 'key.created', actor: { type: 'cli' } };
+
+  it('is taken as written when the row is stored: the entry is listed once', async () => {
+    const path = files.path();
+    await new SqliteAuditLog({ database: files.connect(path) }).migrate();
+    const log = new SqliteAuditLog({ database: losingCommit(files.connect(path), 'after') as never });
+    const appended = await log.append(entry as never);
+    expect((await log.list({ accountId: 'acct_lost' })).map((e) => e.id)).toEqual([appended.id]);
+  });
+
+  it('still fails when nothing was stored, and lists nothing', async () => {
+    const path = files.path();
+    await new SqliteAuditLog({ database: files.connect(path) }).migrate();
+    const log = new SqliteAuditLog({ database: losingCommit(files.connect(path), 'before') as never });
+    await expect(log.append(entry as never)).rejects.toMatchObject({ code: 'key_store_unavailable' });
+    expect(await log.list({ accountId: 'acct_lost' })).toEqual([]);
+  });
+});

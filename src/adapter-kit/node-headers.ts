@@ -21,9 +21,10 @@ export interface NodeHeaderLines {
  * `Authorization` line (and joins other repeated fields with ", "), so a request with two lines would
  * be judged by the first key alone; here two lines are two values, which `authenticate` refuses as
  * 401 `malformed_api_key`, as the contract says of any request carrying more than one key. Only the
- * fields `from` reads are looked for (`Authorization` and the key header); `message.headers` is
- * handed on as it is when each came on one line at most, so the usual request costs one pass over
- * `rawHeaders` and no copy.
+ * fields `from` reads whose repeated lines Node drops are looked for (`Authorization`, or a key
+ * header such as `From`); with the default `x-api-key`, whose lines Node joins, `message.headers` is
+ * handed on untouched at no cost. Otherwise it is handed on as it is when each came on one line at
+ * most, so such a request costs one pass over `rawHeaders` and no copy.
  *
  * @param auth the adapter's core options (`header`, `from`), resolved once here
  * @example
@@ -33,7 +34,9 @@ export interface NodeHeaderLines {
 export function createNodeHeaders(auth: AuthenticateOptions): (message: NodeHeaderLines) => HeaderSource {
   const { header, from } = resolveAuthOptions(auth);
   const names = from === 'header' ? [header] : from === 'bearer' ? ['authorization'] : [header, 'authorization'];
-  const keyFields = [...new Set(names)];
+  // Node joins the lines of any other field with ", ", which authenticate already refuses as two keys.
+  const keyFields = [...new Set(names)].filter((name) => KEEPS_FIRST_LINE.has(name));
+  if (keyFields.length === 0) return ({ headers }) => headers;
   return function headersOf({ headers, rawHeaders }) {
     if (rawHeaders === undefined) return headers;
     let copy: Record<string, string | readonly string[] | undefined> | undefined;
@@ -46,6 +49,28 @@ export function createNodeHeaders(auth: AuthenticateOptions): (message: NodeHead
     return copy ?? headers;
   };
 }
+
+// The fields whose repeated lines Node drops, keeping the first (`IncomingMessage.headers`).
+const KEEPS_FIRST_LINE = new Set([
+  'age',
+  'authorization',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+]);
 
 // The values of field `name` (lower-case) when it came on more than one line; else undefined.
 function linesOf(rawHeaders: readonly string[], name: string): string[] | undefined {

@@ -67,6 +67,15 @@ export { LeasableMemoryRateLimiter } from './rate-limit/memory-leases.js';
 export type { CachedKeyStoreOptions } from './store/cached.js';
 export { CachedKeyStore } from './store/cached.js';
 export { MemoryKeyStore } from './store/memory.js';
+export type {
+  TelemetryAttributes,
+  TelemetryCounter,
+  TelemetryHistogram,
+  TelemetryInstrumentOptions,
+  TelemetryMeter,
+  TelemetrySpan,
+  TelemetryTracer,
+} from './telemetry/shapes.js';
 export type { TelemetryOptions } from './telemetry/telemetry.js';
 export type {
   AttemptReservation,

@@ -48,6 +48,7 @@ export {
   type KeyNotificationsReport,
   keyNotifications,
 } from './notifications.js';
+export type { ResolveHost } from './send/types.js';
 export { signWebhook } from './sign.js';
 export { stableEventId } from './stable-id.js';
 export { type VerifyWebhookArgs, verifyWebhook, type WebhookHeaders } from './verify.js';

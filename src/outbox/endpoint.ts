@@ -161,7 +161,7 @@ export function newWebhookEndpoint(
 
 /**
  * `changes` checked: only `url`, `eventTypes`, `enabled`, at least one; an `InvalidInputError` naming
- * the field (a `url` as {@link validWebhookUrl} checks it, with `options`). Every backend's
+ * the field (a `url` as `validWebhookUrl` checks it, with `options`). Every backend's
  * `endpoints.update` calls it, with the options it was given.
  *
  * @example

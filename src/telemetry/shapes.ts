@@ -3,7 +3,12 @@
 // declarations never import that package, so an application without OpenTelemetry type-checks
 // keygate's types with `skipLibCheck: false`.
 
-/** Attribute values, as OpenTelemetry takes them (keygate records strings, numbers and booleans). */
+/**
+ * Attribute values, as OpenTelemetry takes them (keygate records strings, numbers and booleans).
+ *
+ * @example
+ * const attributes: TelemetryAttributes = { 'keygate.auth.outcome': 'allowed' };
+ */
 export type TelemetryAttributes = Record<
   string,
   | string
@@ -15,19 +20,34 @@ export type TelemetryAttributes = Record<
   | undefined
 >;
 
-/** What keygate asks of an instrument's options (unit, description, bucket advice). */
+/**
+ * What keygate asks of an instrument's options (unit, description, bucket advice).
+ *
+ * @example
+ * const options: TelemetryInstrumentOptions = { unit: 's', description: 'Time to authenticate' };
+ */
 export interface TelemetryInstrumentOptions {
   unit?: string;
   description?: string;
   advice?: { explicitBucketBoundaries?: number[] };
 }
 
-/** An OpenTelemetry `Counter`, as keygate uses it. */
+/**
+ * An OpenTelemetry `Counter`, as keygate uses it.
+ *
+ * @example
+ * const counter: TelemetryCounter = meter.createCounter('keygate.auth.requests');
+ */
 export interface TelemetryCounter {
   add(value: number, attributes?: TelemetryAttributes, context?: unknown): void;
 }
 
-/** An OpenTelemetry `Histogram`, as keygate uses it. */
+/**
+ * An OpenTelemetry `Histogram`, as keygate uses it.
+ *
+ * @example
+ * const histogram: TelemetryHistogram = meter.createHistogram('keygate.auth.duration');
+ */
 export interface TelemetryHistogram {
   record(value: number, attributes?: TelemetryAttributes, context?: unknown): void;
 }
@@ -44,7 +64,12 @@ export interface TelemetryMeter {
   createHistogram(name: string, options?: TelemetryInstrumentOptions): TelemetryHistogram;
 }
 
-/** An OpenTelemetry `Span`, as keygate uses it. */
+/**
+ * An OpenTelemetry `Span`, as keygate uses it.
+ *
+ * @example
+ * const span: TelemetrySpan = tracer.startSpan('keygate.store.lookup');
+ */
 export interface TelemetrySpan {
   setAttribute(key: string, value: string): unknown;
   setStatus(status: { code: number; message?: string }): unknown;

@@ -81,7 +81,7 @@ export function optionNameIssue(
  * for a nested object, so `credits.leger`), one issue of reason `unknown_option`, and a message that
  * says "did you mean `credits`?" when a known name is within two edits. `undefined` passes (no
  * options). Call it where options are taken (a constructor, a resolver, a write), never per request:
- * a misspelt option must never leave a check off. {@link optionNameIssue} is its non-throwing form.
+ * a misspelt option must never leave a check off. `optionNameIssue` is its non-throwing form.
  *
  * @param options the object a caller passed
  * @param known every member the object may have

@@ -11,7 +11,7 @@ import {
   type TestDatabase,
   throughPort,
 } from '../stores/support/mysql.js';
-import { TcpProxy } from '../stores/support/tcp-proxy.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 const available = await mysqlAvailable();
 let db: TestDatabase;

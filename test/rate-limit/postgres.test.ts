@@ -4,7 +4,7 @@ import { describeRateLimiterContract } from 'keygate/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PG_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
-import { TcpProxy } from '../stores/support/tcp-proxy.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { freshKey } from './support/fresh-key.js';
 
 const available = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');

@@ -5,7 +5,7 @@ import { createClient } from 'redis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FallbackRateLimiter } from '../../src/rate-limit/fallback.js';
 import { REDIS_URL, RUN_ID, serviceAvailable } from '../stores/support/services.js';
-import { TcpProxy } from '../stores/support/tcp-proxy.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { freshKey } from './support/fresh-key.js';
 
 const available = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');

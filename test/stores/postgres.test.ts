@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { revokeDuringGap } from './support/listener-gap.js';
 import { PG_URL, RUN_ID, serviceAvailable } from './support/services.js';
 import { STORE_CALLS } from './support/store-calls.js';
-import { TcpProxy } from './support/tcp-proxy.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 const available = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const pools: pg.Pool[] = [];

@@ -116,6 +116,8 @@ function isMissing(err: unknown, pkg: string): boolean {
 
 async function openPGlite(dir: string): Promise<OpenedStore> {
   if (dir === '') throw new InvalidInputError('store', 'pglite: needs a folder, e.g. pglite:./.keygate');
+  // The driver first, so that a missing one creates nothing (no folder, no lock file).
+  await loadDriver('@electric-sql/pglite', 'pglite:', () => import('@electric-sql/pglite'));
   const { openPGliteFolder, PostgresCreditLedger } = await import('keygate/postgres');
   try {
     const { store, client, close } = await openPGliteFolder(dir);

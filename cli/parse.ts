@@ -68,12 +68,31 @@ function readArgs(argv: readonly string[], table: readonly Command[]) {
     for (const [name, spec] of Object.entries(flags)) options[name] = parseArgsOption(spec);
   }
   try {
-    return parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
+    return parseArgs({ args: negativeValuesJoined(argv, options), options, allowPositionals: true, strict: true });
   } catch (err) {
     if ((err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION')
       throw unknownFlag(err, argv, options, table);
     throw parseError(err);
   }
+}
+
+// `--amount -5` reads as the flag's value, not as a flag -5: a negative number after a flag that takes
+// a value is joined to it (`--amount=-5`), so the command's own check says what is wrong with it.
+function negativeValuesJoined(
+  argv: readonly string[],
+  options: Record<string, { type: 'string' | 'boolean' }>,
+): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const next = argv[i + 1];
+    const takesValue = arg.startsWith('--') && options[arg.slice(2)]?.type === 'string';
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 // An unknown flag, with the nearest one the command takes (every command's, when the words name none).

@@ -38,10 +38,11 @@ export async function openPGliteFolder(
   dir: string,
   options: Omit<PostgresKeyStoreOptions, 'client'> = {},
 ): Promise<PGliteFolder> {
+  // The driver first: without it, nothing is created (no folder, no lock file).
+  const { PGlite } = await load<typeof import('@electric-sql/pglite')>('@electric-sql/pglite');
   const lock = await lockFolder(dir);
   let client: PGlite | undefined;
   try {
-    const { PGlite } = await load<typeof import('@electric-sql/pglite')>('@electric-sql/pglite');
     client = new PGlite(dir);
     const store = new PostgresKeyStore({ ...options, client });
     await store.migrate();

@@ -1,5 +1,12 @@
 // The `keygate keys ...` commands: one table entry each (words, arguments, flags, help, handler).
-import { type CreatedKey, InvalidInputError, KeyNotFoundError, type UpdateKeyInput } from 'keygate';
+import {
+  type CreatedKey,
+  InvalidInputError,
+  KeyManager,
+  KeyNotFoundError,
+  MemoryKeyStore,
+  type UpdateKeyInput,
+} from 'keygate';
 import { quote } from 'keygate/store-kit';
 import { type Command, type CommandOutput, command, type FlagValues } from '../command.js';
 import { formatDuration } from '../duration.js';
@@ -50,18 +57,19 @@ const create = command({
   },
   async run({ flags, manager, actor }) {
     const limit = flags['rate-limit'] === undefined ? null : parseRateLimit('rate-limit', flags['rate-limit']);
-    const created = await (await manager()).create(
-      {
-        accountId: flags.account,
-        name: flags.name,
-        mode: flags.mode as 'live' | 'test',
-        permissions: flags.permission,
-        allowedIps: flags.allow,
-        expiresAt: flags.expires ?? null,
-        rateLimit: limit,
-      },
-      { actor },
-    );
+    const input = {
+      accountId: flags.account,
+      name: flags.name,
+      mode: flags.mode as 'live' | 'test',
+      permissions: flags.permission,
+      allowedIps: flags.allow,
+      expiresAt: flags.expires ?? null,
+      rateLimit: limit,
+    };
+    // Checked before the store opens, so a refused key creates nothing, not even the store's folder:
+    // the same create over an empty memory store throws the refusal the real one would.
+    if (!KeyManager.check(input).ok) await new KeyManager({ store: new MemoryKeyStore() }).create(input, { actor });
+    const created = await (await manager()).create(input, { actor });
     return secretOutput('Created', created);
   },
 });

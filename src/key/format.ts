@@ -1,5 +1,5 @@
 import { InvalidInputError } from '#errors';
-import { describeValue, quote } from '../redact/describe.js';
+import { describeChoice, quote } from '../redact/describe.js';
 import type { KeyMode } from '../types.js';
 import { checkOptionNames } from '../validate/options.js';
 import { base62Digit, encodeBase62, randomBase62 } from './base62.js';
@@ -63,7 +63,7 @@ export function generateKey(options: GenerateKeyOptions = {}): string {
   const mode = options.mode ?? 'test';
   assertPrefix(prefix);
   if (mode !== 'live' && mode !== 'test') {
-    throw new InvalidInputError('mode', `mode must be "live" or "test", got ${describeValue(mode)}`);
+    throw new InvalidInputError('mode', `mode must be "live" or "test", got ${describeChoice(mode)}`);
   }
   const body = `${prefix}_${mode}_${randomBase62(RANDOM_LENGTH)}`;
   return body + checksumOf(body);

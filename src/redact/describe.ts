@@ -31,3 +31,17 @@ export function describeValue(value: unknown): string {
   if (Array.isArray(value)) return `an array of ${value.length} items`;
   return value === null ? 'null' : typeof value === 'number' ? String(value) : `a value of type ${typeof value}`;
 }
+
+/**
+ * A refused choice (a mode, a kind) for an error message: quoted when it is too short to be a key (at
+ * most 16 visible ASCII characters), else described like {@link describeValue}, so `"prod"` is shown
+ * back and a pasted key is not.
+ *
+ * @example
+ * describeChoice('prod')      // '"prod"'
+ * describeChoice('mk_live_…') // 'a string of 46 characters'
+ */
+export function describeChoice(value: unknown): string {
+  if (typeof value === 'string' && /^[\x21-\x7e]{1,16}$/.test(value)) return JSON.stringify(value);
+  return describeValue(value);
+}

@@ -1,5 +1,5 @@
 import type { InputIssue, InputIssueReason } from '#errors';
-import { describeValue, quote } from '../redact/describe.js';
+import { describeChoice, describeValue, quote } from '../redact/describe.js';
 import { looksLikeKey } from '../redact/keys.js';
 import type { KeyMetadata, KeyMode } from '../types.js';
 import { issue, refusal, refuse } from './issues.js';
@@ -46,7 +46,7 @@ export function validName(value: unknown): string {
 /** `'live'` or `'test'`. A refused value is described (type and length), never quoted: it may be a pasted key. */
 export function validMode(value: unknown): KeyMode {
   if (value !== 'live' && value !== 'test') {
-    refuse('mode', 'not_allowed', `mode must be "live" or "test", got ${describeValue(value)}`);
+    refuse('mode', 'not_allowed', `mode must be "live" or "test", got ${describeChoice(value)}`);
   }
   return value;
 }
@@ -119,7 +119,7 @@ export function validExpiry(value: unknown, nowMs: number): string | null {
 export function validDuration(field: string, value: unknown): number {
   if (typeof value !== 'number' || !(value >= 0)) {
     const reason = typeof value === 'number' ? 'out_of_range' : 'wrong_type';
-    refuse(field, reason, `${field} must be a number of milliseconds >= 0, got ${describeValue(value)}`);
+    refuse(field, reason, `${field} must be a number of milliseconds >= 0, got ${describeChoice(value)}`);
   }
   return value;
 }
@@ -134,7 +134,7 @@ export function validDuration(field: string, value: unknown): number {
 export function validGraceMs(value: unknown): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     const reason = typeof value === 'number' ? 'out_of_range' : 'wrong_type';
-    refuse('graceMs', reason, `graceMs must be a finite number of milliseconds >= 0, got ${describeValue(value)}`);
+    refuse('graceMs', reason, `graceMs must be a finite number of milliseconds >= 0, got ${describeChoice(value)}`);
   }
   return value;
 }

@@ -52,6 +52,7 @@ export default defineConfig({
           { text: 'The CLI', link: '/guide/cli' },
           { text: 'Security model', link: '/guide/security' },
           { text: 'Security reviews and the soak run', link: '/security/reviews' },
+          { text: 'The soak: running for months', link: '/guide/soak' },
           { text: 'The example service', link: '/guide/example-service' },
         ],
       },

@@ -1,6 +1,8 @@
-// `npm run soak -- [--seconds 20] [--concurrency 32] [--max-requests N]`: bundles the soak run and its
-// app with esbuild (keygate from its TypeScript sources, npm packages left external) and runs it
-// under plain node. The bundles sit under node_modules/.cache so their bare imports resolve.
+// `npm run soak -- [--store postgres|redis|all] [--minutes 30] [--warmup-minutes 3] ...`: the long soak
+// (test/soak/long/main.ts). `npm run soak -- --seconds 20 [--concurrency 32] [--max-requests N]`: the
+// short correctness run over both stores (test/soak/run.ts). Either is bundled with esbuild (keygate
+// from its TypeScript sources, npm packages left external) and run under plain node; the bundles sit
+// under node_modules/.cache so their bare imports resolve. Not part of `npm test`.
 import { spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
@@ -20,10 +22,11 @@ const npmExternal = {
   },
 };
 
-for (const name of ['app', 'run']) {
+async function bundle(entry, name) {
+  const outfile = join(outDir, `${name}.mjs`);
   await build({
-    entryPoints: [join(import.meta.dirname, `${name}.ts`)],
-    outfile: join(outDir, `${name}.mjs`),
+    entryPoints: [join(import.meta.dirname, entry)],
+    outfile,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -32,11 +35,16 @@ for (const name of ['app', 'run']) {
     plugins: [npmExternal],
     logLevel: 'warning',
   });
+  return outfile;
 }
 
-const child = spawn(
-  process.execPath,
-  [join(outDir, 'run.mjs'), '--app', join(outDir, 'app.mjs'), ...process.argv.slice(2)],
-  { stdio: 'inherit' },
-);
+const args = process.argv.slice(2);
+const check = args.includes('--seconds');
+const [main, flags] = check
+  ? [await bundle('run.ts', 'run'), ['--app', await bundle('app.ts', 'app')]]
+  : [await bundle('long/main.ts', 'long-main'), ['--worker', await bundle('long/worker.ts', 'long-worker')]];
+
+// --expose-gc: the long soak reads each process's heap after a full collection.
+const child = spawn(process.execPath, ['--expose-gc', main, ...flags, ...args], { stdio: 'inherit' });
+process.on('SIGINT', () => child.kill('SIGINT'));
 child.on('exit', (code) => process.exit(code ?? 1));

@@ -73,8 +73,12 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * ledger and limiter paths check their arguments, and names refuse tag characters and blank-looking
  * ones: the root grew by 0.54 kB to 33.04 kB and `authenticate` (the shared options issue and the
  * strict rate-limit check) by 0.07 kB to 13.57 kB; budgets 33.25 kB and 13.75 kB since.
+ * Rate-limit bounds under outages (round 4): the per-process fallback counts on from each key's shared
+ * window as last seen, and a take answered after its deadline is given back, took `authenticate` by
+ * 0.19 kB to 13.77 kB and the root (with the leased limiter's no-slack takes) by 0.38 kB to 33.44 kB:
+ * budgets 33.50 kB and 14.00 kB since.
  */
-const BUDGET = { keygate: 33_250, 'keygate (authenticate only)': 13_750 };
+const BUDGET = { keygate: 33_500, 'keygate (authenticate only)': 14_000 };
 
 async function measure(contents, external) {
   const result = await build({

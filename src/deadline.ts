@@ -10,8 +10,10 @@ function attempt<T>(call: () => Promise<T>): Promise<T> {
 /**
  * Runs `call` under a deadline of `timeoutMs` milliseconds: resolves with its answer; rejects with
  * `timedOut()` when it has not answered in time, and with `failed(err)` when it fails. Never hangs past
- * the deadline, and a call that fails after it is absorbed, never an unhandled rejection. The one
- * mechanism under the shared limiters' and ledgers' deadlines.
+ * the deadline, and a call that fails after it is absorbed, never an unhandled rejection. An answer
+ * that comes after the deadline goes to `late` (if given), so that what the call did can be undone:
+ * its caller has been told it failed. The one mechanism under the shared limiters' and ledgers'
+ * deadlines.
  *
  * @example
  * await withDeadline(250, () => client.ping(), { timedOut: () => new Error('late'), failed: (err) => err });
@@ -20,6 +22,7 @@ export function withDeadline<T>(
   timeoutMs: number,
   call: () => Promise<T>,
   errors: { timedOut: () => unknown; failed: (err: unknown) => unknown },
+  late?: (value: T) => void,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
@@ -30,7 +33,13 @@ export function withDeadline<T>(
     const pending = attempt(call);
     pending.then(
       (value) => {
-        if (settled) return;
+        if (settled) {
+          // The deadline passed first. A `late` that throws must not become an unhandled rejection.
+          try {
+            late?.(value);
+          } catch {}
+          return;
+        }
         settled = true;
         clearTimeout(timer);
         resolve(value);

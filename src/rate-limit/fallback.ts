@@ -1,11 +1,18 @@
 import { InvalidInputError, RateLimiterUnavailableError } from '#errors';
 import { type EventHook, emitSafely } from '../events.js';
 import type { RateLimit } from '../types.js';
-import { CAPABILITIES, type Capabilities, type Capable, type Degradable } from '../vocabulary/capabilities.js';
+import {
+  CAPABILITIES,
+  type Capabilities,
+  type Capable,
+  capabilityOf,
+  type Degradable,
+  type ImmediateLimiter,
+} from '../vocabulary/capabilities.js';
 import type { RateLimitDecision, RateLimiter } from '../vocabulary/rate-limiter.js';
 import { withLimiterDeadline } from './deadline.js';
-import { MemoryRateLimiter } from './memory.js';
 import { consumeWindowMs } from './policy.js';
+import { SeenWindows } from './seen-windows.js';
 
 /**
  * Options of {@link FallbackRateLimiter}.
@@ -41,7 +48,8 @@ export interface FallbackRateLimiterOptions {
    */
   timeoutMs?: number;
   /**
-   * Keys the per-process limiter remembers.
+   * Keys the per-process limiter remembers: each key's shared window as last seen, and its count
+   * while degraded.
    *
    * @default 100_000
    */
@@ -62,8 +70,17 @@ export interface FallbackRateLimiterOptions {
  * requests are decided locally at once, and one per `probeIntervalMs` tries the shared limiter
  * again; its first answer ends the episode (a later failure starts a new one, with a new event).
  *
- * While degraded each process counts alone, from zero: across N processes a key may get up to
- * N times its limit per window, plus what it had already used in the shared window.
+ * While degraded each process counts alone, but not from zero: on from the key's shared window as
+ * this process last saw it (each answer of the shared limiter it passes on: `limit - remaining` units
+ * used, the window ending `resetMs` later; for a limiter that answers from a slice, a
+ * `LeasedRateLimiter`'s `immediateLimits`, the slice's view, top-ups included, when a request falls
+ * back). So in the window where the outage begins a process allows at most the limit in all, the
+ * units it was allowed before the outage included, and a full limit in each window after: N processes
+ * cut off from the shared limiter allow a key at most N times its limit per window. Over a
+ * `LeasedRateLimiter`, add per process what its slice still held when its first request fell back
+ * (less than that request's cost). In a window where the shared limiter answers again, it counts only
+ * what it counted itself: the units allowed while it was out come on top of its limit there. It
+ * remembers up to `max` keys' windows as last seen.
  *
  * It declares itself `degradable`, so that telemetry can tell requests decided while degraded.
  *
@@ -74,7 +91,9 @@ export interface FallbackRateLimiterOptions {
 export class FallbackRateLimiter implements RateLimiter, Capable, Degradable {
   declare readonly [CAPABILITIES]: Capabilities;
   private readonly shared: RateLimiter;
-  private readonly local: MemoryRateLimiter;
+  private readonly local: SeenWindows;
+  // The shared limiter's answers from a slice (a LeasedRateLimiter's), which never reach `consume`.
+  private readonly immediate: ImmediateLimiter | undefined;
   private readonly deny: boolean;
   private readonly onEvent: EventHook | undefined;
   private readonly probeIntervalMs: number;
@@ -106,7 +125,8 @@ export class FallbackRateLimiter implements RateLimiter, Capable, Degradable {
     this.shared = shared;
     this.timeoutMs = timeoutMs;
     this.clock = options.clock ?? Date.now;
-    this.local = new MemoryRateLimiter({ max: options.max ?? 100_000, clock: this.clock });
+    this.local = new SeenWindows({ max: options.max ?? 100_000, clock: this.clock });
+    this.immediate = capabilityOf(shared, 'immediateLimits');
     this.deny = mode === 'deny';
     this.onEvent = options.onEvent;
     this.probeIntervalMs = probe;
@@ -128,10 +148,10 @@ export class FallbackRateLimiter implements RateLimiter, Capable, Degradable {
    */
   async consume(keyId: string, limit: RateLimit, cost: number): Promise<RateLimitDecision> {
     // A bad argument is the caller's bug, the same for either limiter: never an outage.
-    consumeWindowMs(keyId, limit, cost);
+    const windowMs = consumeWindowMs(keyId, limit, cost);
     const now = this.clock();
     if (this.failing) {
-      if (now < this.nextProbeAt) return this.without(undefined, keyId, limit, cost);
+      if (now < this.nextProbeAt) return this.without(undefined, keyId, limit, windowMs, cost);
       this.nextProbeAt = now + this.probeIntervalMs;
     }
     const generation = this.generation;
@@ -143,12 +163,13 @@ export class FallbackRateLimiter implements RateLimiter, Capable, Degradable {
     } catch (err) {
       if (err instanceof InvalidInputError) throw err;
       if (!this.failing && generation === this.generation) this.startEpisode();
-      return this.without(err, keyId, limit, cost);
+      return this.without(err, keyId, limit, windowMs, cost);
     }
     if (this.failing && generation === this.generation) {
       this.failing = false;
       this.generation++;
     }
+    if (!this.deny) this.local.see(keyId, windowMs, limit.limit - decision?.remaining, decision?.resetMs);
     return decision;
   }
 
@@ -168,8 +189,16 @@ export class FallbackRateLimiter implements RateLimiter, Capable, Degradable {
   }
 
   /** The answer while the shared limiter is out: a local decision, or a refusal under `'deny'`. */
-  private without(cause: unknown, keyId: string, limit: RateLimit, cost: number): RateLimitDecision {
-    if (!this.deny) return this.local.consumeSync(keyId, limit, cost);
+  private without(cause: unknown, keyId: string, limit: RateLimit, windowMs: number, cost: number): RateLimitDecision {
+    if (!this.deny) {
+      // A slice's view is fresher than the last answer that came through here (its top-ups never do).
+      let view: RateLimitDecision | undefined;
+      try {
+        view = this.immediate?.consumeNow(keyId, limit, 0);
+      } catch {}
+      if (view) this.local.see(keyId, windowMs, limit.limit - view.remaining, view.resetMs);
+      return this.local.consumeSync(keyId, limit, cost);
+    }
     if (cause instanceof RateLimiterUnavailableError) throw cause;
     throw new RateLimiterUnavailableError(`${this.name} is failing; requests are refused until it answers`, cause);
   }

@@ -59,6 +59,11 @@ interface Slice extends LeaseSlice {
   // promise): the slice's units are still spent meanwhile, but a request they cannot cover waits.
 }
 
+/** A request gone to the store or waiting for another's take; `abandoned` once its deadline answered it. */
+interface Waiting {
+  abandoned: boolean;
+}
+
 // Whether a slice answers a request of `cost` now: taken for this limit, enough units, and a read
 // (cost 0) only while its window lasts.
 const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now: number) =>
@@ -81,6 +86,17 @@ const covers = (slice: Slice, limit: number, windowMs: number, cost: number, now
  * slice (at most `maxSlice - 1` units) until the window ends. `remaining` in a decision is what this
  * process can see: the shared window's remaining plus its own slice.
  *
+ * Outages add to the bound only what they strand. A take that timed out and is answered later (a
+ * stalled connection delivers, a client sends its offline queue) is given back by the shared limiter
+ * (keygate's do: see `BackendRateLimiter.take`), and a request whose caller had its answer (the
+ * deadline) spends nothing when its take lands: a stall that ends strands nothing. Only an answer lost
+ * with its connection (the take applied, its reply never delivered) strands its grant until the
+ * window ends. After a take of a key fails or times out, this process's takes of that key ask only
+ * what their request needs (no slack, no top-up) until one succeeds, so each connection lost with
+ * takes in flight strands, per process and key, at most `max(c, maxSlice)` units plus the cost (at
+ * least 1) of each request of the key whose take failed before the next success; the early-refusal
+ * bound grows by what was stranded, until the window ends.
+ *
  * @example
  * const limiter = new LeasedRateLimiter({ limiter: new RedisRateLimiter({ client }), maxSlice: 300 });
  * const auth = { rateLimit: { limiter } };
@@ -91,6 +107,13 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
   private readonly leases: LeasableRateLimiter;
   /** Each key's slice, the least recently used given back first once `max` keys hold one. */
   private readonly slices: SliceStore<Slice>;
+  /**
+   * Keys whose latest take failed or timed out (at most `max`, the oldest forgotten first). Such a
+   * take may have been applied with its answer lost with its connection: until a take of the key
+   * succeeds, its takes ask only what their request needs, so that lost answers strand at most one
+   * slice of the key (see the class).
+   */
+  private readonly unsure = new Set<string>();
 
   constructor(options: LeasedRateLimiterOptions) {
     checkOptionNames(options, [...LEASE_OPTIONS, 'limiter', 'max'], 'LeasedRateLimiter');
@@ -126,7 +149,14 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
     // another request's take) runs under the deadline, so the common case arms no timer.
     const decision = this.consumeChecked(args.keyId, limit, args.windowMs, args.cost);
     if (decision) return Promise.resolve(decision);
-    return withLimiterDeadline('LeasedRateLimiter', this.timeoutMs, () => this.consumeSlowly(args, limit));
+    const request: Waiting = { abandoned: false };
+    const answer = withLimiterDeadline('LeasedRateLimiter', this.timeoutMs, () =>
+      this.consumeSlowly(args, limit, request),
+    );
+    answer.catch(() => {
+      request.abandoned = true;
+    });
+    return answer;
   }
 
   /**
@@ -166,10 +196,13 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
   private refill(keyId: string, limit: RateLimit, slice: Slice): void {
     const want = this.maxSlice - 1 - slice.units;
     slice.refillAt = -1;
-    if (want < 1 || slice.remaining === 0) return;
+    if (want < 1 || slice.remaining === 0 || this.unsure.has(keyId)) return;
     const sentAt = this.clock();
     const unitsAtSend = slice.units;
+    let answered = false;
     const landed = (lease: RateLimitLease) => {
+      answered = true;
+      this.unsure.delete(keyId);
       // What went while the top-up was in flight sets how early the next one starts.
       const drain = Math.max(0, unitsAtSend - slice.units);
       // A new window opened: the old one's units ended with it.
@@ -182,19 +215,31 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
     };
     // Too late (past timeoutMs, which bounds the requests that wait for it): the units were counted,
     // so they go back rather than wait for the window to end.
-    const late = (lease: RateLimitLease) =>
+    const late = (lease: RateLimitLease) => {
+      answered = true;
+      this.unsure.delete(keyId);
       void this.leases.giveBack(keyId, limit, lease.window, lease.granted).catch(() => {});
+    };
     const ask = { need: 0, want, divisor: this.divisor };
     const landedThen = () => {
       slice.taking = undefined;
+      // Failed, or not answered yet: its answer may be lost (a late one clears this).
+      if (!answered) this.doubt(keyId);
       // Dropped meanwhile (closed, evicted, limit changed): what it holds goes back.
       return this.slices.get(keyId) !== slice ? this.giveBack(keyId, slice) : undefined;
     };
     slice.taking = this.refillIn(slice, () => this.leases.take(keyId, limit, ask), landed, late, landedThen);
   }
 
-  private async consumeSlowly(args: ReturnType<typeof validConsumeArgs>, limit: RateLimit): Promise<RateLimitDecision> {
+  private async consumeSlowly(
+    args: ReturnType<typeof validConsumeArgs>,
+    limit: RateLimit,
+    request: Waiting,
+  ): Promise<RateLimitDecision> {
     for (;;) {
+      // Its caller was answered (the deadline passed while it waited): it spends and takes nothing.
+      // What it returns goes nowhere.
+      if (request.abandoned) return { allowed: false, limit: args.limit, remaining: 0, resetMs: 0 };
       const now = this.clock();
       const slice = this.current(args.keyId, args.limit, args.windowMs, now);
       if (slice?.taking) {
@@ -205,7 +250,7 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
         slice.units -= args.cost;
         return this.decision(slice, true, now);
       }
-      return this.take(args.keyId, limit, args.cost, slice);
+      return this.take(args.keyId, limit, args.cost, slice, request);
     }
   }
 
@@ -240,7 +285,7 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
     return slice;
   }
 
-  private async take(keyId: string, limit: RateLimit, cost: number, old: Slice | undefined) {
+  private async take(keyId: string, limit: RateLimit, cost: number, old: Slice | undefined, request: Waiting) {
     // This request owns the slice's leftover while its take is in flight, so nobody else spends it.
     const mine = old?.units ?? 0;
     const slice: Slice = old ?? {
@@ -256,14 +301,19 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
     if (!old) this.slices.place(keyId, slice);
     const sentAt = this.clock();
     const finish = beginTake(slice);
+    const need = cost - mine;
+    // No slack while the key's latest take is unsure (a read of cost 0 asks for one unit).
+    const want = this.unsure.has(keyId) ? Math.max(need, 1) : Math.max(need, this.maxSlice);
     let lease: RateLimitLease;
     try {
-      lease = await this.leases.take(keyId, limit, { need: cost - mine, want: this.maxSlice, divisor: this.divisor });
+      lease = await this.leases.take(keyId, limit, { need, want, divisor: this.divisor });
     } catch (err) {
       slice.units += mine;
       finish();
+      this.doubt(keyId);
       throw err;
     }
+    this.unsure.delete(keyId);
     finish();
     const endsAt = sentAt + lease.resetMs;
     if (mine > 0 && !sameWindow(slice.window, lease.window, slice.windowMs)) {
@@ -271,7 +321,7 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
       // from the grant if it covers the cost, else take again.
       Object.assign(slice, { window: lease.window, endsAt, remaining: lease.remaining, units: lease.granted });
       slice.refillAt = refillPoint(lease.granted, 0);
-      return this.consume(keyId, limit, cost);
+      return request.abandoned ? this.decision(slice, false, this.clock()) : this.consume(keyId, limit, cost);
     }
     slice.window = lease.window;
     slice.endsAt = endsAt;
@@ -283,7 +333,18 @@ export class LeasedRateLimiter extends LeaseEngine<RateLimiter> implements RateL
     }
     slice.units += mine + lease.granted - cost;
     slice.refillAt = refillPoint(slice.units, 0);
+    // Landed after its caller gave up: the request's share goes back rather than to nobody.
+    if (request.abandoned) void this.leases.giveBack(keyId, limit, lease.window, cost).catch(() => {});
     return this.decision(slice, true, this.clock(), lease.resetMs);
+  }
+
+  /** A take of `keyId` failed or timed out: its next takes ask no slack until one succeeds. */
+  private doubt(keyId: string): void {
+    if (!this.unsure.has(keyId) && this.unsure.size >= this.max) {
+      const oldest = this.unsure.values().next();
+      if (!oldest.done) this.unsure.delete(oldest.value);
+    }
+    this.unsure.add(keyId);
   }
 
   private decision(slice: Slice, allowed: boolean, now: number, resetMs?: number): RateLimitDecision {

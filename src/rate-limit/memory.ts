@@ -129,10 +129,11 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   /**
-   * The key's open window, opening one (and making room for it) when there is none; marks the key most recent.
+   * The key's open window, opening one (and making room for it) when there is none, to end at `end`
+   * (epoch ms; `now + windowMs` by default); marks the key most recent.
    * @internal
    */
-  protected windowOf(key: string, windowMs: number, now: number): Window {
+  protected windowOf(key: string, windowMs: number, now: number, end = now + windowMs): Window {
     let window = this.windows.get(key);
     const moved = window === undefined || key !== this.newest;
     if (window !== undefined) {
@@ -140,7 +141,7 @@ export class MemoryRateLimiter implements RateLimiter {
     } else if (this.windows.size >= this.max) this.evict(now);
     if (window === undefined || window.end <= now) {
       window ??= { end: 0, used: 0 };
-      window.end = now + windowMs;
+      window.end = end;
       window.used = 0;
       this.ends.push({ end: window.end, key });
     }

@@ -19,8 +19,9 @@ import type {
  * (`RateLimiterUnavailableError`, with the backend's error as `cause`, when the backend fails or
  * does not answer in time), and declares its `deadline` and `leases` capabilities. A subclass only
  * counts: {@link BackendRateLimiter.count}, {@link BackendRateLimiter.grant} and
- * {@link BackendRateLimiter.uncount}, each given arguments already checked. A call that timed out
- * may still have been counted by the backend. For authors of limiters over other backends.
+ * {@link BackendRateLimiter.uncount}, each given arguments already checked. A consume that timed out
+ * may still have been counted by the backend; a take that timed out and is answered later is given
+ * back through `uncount`. For authors of limiters over other backends.
  *
  * @example
  * class MyRateLimiter extends BackendRateLimiter {
@@ -74,14 +75,21 @@ export abstract class BackendRateLimiter implements RateLimiter, LeasableRateLim
 
   /**
    * Grants a slice of `keyId`'s open window (the `leases` capability; see `TakeRequest`): at least
-   * `need` units or none, at most `want`. Rejects like `consume`.
+   * `need` units or none, at most `want`. Rejects like `consume`. A take that timed out and is
+   * answered later (a stalled connection delivers; node-redis sends what it queued while
+   * disconnected once it reconnects) was counted for nobody: its grant is given back the moment the
+   * answer comes (`uncount`, under the same deadline, once). Only a take whose answer is lost with its
+   * connection stays counted, until its window ends.
    *
    * @example
    * await limiter.take('key_1', { limit: 100, windowMs: 60_000 }, { need: 1, want: 50, divisor: 8 }); // granted 12
    */
   async take(keyId: string, limit: RateLimit, ask: TakeRequest): Promise<RateLimitLease> {
     const args = validTakeArgs(keyId, limit, ask);
-    return this.bounded(() => this.grant(args));
+    return this.bounded(
+      () => this.grant(args),
+      (lease) => this.giveBackLate(args, lease),
+    );
   }
 
   /**
@@ -123,13 +131,21 @@ export abstract class BackendRateLimiter implements RateLimiter, LeasableRateLim
   protected abstract uncount(args: ConsumeArgs, window: number): Promise<unknown>;
 
   /**
-   * Runs `work` under this limiter's deadline (`withLimiterDeadline` with its name and `timeoutMs`).
+   * Runs `work` under this limiter's deadline (`withLimiterDeadline` with its name and `timeoutMs`);
+   * an answer that comes after the deadline goes to `late`, if given.
    *
    * @example
    * prune() { return this.bounded(() => this.backend.deleteEnded()); }
    */
-  protected bounded<T>(work: () => Promise<T>): Promise<T> {
-    return withLimiterDeadline(this.limiterName, this.timeoutMs, work);
+  protected bounded<T>(work: () => Promise<T>, late?: (value: T) => void): Promise<T> {
+    return withLimiterDeadline(this.limiterName, this.timeoutMs, work, late);
+  }
+
+  // The grant of a take answered after its deadline: its caller was refused, so nobody spends it.
+  private giveBackLate(args: TakeArgs, lease: RateLimitLease): void {
+    if (!(lease.granted > 0)) return;
+    const back = { keyId: args.keyId, limit: args.limit, windowMs: args.windowMs, cost: lease.granted };
+    void this.bounded(() => this.uncount(back, lease.window)).catch(() => {});
   }
 
   /**

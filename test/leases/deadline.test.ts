@@ -53,6 +53,34 @@ describe('a leased limiter’s deadline', () => {
   });
 });
 
+describe('a leased request its deadline answered', () => {
+  it('spends nothing when its take lands later: the unit goes back, the rest of the slice is held', async () => {
+    const shared = new LeasableMemoryRateLimiter();
+    const leases = capabilityOf(shared, 'leases') as NonNullable<ReturnType<typeof capabilityOf<'leases'>>>;
+    let land: (() => void) | undefined;
+    const slow = {
+      consume: shared.consume.bind(shared),
+      [CAPABILITIES]: {
+        leases: {
+          // Answers only when the test lets it, long after the leased limiter's timeoutMs.
+          take: async (...args: Parameters<typeof leases.take>) => {
+            await new Promise<void>((resolve) => (land = resolve));
+            return leases.take(...args);
+          },
+          giveBack: leases.giveBack.bind(leases),
+        },
+      },
+    };
+    const limiter = new LeasedRateLimiter({ limiter: slow, maxSlice: 8, timeoutMs: 30 });
+    await expect(limiter.consume('key_1', limit, 1)).rejects.toBeInstanceOf(RateLimiterUnavailableError);
+    land?.();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // The take granted 8: none went to the request that was refused.
+    expect(limiter.held('key_1')).toBe(7);
+    expect(await shared.consume('key_1', limit, 0)).toMatchObject({ remaining: limit.limit - 7 });
+  });
+});
+
 describe('a leased slice’s background top-up', () => {
   it('bounds the requests that wait for it by timeoutMs, and gives back what it took once it lands late', async () => {
     const shared = new LeasableMemoryRateLimiter();

@@ -214,6 +214,14 @@ describe('LeasedRateLimiter', () => {
     expect(grants).toEqual([100]);
   });
 
+  it('takes what a request costing more than maxSlice needs, and no more', async () => {
+    const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
+    const leased = new LeasedRateLimiter({ limiter, maxSlice: 10 });
+    const decision = await leased.consume('big', { limit: 1000, windowMs: 60_000 }, 50);
+    expect(decision).toMatchObject({ allowed: true, remaining: 950 });
+    expect(grants).toEqual([50]);
+  });
+
   it('takes smaller slices as the window runs low, down to what one request needs', async () => {
     const { limiter, grants } = counted(new LeasableMemoryRateLimiter());
     const leased = new LeasedRateLimiter({ limiter, maxSlice: 100, divisor: 4 });

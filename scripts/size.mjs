@@ -73,8 +73,10 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * ledger and limiter paths check their arguments, and names refuse tag characters and blank-looking
  * ones: the root grew by 0.54 kB to 33.04 kB and `authenticate` (the shared options issue and the
  * strict rate-limit check) by 0.07 kB to 13.57 kB; budgets 33.25 kB and 13.75 kB since.
+ * A key write's audit entry made before the write and carried in it (`WriteOptions.audit`, checked
+ * again by the memory store with `validAuditEntries`) took the root from 33.06 to 33.42 kB: budget 33.50 kB since.
  */
-const BUDGET = { keygate: 33_250, 'keygate (authenticate only)': 13_750 };
+const BUDGET = { keygate: 33_500, 'keygate (authenticate only)': 13_750 };
 
 async function measure(contents, external) {
   const result = await build({

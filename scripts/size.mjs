@@ -77,8 +77,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * window as last seen, and a take answered after its deadline is given back, took `authenticate` by
  * 0.19 kB to 13.77 kB and the root (with the leased limiter's no-slack takes) by 0.38 kB to 33.44 kB:
  * budgets 33.50 kB and 14.00 kB since.
+ * A key write's audit entry made before the write and carried in it (`WriteOptions.audit`, checked
+ * again by the memory store with `validAuditEntries`) took the root from 33.06 to 33.42 kB: together with the
+ * outage bounds above, the root is budgeted at 34.00 kB since.
  */
-const BUDGET = { keygate: 33_500, 'keygate (authenticate only)': 14_000 };
+const BUDGET = { keygate: 34_000, 'keygate (authenticate only)': 14_000 };
 
 async function measure(contents, external) {
   const result = await build({

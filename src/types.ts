@@ -154,17 +154,29 @@ export interface WriteCondition {
 }
 
 /**
- * Options of a key write: its condition, and the outbox events that record it. A store that declares
- * the `outbox` capability stores `events` in the same step as the write (one transaction, one script,
- * one event-loop turn): both are kept, or neither. A store without one ignores them; `KeyManager`
- * passes them only to a store that has one.
+ * Options of a key write: its condition, and what records it: the outbox events and the audit entries.
+ * A store that declares the `outbox` capability stores `events` in the same step as the write (one
+ * transaction, one script, one batch, one event-loop turn), and a store that declares `auditedWrites`
+ * stores `audit` in its audit log in that same step: the write and all of them are kept, or none
+ * (a write refused, by a conflict or a revoked key, stores no entry either). A store without the
+ * capability ignores them; `KeyManager` passes each only to a store that declares it.
  *
  * @example
- * await store.update(id, patch, { ifVersion: current.version, events: [outboxEventOf(event)] });
+ * await store.update(id, patch, {
+ *   ifVersion: current.version,
+ *   events: [outboxEventOf(event)],
+ *   audit: [freezeAuditEntry(auditId(), validAuditEntry({ at, accountId, keyId: id, action: 'key.updated', actor }))],
+ * });
  */
 export interface WriteOptions extends WriteCondition {
   /** Events made by `outboxEventOf` (validated, scrubbed, with ids). @default [] */
   events?: readonly OutboxEvent[];
+  /**
+   * Audit entries as `append` would store them: checked and scrubbed by `validAuditEntry`, with an
+   * `auditId` each; the store checks them again (`validAuditEntries`) and writes nothing if one is
+   * refused. @default []
+   */
+  audit?: readonly AuditEntry[];
 }
 
 /** Fields `KeyManager` may change on a key. `status` moves between `active` and `suspended`, or to `revoked` for good. */
@@ -221,4 +233,68 @@ export interface OutboxEvent {
   /** When it happened, ISO 8601. */
   readonly at: string;
   readonly data: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What an audit entry records. `key.*` are the `KeyManager`'s writes, but for `key.leaked`: a report
+ * that the key was found in public (GitHub secret scanning, `keygate/leaks`); `credits.topped_up` a top-up of
+ * an account's credits; `dashboard.signed_in` a sign-in to the developer dashboard.
+ *
+ * @example
+ * const action: AuditAction = 'key.revoked';
+ */
+export type AuditAction =
+  | 'key.created'
+  | 'key.updated'
+  | 'key.rotated'
+  | 'key.suspended'
+  | 'key.resumed'
+  | 'key.revoked'
+  | 'key.imported'
+  | 'key.leaked'
+  | 'credits.topped_up'
+  | 'dashboard.signed_in';
+
+/**
+ * Who did it: through the dashboard (`id` the signed-in account), the CLI (`id` the operating-system
+ * user) or the API (an application's own call to `KeyManager`; `id` whatever the host names it by).
+ *
+ * @example
+ * const actor: AuditActor = { type: 'cli', id: 'alice' };
+ */
+export interface AuditActor {
+  readonly type: 'dashboard' | 'cli' | 'api';
+  /** 1-200 characters. */
+  readonly id?: string;
+}
+
+/**
+ * What changed, field by field: the value before and after. `key.created` and `key.imported` carry
+ * the new key's `name`, `mode` and `permissions` (before `null`); `key.rotated` `rotatedTo`;
+ * `key.revoked`, `key.suspended` and `key.resumed` `status`. Never a secret, digest or hash.
+ *
+ * @example
+ * const changes: AuditChanges = { allowedIps: { before: ['203.0.113.0/24'], after: [] } };
+ */
+export type AuditChanges = Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
+
+/**
+ * One line of the audit log. `id` orders the entries by when they were appended (see `auditId`);
+ * `at` is when it happened, by the writer's clock, an ISO 8601 string.
+ *
+ * @example
+ * { id: 'aud_0m3x9k2a1000018f3k2d9qz1', at: '2026-11-24T18:00:00.000Z', accountId: 'acct_1',
+ *   keyId: 'key_…', action: 'key.updated', actor: { type: 'cli', id: 'alice' },
+ *   changes: { name: { before: 'ci', after: 'ci-2' } } }
+ */
+export interface AuditEntry {
+  readonly id: string;
+  readonly at: string;
+  readonly accountId: string;
+  readonly keyId?: string;
+  readonly action: AuditAction;
+  readonly actor: AuditActor;
+  readonly changes?: AuditChanges;
+  /** The client address of the request that did it, when known. */
+  readonly address?: string;
 }

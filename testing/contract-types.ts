@@ -71,6 +71,11 @@ export interface ContractOptions {
   usage?: boolean;
   /** The store holds an outbox its writes record events in. Default: whether it declares the `outbox` capability. */
   outbox?: boolean;
+  /**
+   * The store writes the audit entries a write carries (`WriteOptions.audit`) in the write itself.
+   * Default: whether it declares the `auditedWrites` capability.
+   */
+  auditedWrites?: boolean;
   /** The optional hooks every fixture has (`unmigrated`: concurrent migration); the suite adds their cases. Default `[]`. */
   hooks?: readonly KeyStoreHook[];
 }

@@ -1,4 +1,5 @@
 import type { CachedKeyStore } from 'keygate';
+import { auditedWriteCases } from './contract-audited-writes.js';
 import { changeCases } from './contract-changes.js';
 import { type ContractCase, type ContractContext, contractContext } from './contract-context.js';
 import { EXPIRY_CASES } from './contract-expiry.js';
@@ -25,8 +26,9 @@ export type {
  * cleared, and reached after a rotation's grace, as another instance reads it), update, conditional
  * writes (`ifVersion`), rotation (one successor under concurrency), suspension and resumption,
  * permanent revocation (also of a suspended key), listing, concurrent writers, change notifications
- * reaching a `CachedKeyStore`, and, as `options` declares, changes through a second instance (the
- * channel) and 503 while the store is away (fail closed).
+ * reaching a `CachedKeyStore`, audit entries written with their key write (a store that declares
+ * `auditedWrites`: both kept, or neither), and, as `options` declares, changes through a second
+ * instance (the channel) and 503 while the store is away (fail closed).
  *
  * @example
  * import { describe, it, expect, beforeEach, afterEach } from 'vitest';
@@ -47,6 +49,7 @@ export function describeKeyStoreContract(
     ...lifecycleCases(options),
     ...RACE_CASES,
     ...changeCases(options),
+    ...auditedWriteCases(options.auditedWrites),
     ...migrateCases(options.hooks),
     ...PINNED_CASES,
   ];

@@ -83,8 +83,9 @@ const DEFAULT_RETAIN_MS = 600_000;
 export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
   /**
    * Its `changes` (every write, announced across processes through the change table), `usage`,
-   * `audit` (the append-only table `<prefix>audit`, written after each key write, not in its
-   * transaction) and `outbox` (the events a `KeyManager` hands with a write, inserted in its transaction).
+   * `audit` and `auditedWrites` (the append-only table `<prefix>audit`, where the entry a `KeyManager`
+   * hands with a key write is inserted in the write's transaction) and `outbox` (the events a
+   * `KeyManager` hands with a write, inserted in its transaction too).
    */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly tablePrefix: string;
@@ -107,13 +108,9 @@ export class MysqlKeyStore extends SqlKeyStore<MysqlTx> {
     this.tablePrefix = prefix;
     this.pollIntervalMs = bounded('pollIntervalMs', options.pollIntervalMs, DEFAULT_POLL_MS, 10, 60_000);
     this.retainMs = bounded('changeRetentionMs', options.changeRetentionMs, DEFAULT_RETAIN_MS, 60_000, 2 ** 31);
-    this[CAPABILITIES] = {
-      changes: this,
-      usage: this,
-      // TRUNCATE fires no trigger in MySQL or MariaDB: grant the application's user no DROP.
-      audit: new SqlAuditLog(engine),
-      outbox,
-    };
+    // TRUNCATE fires no trigger in MySQL or MariaDB: grant the application's user no DROP.
+    const audit = new SqlAuditLog(engine);
+    this[CAPABILITIES] = { changes: this, usage: this, audit, auditedWrites: audit, outbox };
   }
 
   /**

@@ -55,9 +55,10 @@ const OPTION_NAMES = Object.keys({ client: true, schema: true, onError: true, te
  */
 export class PostgresKeyStore extends SqlKeyStore<PgTx> {
   /**
-   * Its `changes` (every write, announced across processes), `usage`, and `audit`: the append-only
-   * table `keygate_audit`, written after each key write (not in its transaction); and `outbox` (see
-   * `PostgresOutbox`): the events a `KeyManager` hands with a write, inserted in its transaction.
+   * Its `changes` (every write, announced across processes), `usage`, `audit` and `auditedWrites`: the
+   * append-only table `keygate_audit`, where the entry a `KeyManager` hands with a key write is
+   * inserted in the write's transaction; and `outbox` (see `PostgresOutbox`): the events a
+   * `KeyManager` hands with a write, inserted in its transaction too.
    */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly schema: string;
@@ -79,13 +80,9 @@ export class PostgresKeyStore extends SqlKeyStore<PgTx> {
     this.sql = sql;
     this.schema = schema;
     this.channel = channel;
-    this[CAPABILITIES] = {
-      changes: this,
-      usage: this,
-      // The audit table's trigger also refuses TRUNCATE.
-      audit: new SqlAuditLog(engine),
-      outbox,
-    };
+    // The audit table's trigger also refuses TRUNCATE.
+    const audit = new SqlAuditLog(engine);
+    this[CAPABILITIES] = { changes: this, usage: this, audit, auditedWrites: audit, outbox };
   }
 
   // The first subscription takes one pooled connection for LISTEN; each time LISTEN is in place (first,

@@ -13,8 +13,9 @@ export interface AuditRedis {
  * `<prefix>audit:<account id>`, and one per key of it, `<prefix>audit:<account id>:<key id>` (both ids
  * URI-encoded, so neither a `:` nor a brace in an id can make two names meet or move a cluster hash
  * tag). Each member is `<entry id> <entry JSON>` with score 0: the set orders by id, and a listing is
- * one ZREVRANGEBYLEX. An append adds to both sets in one script, atomically. Nothing in keygate
- * removes a member; Redis itself does not stop a client that does (use ACLs for that).
+ * one ZREVRANGEBYLEX. An append adds to both sets in one script, atomically; the entry a `KeyManager`
+ * hands with a key write is added by the write's own script. Nothing in keygate removes a member;
+ * Redis itself does not stop a client that does (use ACLs for that).
  */
 export class RedisAuditLog implements AuditLog {
   constructor(
@@ -27,13 +28,34 @@ export class RedisAuditLog implements AuditLog {
     return keyId === undefined ? account : `${account}:${encodeURIComponent(keyId)}`;
   }
 
-  async append(input: AuditEntryInput): Promise<AuditEntry> {
-    const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
-    const { id, ...rest } = entry;
+  private setsOf(entry: AuditEntry): string[] {
     const sets = [this.setOf(entry.accountId)];
     if (entry.keyId !== undefined) sets.push(this.setOf(entry.accountId, entry.keyId));
-    await this.redis.run(APPEND_AUDIT, sets, [`${id} ${JSON.stringify(rest)}`]);
+    return sets;
+  }
+
+  async append(input: AuditEntryInput): Promise<AuditEntry> {
+    const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
+    await this.redis.run(APPEND_AUDIT, this.setsOf(entry), [memberOf(entry)]);
     return entry;
+  }
+
+  /**
+   * The keys and arguments of `append_audit` for entries already made (see `scripts.ts`): how a key
+   * write's script adds its entries (`WriteOptions.audit`) in the same script.
+   *
+   * @example
+   * const { keys, args } = log.appendArgs(validAuditEntries(options?.audit));
+   */
+  appendArgs(entries: readonly AuditEntry[]): { keys: string[]; args: string[] } {
+    const keys: string[] = [];
+    const args = [String(entries.length)];
+    for (const entry of entries) {
+      const sets = this.setsOf(entry);
+      keys.push(...sets);
+      args.push(memberOf(entry), String(sets.length));
+    }
+    return { keys, args };
   }
 
   async list(query: AuditQuery): Promise<AuditEntry[]> {
@@ -50,6 +72,12 @@ export class RedisAuditLog implements AuditLog {
     ])) as string[];
     return members.map(entryOf);
   }
+}
+
+// `<id> <entry JSON without its id>`: the set orders members by id.
+function memberOf(entry: AuditEntry): string {
+  const { id, ...rest } = entry;
+  return `${id} ${JSON.stringify(rest)}`;
 }
 
 function entryOf(member: string): AuditEntry {

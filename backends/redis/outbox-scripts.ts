@@ -13,7 +13,7 @@
  * deliveries hash, due set; then per event its account's endpoint hash and log set. ARGV[ab]: the
  * number of events, then per event: id, JSON, type, account id, time in ms, time ISO 8601.
  */
-const APPEND_EVENTS_FUNCTION = `
+export const APPEND_EVENTS_FUNCTION = `
 local function append_events(kb, ab)
   local n = tonumber(ARGV[ab])
   for i = 0, n - 1 do
@@ -46,19 +46,6 @@ end
 export const PUBLISH = `${APPEND_EVENTS_FUNCTION}
 append_events(1, 1)
 return redis.call('HGET', KEYS[1], ARGV[2])`;
-
-/**
- * A key write and its events in one script: `body` (the write, returning 'ok' when it wrote) with
- * its own keys and arguments first, the events' after them.
- */
-export function withEvents(body: string, keyCount: number, argCount: number): string {
-  return `${APPEND_EVENTS_FUNCTION}
-local result = (function()
-${body}
-end)()
-if result == 'ok' then append_events(${keyCount + 1}, ${argCount + 1}) end
-return result`;
-}
 
 /**
  * Claims due deliveries. KEYS: deliveries hash, due set, events hash, endpoint-keys hash. ARGV: now

@@ -103,3 +103,22 @@ return 'ok'`;
 export const APPEND_AUDIT = `
 for i = 1, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
 return 'ok'`;
+
+/**
+ * `append_audit(kb, ab)`: adds entries to their sets, as {@link APPEND_AUDIT} adds one, and returns
+ * the positions of the first key and argument after its own. KEYS[kb..]: per entry its account's set,
+ * then its key's (if it has one). ARGV[ab]: the number of entries, then per entry its member and how
+ * many sets it goes to (1 or 2).
+ */
+export const APPEND_AUDIT_FUNCTION = `
+local function append_audit(kb, ab)
+  local n = tonumber(ARGV[ab])
+  local k = kb
+  for i = 1, n do
+    local member, sets = ARGV[ab + 2 * i - 1], tonumber(ARGV[ab + 2 * i])
+    for j = 0, sets - 1 do redis.call('ZADD', KEYS[k + j], 0, member) end
+    k = k + sets
+  end
+  return k, ab + 1 + 2 * n
+end
+`;

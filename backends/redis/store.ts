@@ -7,6 +7,7 @@ import {
 } from 'keygate';
 import type {
   ApiKeyRecord,
+  AuditEntry,
   Capabilities,
   Capable,
   KeyActivity,
@@ -31,16 +32,18 @@ import {
   observedLookup,
   parseChange,
   quote,
+  validAuditEntries,
 } from 'keygate/store-kit';
 import { RedisAuditLog } from './audit-log.js';
 import { requireMethods } from './client-shape.js';
 import { unavailable } from './errors.js';
 import { RedisOutbox } from './outbox.js';
-import { withEvents } from './outbox-scripts.js';
+
 import { storePrefix } from './prefix.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, ScriptRunner, UPDATE } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
 import { countsOfHash, type HashReply } from './usage-hash.js';
+import { withRecords } from './write-script.js';
 
 /** The connection that receives the change channel: what `client.duplicate()` returns. */
 export interface RedisSubscriberLike {
@@ -115,9 +118,10 @@ const MAX_ATTEMPTS = 100;
  */
 export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
   /**
-   * Its `changes` (every write, announced across processes), `usage`, and `audit`: sorted sets under
-   * `<prefix>audit:` (see `RedisAuditLog`), written after each key write; and `outbox` (see
-   * `RedisOutbox`): the events a `KeyManager` hands with a write, stored by the write's own script.
+   * Its `changes` (every write, announced across processes), `usage`, `audit` and `auditedWrites`:
+   * sorted sets under `<prefix>audit:` (see `RedisAuditLog`), where the entry a `KeyManager` hands
+   * with a key write is added by the write's own script; and `outbox` (see `RedisOutbox`): the events
+   * a `KeyManager` hands with a write, stored by that script too.
    */
   declare readonly [CAPABILITIES]: Capabilities;
   readonly prefix: string;
@@ -128,6 +132,7 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
   private readonly relay = new ChangeRelay();
   private readonly scripts: ScriptRunner;
   private readonly outbox: RedisOutbox;
+  private readonly audit: RedisAuditLog;
   private subscriber: RedisSubscriberLike | undefined;
   private closed = false;
 
@@ -146,16 +151,14 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
     this.channel = `${prefix}changes`;
     this.telemetry = createTelemetry(options.telemetry);
     this.onError = options.onError ?? (() => {});
-    const audit = new RedisAuditLog(
-      { command: (args) => this.command(args), run: (s, k, a) => this.run(s, k, a) },
-      prefix,
-    );
     const redis = {
       command: (args: string[]) => this.command(args),
       run: (s: string, k: string[], a: string[]) => this.run(s, k, a),
     };
+    const audit = new RedisAuditLog(redis, prefix);
+    this.audit = audit;
     this.outbox = new RedisOutbox(redis, prefix);
-    this[CAPABILITIES] = { changes: this, usage: this, audit, outbox: this.outbox };
+    this[CAPABILITIES] = { changes: this, usage: this, audit, auditedWrites: audit, outbox: this.outbox };
   }
 
   private recordKey(id: string): string {
@@ -185,13 +188,14 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
   }
 
   async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
+    const entries = validAuditEntries(options?.audit);
     const stored = freezeRecord({ ...record, version: 1 });
     const change = changeOf('created', stored);
-    const outcome = await this.runWithEvents(
+    const outcome = await this.runRecorded(
       INSERT,
       [this.recordKey(stored.id), `${this.prefix}hash:${stored.hash}`, `${this.prefix}account:${stored.accountId}`],
       [JSON.stringify(stored), stored.id, this.channel, JSON.stringify(change)],
-      options?.events,
+      { audit: entries, events: options?.events },
     );
     if (outcome === 'id') {
       throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`, { keyId: record.id });
@@ -208,17 +212,18 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
    * `KeyConflictError`.
    */
   async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
+    const entries = validAuditEntries(condition?.audit);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.findById(id);
       if (!current) throw new KeyNotFoundError(id);
       // The shared patch semantics (KeyRevokedError, KeyConflictError); the script then writes only if nobody wrote meanwhile.
       const next = applyPatch(current, patch, condition);
       const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
-      const outcome = await this.runWithEvents(
+      const outcome = await this.runRecorded(
         UPDATE,
         [this.recordKey(id)],
         [String(current.version), JSON.stringify(next), this.channel, JSON.stringify(change)],
-        condition?.events,
+        { audit: entries, events: condition?.events },
       );
       if (outcome === 'ok') {
         this.relay.emit(change);
@@ -329,16 +334,26 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
     });
   }
 
-  // A write's script, followed in the same script by its outbox events when there are any.
-  private runWithEvents(
+  // A write's script, followed in the same script, when it wrote, by its audit entries and its outbox events.
+  private runRecorded(
     script: string,
     keys: string[],
     args: string[],
-    events: WriteOptions['events'],
+    records: { audit: readonly AuditEntry[]; events: WriteOptions['events'] },
   ): Promise<unknown> {
-    if (!events || events.length === 0) return this.run(script, keys, args);
-    const extra = this.outbox.appendArgs(events);
-    return this.run(withEvents(script, keys.length, args.length), [...keys, ...extra.keys], [...args, ...extra.args]);
+    const parts = { audit: records.audit.length > 0, events: (records.events?.length ?? 0) > 0 };
+    const allKeys = [...keys];
+    const allArgs = [...args];
+    for (const extra of [
+      parts.audit ? this.audit.appendArgs(records.audit) : undefined,
+      parts.events ? this.outbox.appendArgs(records.events ?? []) : undefined,
+    ]) {
+      if (extra) {
+        allKeys.push(...extra.keys);
+        allArgs.push(...extra.args);
+      }
+    }
+    return this.run(withRecords(script, keys.length, args.length, parts), allKeys, allArgs);
   }
 
   /** One script by its SHA (see {@link ScriptRunner}); a failure becomes `KeyStoreUnavailableError`. */

@@ -12,9 +12,61 @@ import {
 import type { SqlEngine } from './engine.js';
 import { jsonOf, type TimeCodec } from './key-record.js';
 import type { GivenOptions } from './options.js';
-import { wait } from './step.js';
+import { type SqlTx, type Step, wait } from './step.js';
 
 const COLUMNS = 'id, at, account_id, key_id, action, actor_type, actor_id, changes, address';
+
+/**
+ * Inserts entries already made (ids given, checked by `validAuditEntry`) inside the caller's
+ * transaction, one INSERT each: how the key store of the SQL core writes a key write's entries
+ * (`WriteOptions.audit`) in the write's transaction, and how `SqlAuditLog` appends.
+ *
+ * @example
+ * if (entries.length > 0) yield* insertAuditEntries(tx, dialect, entries);
+ */
+export function* insertAuditEntries(
+  tx: SqlTx,
+  engine: Pick<SqlEngine, 'time' | 'table'>,
+  entries: readonly AuditEntry[],
+): Step<void> {
+  const sql = auditInsertSql(engine.table('audit'));
+  for (const entry of entries) yield tx.run(sql, auditRowParams(entry, engine.time));
+}
+
+/**
+ * The INSERT of one entry into `table`, its values as {@link auditRowParams} gives them. With
+ * `afterAChange`, the row goes in only when the statement before it changed a row (SQLite's
+ * `changes()`): how a D1 batch keeps an entry out when its conditional key UPDATE wrote nothing.
+ *
+ * @example
+ * db.prepare(auditInsertSql('keygate_audit', true)).bind(...auditRowParams(entry, ISO_TIME));
+ */
+export function auditInsertSql(table: string, afterAChange = false): string {
+  return afterAChange
+    ? `INSERT INTO ${table} (${COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() = 1`
+    : `INSERT INTO ${table} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+}
+
+/**
+ * The values of an entry's row, in the order of the audit table's columns (`id, at, account_id,
+ * key_id, action, actor_type, actor_id, changes, address`): for an INSERT, or a D1 batch's.
+ *
+ * @example
+ * db.prepare(AUDIT_INSERT).bind(...auditRowParams(entry, ISO_TIME));
+ */
+export function auditRowParams(entry: AuditEntry, time: TimeCodec): unknown[] {
+  return [
+    entry.id,
+    time.write(entry.at),
+    entry.accountId,
+    entry.keyId ?? null,
+    entry.action,
+    entry.actor.type,
+    entry.actor.id ?? null,
+    entry.changes === undefined ? null : JSON.stringify(entry.changes),
+    entry.address ?? null,
+  ];
+}
 
 interface AuditRow {
   id: string;
@@ -57,23 +109,9 @@ export class SqlAuditLog implements AuditLog {
 
   async append(input: AuditEntryInput): Promise<AuditEntry> {
     const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
-    const { time, runner } = this.dialect;
-    const table = this.dialect.table('audit');
-    const params = [
-      entry.id,
-      time.write(entry.at),
-      entry.accountId,
-      entry.keyId ?? null,
-      entry.action,
-      entry.actor.type,
-      entry.actor.id ?? null,
-      entry.changes === undefined ? null : JSON.stringify(entry.changes),
-      entry.address ?? null,
-    ];
+    const { dialect } = this;
     try {
-      await runner.transaction(function* (tx) {
-        yield tx.run(`INSERT INTO ${table} (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
-      });
+      await dialect.runner.transaction((tx) => insertAuditEntries(tx, dialect, [entry]));
     } catch (err) {
       // An INSERT whose answer was lost may have landed (a driver that sends it again then meets its
       // own row as a duplicate id). The id is this append's own, so the row's presence settles it.

@@ -21,9 +21,11 @@ import {
   type UsageCount,
   type UsageOutcome,
   type UsageStore,
+  validAuditEntries,
   type WritableKeyStore,
   type WriteOptions,
 } from 'keygate/store-kit';
+import { insertAuditEntries } from './audit-log.js';
 import type { SqlEngine } from './engine.js';
 import { type DuplicateKey, keyConflict } from './key-conflict.js';
 import {
@@ -77,8 +79,10 @@ export interface KeyDialect<X extends SqlTx> extends SqlEngine<X> {
 
 /**
  * The key store every SQL engine shares: lookups, inserts and row-locked updates in one transaction
- * with the outbox and the change announcement, usage upserts, and subscriptions relayed from the
- * engine's change channel. A backend class extends it with its options, `migrate()` and channel.
+ * with the outbox events, the audit entries (`WriteOptions.audit`, into the engine's `audit` table)
+ * and the change announcement, usage upserts, and subscriptions relayed from the engine's change
+ * channel. A backend class extends it with its options, `migrate()` and channel, and declares the
+ * `audit` log over the same engine as its `audit` and `auditedWrites` capabilities.
  *
  * @example
  * export class SqliteKeyStore extends SqlKeyStore<SqliteTx> { ... }
@@ -157,6 +161,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
 
   async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
     const { dialect, byId, keys } = this;
+    const entries = validAuditEntries(options?.audit);
     const stored = { ...record, version: 1 };
     const change = changeOf('created', stored);
     const insert = `INSERT INTO ${keys} (${KEY_COLUMNS}) VALUES (${marks(20)})`;
@@ -170,6 +175,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
           rows = yield* wait(tx.all<KeyRow>(byId, [record.id]));
         }
         if (options?.events?.length && dialect.appendEvents) yield* dialect.appendEvents(tx, options.events);
+        if (entries.length > 0) yield* insertAuditEntries(tx, dialect, entries);
         if (dialect.announce) yield* dialect.announce(tx, change);
         return rows[0] as KeyRow;
       })
@@ -184,6 +190,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
   async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
     if (holdsNul(id)) throw new KeyNotFoundError(id);
     const { dialect, byId, keys } = this;
+    const entries = validAuditEntries(condition?.audit);
     const { next, change } = await dialect.runner.transaction(function* (tx) {
       const [row] = yield* wait(tx.all<KeyRow>(`${byId}${dialect.lockRow}`, [id]));
       if (!row) throw new KeyNotFoundError(id);
@@ -192,6 +199,7 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
       const next = applyPatch(keyRecordOf(row, dialect.time), patch, condition);
       yield* wait(tx.run(keyUpdateSql(keys), keyUpdateParams(next, dialect.time)));
       if (condition?.events?.length && dialect.appendEvents) yield* dialect.appendEvents(tx, condition.events);
+      if (entries.length > 0) yield* insertAuditEntries(tx, dialect, entries);
       const change = changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next);
       if (dialect.announce) yield* dialect.announce(tx, change);
       return { next, change };

@@ -84,8 +84,9 @@ const PRUNE_EVERY = 64;
  */
 export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
   /**
-   * Its `changes` (every write, polled across processes), `usage`, `audit` (see `SqliteAuditLog`) and
-   * `outbox` (see `SqliteOutbox`: events handed with a write go in its transaction).
+   * Its `changes` (every write, polled across processes), `usage`, `audit` and `auditedWrites` (see
+   * `SqliteAuditLog`: the entry handed with a key write goes in its transaction) and `outbox` (see
+   * `SqliteOutbox`: events handed with a write go in its transaction too).
    */
   declare readonly [CAPABILITIES]: Capabilities;
   /** Milliseconds between two reads of the change table. */
@@ -106,12 +107,8 @@ export class SqliteKeyStore extends SqlKeyStore<SqlTx> {
     this.driver = driver;
     this.pollIntervalMs = validPollIntervalMs(options.pollIntervalMs);
     this.busyTimeoutMs = busyTimeoutMs;
-    this[CAPABILITIES] = {
-      changes: this,
-      usage: this,
-      audit: new SqliteAuditLog({ database: driver, busyTimeoutMs }),
-      outbox,
-    };
+    const audit = new SqliteAuditLog({ database: driver, busyTimeoutMs });
+    this[CAPABILITIES] = { changes: this, usage: this, audit, auditedWrites: audit, outbox };
   }
 
   // The first poll, and the first after a failed one, deliver a resync.

@@ -14,6 +14,7 @@ import type {
   AuditEntry,
   AuditEntryInput,
 } from '../vocabulary/audit-log.js';
+import { auditId } from './id.js';
 
 // The one place that decides what an audit entry may hold. Every backend's `append` runs it first, so
 // no backend can store a secret: a field named like one is refused, a secret-shaped value redacted.
@@ -259,6 +260,39 @@ export function validAuditQuery(value: unknown): {
  */
 export function freezeAuditEntry(id: string, entry: AuditEntryInput): AuditEntry {
   return deepFreeze({ id, ...entry });
+}
+
+/**
+ * A new entry as a log stores it: `input` checked and cleaned by {@link validAuditEntry}, with a new
+ * {@link auditId}, deeply frozen. What `KeyManager` hands with a key write (`WriteOptions.audit`).
+ *
+ * @example
+ * const entry = auditEntryOf({ at, accountId: 'acct_1', keyId: 'key_1', action: 'key.revoked', actor: { type: 'api' } });
+ */
+export function auditEntryOf(input: AuditEntryInput): AuditEntry {
+  return freezeAuditEntry(auditId(), validAuditEntry(input));
+}
+
+/**
+ * The entries a key write carries (`WriteOptions.audit`), checked again as `append` checks one (see
+ * {@link validAuditEntry}; `id` 1-100 characters of `A-Z a-z 0-9 _ -`, as {@link auditId} makes them):
+ * what a store that writes entries in its writes calls before it writes anything, so no caller can
+ * put a secret in the log past the check. `undefined` is no entries. Throws `InvalidInputError`
+ * naming the field of the first bad entry (`audit`, `audit.id`, `changes.hash`, ...).
+ *
+ * @example
+ * const entries = validAuditEntries(options?.audit); // before the transaction begins
+ */
+export function validAuditEntries(value: unknown): readonly AuditEntry[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value))
+    refuse('audit', 'wrong_type', `audit must be a list of entries, got ${describeValue(value)}`);
+  return (value as unknown[]).map((item) => {
+    const { id, ...input } = plainObject('audit', item);
+    if (typeof id !== 'string' || !ID_TEXT.test(id))
+      refuse('audit.id', 'wrong_type', 'an audit entry needs its id (auditId())');
+    return freezeAuditEntry(id, validAuditEntry(input));
+  });
 }
 
 function deepFreeze<T>(value: T): T {

@@ -1,6 +1,5 @@
 import type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../vocabulary/audit-log.js';
-import { freezeAuditEntry, validAuditEntry, validAuditQuery } from './entry.js';
-import { auditId } from './id.js';
+import { auditEntryOf, validAuditQuery } from './entry.js';
 
 /**
  * The audit log of a `MemoryKeyStore` (its `audit` capability): entries in this process's memory, in
@@ -18,10 +17,24 @@ export class MemoryAuditLog implements AuditLog {
   private readonly byKey = new Map<string, AuditEntry[]>();
 
   async append(input: AuditEntryInput): Promise<AuditEntry> {
-    const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
-    push(this.byAccount, entry.accountId, entry);
-    if (entry.keyId !== undefined) push(this.byKey, scope(entry.accountId, entry.keyId), entry);
-    return entry;
+    const [entry] = this.appendNow([auditEntryOf(input)]);
+    return entry as AuditEntry;
+  }
+
+  /**
+   * Stores entries already made (`auditEntryOf`, or checked by `validAuditEntries`) at once, in the
+   * caller's turn of the event loop: how `MemoryKeyStore` writes a key write's entries in the same
+   * turn as the write. Returns them.
+   *
+   * @example
+   * log.appendNow(validAuditEntries(options?.audit));
+   */
+  appendNow(entries: readonly AuditEntry[]): readonly AuditEntry[] {
+    for (const entry of entries) {
+      push(this.byAccount, entry.accountId, entry);
+      if (entry.keyId !== undefined) push(this.byKey, scope(entry.accountId, entry.keyId), entry);
+    }
+    return entries;
   }
 
   async list(query: AuditQuery): Promise<AuditEntry[]> {
@@ -37,10 +50,12 @@ export class MemoryAuditLog implements AuditLog {
 // A separator no account id holds (control characters are refused in account ids).
 const scope = (accountId: string, keyId: string) => `${accountId}\u0000${keyId}`;
 
+// Kept sorted by id: an entry made before another but written after it (two managers' writes) goes in its place.
 function push(index: Map<string, AuditEntry[]>, name: string, entry: AuditEntry): void {
   const list = index.get(name);
-  if (list) list.push(entry);
-  else index.set(name, [entry]);
+  if (!list) index.set(name, [entry]);
+  else if ((list.at(-1) as AuditEntry).id < entry.id) list.push(entry);
+  else list.splice(firstAtOrAfter(list, entry.id), 0, entry);
 }
 
 // The position of the first entry whose id is `id` or later (entries are sorted by id).

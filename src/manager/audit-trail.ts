@@ -1,5 +1,5 @@
 import { KeygateError, UnsupportedError } from '#errors';
-import { validAuditQuery } from '../audit/entry.js';
+import { auditEntryOf, validAuditQuery } from '../audit/entry.js';
 import { type EventHook, emitSafely } from '../events.js';
 import { redactKeys } from '../redact/keys.js';
 import type { ApiKeyRecord, WritableKeyStore } from '../types.js';
@@ -8,6 +8,7 @@ import type {
   AuditChanges,
   AuditContext,
   AuditEntry,
+  AuditEntryInput,
   AuditLog,
   AuditQuery,
 } from '../vocabulary/audit-log.js';
@@ -26,10 +27,33 @@ export interface AuditedAction {
 }
 
 /**
- * The `KeyManager`'s side of the audit log: one entry per action, written after the key write it
- * records (not in the same transaction: stores write keys through one call each). A failed append
+ * The audit side of one key write, made before the write: the entries the write carries
+ * (`WriteOptions.audit`), and what is left to do once the write succeeded.
+ */
+export interface PreparedAudit {
+  /** The entries to hand with the write; absent when the store does not write them in its writes. */
+  readonly entries?: readonly AuditEntry[];
+  /** Appends the entry after the write, or reports why there is none; never throws. */
+  finish(): Promise<void>;
+}
+
+const DONE: PreparedAudit = { finish: async () => {} };
+
+/**
+ * The `KeyManager`'s side of the audit log: one entry per action. Over a store that writes entries in
+ * its writes (its `auditedWrites` capability, the same log as its `audit`: memory, the SQL stores,
+ * D1, Redis) the entry is made before the key write and goes in the write's transaction, script or
+ * batch: the key change and its entry are stored together or not at all, and a crash cannot come
+ * between them. Over any other store that holds an audit log, the entry is appended after the key
+ * write, so a crash between the two loses it. Either way, an entry that cannot be made or written
  * never turns a successful key write into a failure; it is reported instead, as an `audit.failed`
  * event through `onEvent`, or on `console.error` when there is no hook, so it never vanishes.
+ *
+ * @example
+ * const trail = new AuditTrail(store, onEvent, () => new Date().toISOString());
+ * const audit = trail.prepare({ action: 'key.revoked', accountId, key, context, changes });
+ * await store.update(key.id, patch, { audit: audit.entries });
+ * await audit.finish();
  */
 export class AuditTrail {
   constructor(
@@ -43,20 +67,28 @@ export class AuditTrail {
     return capabilityOf(this.store, 'audit');
   }
 
+  /**
+   * The audit side of the key write about to record `done`: its entry, to carry in the write when the
+   * store writes entries in its writes, or else an append to make once the write succeeded. An entry
+   * that cannot be made (refused by `validAuditEntry`) goes with no write, and `finish` reports it.
+   */
+  prepare(done: AuditedAction): PreparedAudit {
+    const log = this.log;
+    if (!log) return DONE;
+    if (capabilityOf(this.store, 'auditedWrites') !== log) return { finish: () => this.record(done).then(() => {}) };
+    try {
+      return { entries: [auditEntryOf(this.inputOf(done))], finish: DONE.finish };
+    } catch (err) {
+      return { finish: async () => this.reportFailure(done, err) };
+    }
+  }
+
   /** Appends the entry of `done`, if the store holds an audit log; reports a failure, never throws. */
   async record(done: AuditedAction): Promise<AuditEntry | undefined> {
     const log = this.log;
     if (!log) return undefined;
     try {
-      return await log.append({
-        at: this.nowIso(),
-        accountId: done.accountId,
-        ...(done.key && { keyId: done.key.id }),
-        action: done.action,
-        actor: done.context.actor ?? { type: 'api' },
-        ...(done.changes && { changes: done.changes }),
-        ...(done.context.address !== undefined && { address: done.context.address }),
-      });
+      return await log.append(this.inputOf(done));
     } catch (err) {
       this.reportFailure(done, err);
       return undefined;
@@ -70,6 +102,18 @@ export class AuditTrail {
     validAuditQuery(query);
     if (!log) throw new UnsupportedError('store', 'this store keeps no audit log (no audit capability)');
     return log.list(query);
+  }
+
+  private inputOf(done: AuditedAction): AuditEntryInput {
+    return {
+      at: this.nowIso(),
+      accountId: done.accountId,
+      ...(done.key && { keyId: done.key.id }),
+      action: done.action,
+      actor: done.context.actor ?? { type: 'api' },
+      ...(done.changes && { changes: done.changes }),
+      ...(done.context.address !== undefined && { address: done.context.address }),
+    };
   }
 
   private reportFailure(done: AuditedAction, err: unknown): void {

@@ -15,6 +15,7 @@ import { assertPrefix, DEFAULT_PREFIX, generateKey, isWellFormedKey, keyHint } f
 import { hashKey } from '../key/hash.js';
 import { outboxEventOf } from '../outbox/event.js';
 import { quote } from '../redact/describe.js';
+import { applyPatch } from '../store/apply-patch.js';
 import type {
   ApiKeyRecord,
   KeyMetadata,
@@ -34,7 +35,7 @@ import { checkOptionNames } from '../validate/options.js';
 import type { AuditAction, AuditChanges, AuditContext, AuditEntry, AuditQuery } from '../vocabulary/audit-log.js';
 import { capabilityOf } from '../vocabulary/capabilities.js';
 import { type UsageReport, type UsageStore, utcDay } from '../vocabulary/usage-store.js';
-import { AuditTrail } from './audit-trail.js';
+import { type AuditedAction, AuditTrail } from './audit-trail.js';
 import { type ImportKeyInput, importedKey } from './import-key.js';
 import { checkKeyFields, KEY_FIELDS, type KeyCheckOptions, type ValidKeyInput } from './key-input.js';
 import { DEFAULT_QUIET_FOR_MS, type RotationStatus, rotationStatusOf } from './rotation-status.js';
@@ -56,8 +57,10 @@ export interface KeyManagerOptions {
   clock?: () => number;
   /**
    * Receives `key.created`, `key.updated`, `key.rotated`, `key.suspended` (with its `reason`),
-   * `key.resumed` and `key.revoked`, and `audit.failed` when a key write succeeded but its audit
-   * entry could not be written. Its failures never undo or fail a write.
+   * `key.resumed` and `key.revoked`, each once its key write succeeded (and, over a store that
+   * writes audit entries in its writes, with the entry already stored), and `audit.failed` when a
+   * key write succeeded but its audit entry could not be made or, appended after the write, could
+   * not be written. Its failures never undo or fail a write.
    * @default undefined (an `audit.failed` then goes to `console.error`)
    */
   onEvent?: EventHook;
@@ -186,7 +189,9 @@ const IMPORT_FIELDS = ['secret', 'digest', 'hint'];
 /**
  * Creates, reads, changes, rotates, suspends, resumes and revokes keys. Every input is validated before anything is
  * written; a bad one throws `InvalidInputError` naming the field. Revocation is permanent: a revoked
- * key can be neither changed nor restored.
+ * key can be neither changed nor restored. Each write carries its event to the store's outbox and its
+ * audit entry to the store's audit log, in the same step as the write where the store offers it (see
+ * `WriteOptions`, and {@link KeyManager.audit}).
  *
  * @example
  * const keys = new KeyManager({ store: new MemoryKeyStore() });
@@ -229,22 +234,32 @@ export class KeyManager {
     this.trail = new AuditTrail(this.store, this.onEvent, () => this.nowIso());
   }
 
-  // The audit entry of a key write that succeeded: one call per action (see AuditTrail for failures).
-  private record(
-    action: AuditAction,
-    key: ApiKeyRecord,
-    context: AuditContext,
-    changes?: AuditChanges,
-  ): Promise<unknown> {
-    return this.trail.record({ action, accountId: key.accountId, key, context, ...(changes && { changes }) });
+  // One key write with what records it: its event, which the store's outbox keeps in the same step
+  // (when it has one), and its audit entry, made before the write and kept in the same step by a store
+  // that writes entries in its writes (else appended after it, see AuditTrail). Once the write
+  // succeeded the event is emitted, then an entry the write did not carry is appended.
+  private async write<T>(
+    event: KeygateEvent,
+    done: AuditedAction,
+    write: (options: WriteOptions) => Promise<T>,
+  ): Promise<T> {
+    const audit = this.trail.prepare(done);
+    const written = await write(this.carrying(event, audit.entries));
+    emitSafely(this.onEvent, event);
+    await audit.finish();
+    return written;
   }
 
   /**
    * The audit log of key management, newest first: an account's entries, or one key's with `keyId`
    * (at most `limit`, 1-1,000, default 50; `before` an entry id continues a listing after it). Every
-   * `create`, `update`, `rotate`, `revoke` and `import` through a manager over a store that holds an
-   * audit log (its `audit` capability: memory, PostgreSQL, PGlite, Redis) is there, with its actor.
-   * Throws `UnsupportedError` (field `store`) when the store holds none.
+   * `create`, `update`, `rotate`, `suspend`, `resume`, `revoke` and `import` through a manager over a
+   * store that holds an audit log (its `audit` capability: memory, PostgreSQL, PGlite, MySQL, SQLite,
+   * D1, Redis) is there, with its actor. These stores write the entry in the key write's own
+   * transaction, script or batch (their `auditedWrites` capability), so no key change is stored
+   * without its entry, even when the process dies right after the write; over a store that only
+   * declares `audit`, the entry is appended just after the write. Throws `UnsupportedError` (field
+   * `store`) when the store holds none.
    *
    * @example
    * const page = await keys.audit({ accountId: 'acct_1', limit: 20 });
@@ -296,26 +311,26 @@ export class KeyManager {
     return { type, keyId: record.id, accountId: record.accountId, hint: record.hint, at: this.nowIso(), ...extra };
   }
 
-  // One change of a stored key: written with its event (which the store's outbox keeps in the same
-  // step), the event emitted, then the audit entry of what the write changed; the new view returned.
+  // One change of a stored key, with its event and the audit entry of `changes` (see write); the new view returned.
   private async change(
     current: ApiKeyRecord,
     patch: KeyPatch,
     action: 'key.updated' | 'key.suspended' | 'key.resumed' | 'key.revoked',
     context: AuditContext,
-    changes: (written: ApiKeyRecord) => AuditChanges,
+    changes: AuditChanges,
     extra?: { reason: string | null },
   ): Promise<ManagedKey> {
     const event = this.eventOf(action, current, extra);
-    const written = await this.store.update(current.id, patch, this.carrying(event));
-    emitSafely(this.onEvent, event);
-    await this.record(action, written, context, changes(written));
+    const done: AuditedAction = { action, accountId: current.accountId, key: current, context, changes };
+    const written = await this.write(event, done, (options) => this.store.update(current.id, patch, options));
     return this.view(written);
   }
 
-  // The write options that carry `event` to the store's outbox, when it holds one: the store keeps
-  // the event in the same step as the write (see WriteOptions).
-  private carrying(event: KeygateEvent, options: WriteOptions = {}): WriteOptions {
+  // The write options that carry `event` to the store's outbox, when it holds one, and `audit` (the
+  // entries AuditTrail made for a store that writes them in its writes): the store keeps both in the
+  // same step as the write (see WriteOptions).
+  private carrying(event: KeygateEvent, audit: readonly AuditEntry[] | undefined): WriteOptions {
+    const options: WriteOptions = audit ? { audit } : {};
     if (!capabilityOf(this.store, 'outbox')) return options;
     return { ...options, events: [outboxEventOf(event, this.clock())] };
   }
@@ -376,11 +391,17 @@ export class KeyManager {
   async create(input: CreateKeyInput, options?: AuditContext): Promise<CreatedKey> {
     const { mode, ...fields } = this.validFields(input, 'create') as ValidKeyInput;
     const context = validAuditContext(options, [], 'KeyManager.create');
-    const created = await this.insertNew({ ...fields, mode, rotatedFrom: null }, (record) =>
-      this.eventOf('key.created', record),
+    const created = await this.insertNew(
+      { ...fields, mode, rotatedFrom: null },
+      (record) => this.eventOf('key.created', record),
+      (record) => ({
+        action: 'key.created',
+        accountId: record.accountId,
+        key: record,
+        context,
+        changes: createdFields(record),
+      }),
     );
-    emitSafely(this.onEvent, created.event);
-    await this.record('key.created', created.record, context, createdFields(created.record));
     return { secret: created.secret, key: created.key };
   }
 
@@ -412,52 +433,55 @@ export class KeyManager {
     );
     const record = await this.insertRecord(
       { ...fields, mode: key.mode, rotatedFrom: null },
-      key.hash,
-      key.hint,
-      event.keyId as string,
+      { hash: key.hash, hint: key.hint, id: event.keyId as string },
       event,
+      (inserted) => ({
+        action: 'key.imported',
+        accountId: inserted.accountId,
+        key: inserted,
+        context,
+        changes: createdFields(inserted),
+      }),
     );
-    emitSafely(this.onEvent, event);
-    await this.record('key.imported', record, context, createdFields(record));
     return this.view(record);
   }
 
-  // A new key, inserted with the event `eventFor` makes of it (written with it to the store's outbox).
+  // A new key, inserted with the event `eventFor` makes of it and the audit entry of `auditedFor` (see write).
   private async insertNew(
     fields: NewKeyFields,
     eventFor: (record: Pick<ApiKeyRecord, 'id' | 'accountId' | 'hint'>) => KeygateEvent,
+    auditedFor: (record: ApiKeyRecord) => AuditedAction,
     id = `key_${randomBase62(20)}`,
-  ): Promise<CreatedKey & { record: ApiKeyRecord; event: KeygateEvent }> {
+  ): Promise<CreatedKey> {
     const secret = generateKey({ prefix: this.prefix, mode: fields.mode });
     const hint = keyHint(secret);
     const event = eventFor({ id, accountId: fields.accountId, hint });
-    const stored = await this.insertRecord(fields, await hashKey(secret, this.pepper), hint, id, event);
-    return { secret, key: this.view(stored), record: stored, event };
+    const digest = { hash: await hashKey(secret, this.pepper), hint, id };
+    const stored = await this.insertRecord(fields, digest, event, auditedFor);
+    return { secret, key: this.view(stored) };
   }
 
+  // The record is built first, so that its audit entry (`changes` from its fields) goes with its insert.
   private insertRecord(
     fields: NewKeyFields,
-    hash: string,
-    hint: string,
-    id: string,
+    { hash, hint, id }: { hash: string; hint: string; id: string },
     event: KeygateEvent,
+    auditedFor: (record: ApiKeyRecord) => AuditedAction,
   ): Promise<ApiKeyRecord> {
     const now = this.nowIso();
-    return this.store.insert(
-      {
-        id,
-        hash,
-        ...fields,
-        status: 'active',
-        hint,
-        createdAt: now,
-        updatedAt: now,
-        revokedAt: null,
-        rotatedTo: null,
-        version: 1,
-      },
-      this.carrying(event),
-    );
+    const record: ApiKeyRecord = {
+      id,
+      hash,
+      ...fields,
+      status: 'active',
+      hint,
+      createdAt: now,
+      updatedAt: now,
+      revokedAt: null,
+      rotatedTo: null,
+      version: 1,
+    };
+    return this.write(event, auditedFor(record), (options) => this.store.insert(record, options));
   }
 
   /** The key's public view, or `null` when there is no key with that id. */
@@ -596,8 +620,9 @@ export class KeyManager {
     const context = validAuditContext(options, [], 'KeyManager.update');
     const current = await this.require(id);
     if (current.status === 'revoked') throw new KeyRevokedError(id);
-    // `before` as read just before the write: a concurrent writer in between is not told apart.
-    return this.change(current, patch, 'key.updated', context, (updated) => changedFields(current, updated));
+    // What the patch changes of the key as read just before the write: `before` as read, `after` as
+    // written. A field a concurrent writer changed in between, and this patch does not set, is not listed.
+    return this.change(current, patch, 'key.updated', context, changedFields(current, applyPatch(current, patch)));
   }
 
   /**
@@ -627,7 +652,7 @@ export class KeyManager {
     const claim: KeyPatch = { rotatedTo: successorId, updatedAt: this.nowIso() };
     if (graceMs !== undefined) claim.expiresAt = graceExpiry(this.clock() + graceMs, old.expiresAt);
     const claimed = await this.store.update(id, claim, { ifVersion: old.version });
-    let created: CreatedKey & { event: KeygateEvent };
+    let created: CreatedKey;
     try {
       const { accountId, name, mode, permissions, allowedIps, expiresAt, metadata } = old;
       const rateLimit = old.rateLimit ?? null;
@@ -642,9 +667,17 @@ export class KeyManager {
         rateLimit,
         rotatedFrom: old.id,
       };
+      // The rotation's entry goes with the successor's insert, as its event does: the claim alone is no rotation.
       created = await this.insertNew(
         fields,
         () => this.eventOf('key.rotated', old, { newKeyId: successorId }),
+        () => ({
+          action: 'key.rotated',
+          accountId: old.accountId,
+          key: old,
+          context,
+          changes: { rotatedTo: { before: old.rotatedTo, after: successorId } },
+        }),
         successorId,
       );
     } catch (err) {
@@ -654,9 +687,7 @@ export class KeyManager {
       await this.store.update(id, release, { ifVersion: claimed.version }).catch(() => {});
       throw err;
     }
-    emitSafely(this.onEvent, created.event);
-    await this.record('key.rotated', old, context, { rotatedTo: { before: old.rotatedTo, after: created.key.id } });
-    return { secret: created.secret, key: created.key };
+    return created;
   }
 
   // Rotated already: the successor is active or suspended, or it is still being inserted (claimed, not
@@ -695,7 +726,7 @@ export class KeyManager {
       status: { before: 'active', after: 'suspended' },
       ...(reason === null ? {} : { suspendedReason: { before: null, after: reason } }),
     };
-    return this.change(current, patch, 'key.suspended', context, () => changes, { reason });
+    return this.change(current, patch, 'key.suspended', context, changes, { reason });
   }
 
   /**
@@ -712,9 +743,7 @@ export class KeyManager {
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     if (current.status === 'active') return this.view(current);
     const patch: KeyPatch = { status: 'active', suspendedAt: null, suspendedReason: null, updatedAt: this.nowIso() };
-    return this.change(current, patch, 'key.resumed', context, () => ({
-      status: { before: 'suspended', after: 'active' },
-    }));
+    return this.change(current, patch, 'key.resumed', context, { status: { before: 'suspended', after: 'active' } });
   }
 
   /**
@@ -734,9 +763,9 @@ export class KeyManager {
     if (current.status === 'revoked') throw new KeyRevokedError(id);
     if (quietForMs !== undefined) await this.assertQuiet(id, quietForMs);
     const now = this.nowIso();
-    return this.change(current, { status: 'revoked', revokedAt: now, updatedAt: now }, 'key.revoked', context, () => ({
+    return this.change(current, { status: 'revoked', revokedAt: now, updatedAt: now }, 'key.revoked', context, {
       status: { before: current.status, after: 'revoked' },
-    }));
+    });
   }
 
   private async assertQuiet(id: string, quietForMs: number): Promise<void> {

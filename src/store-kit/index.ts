@@ -9,7 +9,9 @@
  * {@link validSettleArgs} and {@link validEntriesArgs}, bounds each call with {@link withLedgerDeadline},
  * and proves itself with `describeCreditLedgerContract`. An `AuditLog` (a key store's `audit`
  * capability) checks every entry with {@link validAuditEntry} (which keeps secrets out), ids them
- * with {@link auditId}, and proves itself with `describeAuditLogContract`. The error classes a store throws (`KeyConflictError`, `KeyNotFoundError`, `KeyStoreUnavailableError`,
+ * with {@link auditId}, and proves itself with `describeAuditLogContract`; a key store that writes a
+ * write's audit entries in the write (its `auditedWrites` capability) checks them with
+ * {@link validAuditEntries} first. The error classes a store throws (`KeyConflictError`, `KeyNotFoundError`, `KeyStoreUnavailableError`,
  * ...) come from `keygate` itself, so an application's `instanceof` checks hold for them.
  *
  * @example
@@ -19,7 +21,13 @@
  */
 
 // For authors of audit logs over other backends (keygate/postgres and keygate/redis use them).
-export { AUDIT_ACTIONS, freezeAuditEntry, validAuditEntry, validAuditQuery } from '../audit/entry.js';
+export {
+  AUDIT_ACTIONS,
+  freezeAuditEntry,
+  validAuditEntries,
+  validAuditEntry,
+  validAuditQuery,
+} from '../audit/entry.js';
 export { auditId } from '../audit/id.js';
 // For authors of credit ledgers over other backends (keygate/postgres and keygate/redis use them).
 export { amountOverflow, amountOverHold, checkCreditAmount } from '../credits/amount.js';

@@ -88,7 +88,8 @@ const isOwnTimeout = (err: unknown): boolean => typeof err === 'object' && err !
  * `timeoutMs` fails with `KeyStoreUnavailableError` and is forgotten.
  *
  * Capabilities: `wrapper` (the wrapped store), `deadline` (`timeoutMs`), `views` (what `authenticate` reads), and the wrapped store's own
- * `changes`, `usage` and `audit`, when it declares them.
+ * `changes`, `usage`, `audit`, `auditedWrites` and `outbox`, when it declares them (writes pass their
+ * options through unchanged, so a write's events and audit entries still go in its step).
  *
  * @example
  * const cached = new CachedKeyStore(new MemoryKeyStore(), { ttlMs: 30_000, max: 100_000 });
@@ -132,6 +133,7 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
     const changes = capabilityOf(store, 'changes');
     const usage = capabilityOf(store, 'usage');
     const audit = capabilityOf(store, 'audit');
+    const auditedWrites = capabilityOf(store, 'auditedWrites');
     const outbox = capabilityOf(store, 'outbox');
     this[CAPABILITIES] = {
       wrapper: { wrapped: store },
@@ -140,6 +142,7 @@ export class CachedKeyStore implements WritableKeyStore, Capable {
       ...(changes && { changes }),
       ...(usage && { usage }),
       ...(audit && { audit }),
+      ...(auditedWrites && { auditedWrites }),
       ...(outbox && { outbox }),
     };
     this.unsubscribe = changes?.subscribe((change) =>

@@ -1,4 +1,5 @@
 import { KeyConflictError, KeyNotFoundError } from '#errors';
+import { validAuditEntries } from '../audit/entry.js';
 import { MemoryAuditLog } from '../audit/memory.js';
 import type { MemoryOutbox } from '../outbox/memory.js';
 import { quote } from '../redact/describe.js';
@@ -22,7 +23,9 @@ import { ChangeFeed, changeOf } from './change-feed.js';
 export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
   /**
    * Its `changes` (every write, announced in this process), `usage`, `audit` (a `MemoryAuditLog`: no cap,
-   * see there) and, when given one, `outbox` (a `MemoryOutbox`: events written in the same turn as their key write).
+   * see there) and `auditedWrites` (the same log: a write's `WriteOptions.audit` entries are stored in
+   * the same turn as the write) and, when given one, `outbox` (a `MemoryOutbox`: events written in the
+   * same turn as their key write).
    */
   declare readonly [CAPABILITIES]: Capabilities;
   private readonly byHash = new Map<string, ApiKeyRecord>();
@@ -30,6 +33,7 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
   private readonly byAccount = new Map<string, Set<string>>();
   private readonly feed = new ChangeFeed();
   private readonly outbox: MemoryOutbox | undefined;
+  private readonly audit = new MemoryAuditLog();
   // Usage: keyId -> "day|outcome" -> count, and the newest allowed use per key.
   private readonly usage = new Map<string, Map<string, UsageCount>>();
   private readonly activity = new Map<string, KeyActivity>();
@@ -45,7 +49,8 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
     this[CAPABILITIES] = {
       changes: this,
       usage: this,
-      audit: new MemoryAuditLog(),
+      audit: this.audit,
+      auditedWrites: this.audit,
       ...(this.outbox && { outbox: this.outbox }),
     };
   }
@@ -65,6 +70,7 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
   }
 
   async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
+    const entries = validAuditEntries(options?.audit);
     if (this.byId.has(record.id))
       throw new KeyConflictError(`a key with id ${quote(record.id)} already exists`, { keyId: record.id });
     if (this.byHash.has(record.hash))
@@ -74,17 +80,20 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
     const ids = this.byAccount.get(stored.accountId) ?? new Set<string>();
     this.byAccount.set(stored.accountId, ids.add(stored.id));
     if (options?.events) this.outbox?.appendNow(options.events);
+    this.audit.appendNow(entries);
     this.feed.emit(changeOf('created', stored));
     return stored;
   }
 
   // No await between the read and the write: one event-loop turn makes the conditional write atomic.
   async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
+    const entries = validAuditEntries(condition?.audit);
     const current = this.byId.get(id);
     if (!current) throw new KeyNotFoundError(id);
     const next = applyPatch(current, patch, condition);
     this.put(next);
     if (condition?.events) this.outbox?.appendNow(condition.events);
+    this.audit.appendNow(entries);
     this.feed.emit(changeOf(next.status === 'revoked' ? 'revoked' : 'updated', next));
     return next;
   }

@@ -1,69 +1,10 @@
 // The audit log of key management (docs/guide/key-management.md, "Audit log"): what happened to which
-// key, when, and who did it. A backend that holds one declares it as its `audit` capability.
+// key, when, and who did it. A backend that holds one declares it as its `audit` capability. The entry's
+// own shape is in ../types.ts, beside `WriteOptions`, which carries entries with a key write.
 
-/**
- * What an audit entry records. `key.*` are the `KeyManager`'s writes, but for `key.leaked`: a report
- * that the key was found in public (GitHub secret scanning, `keygate/leaks`); `credits.topped_up` a top-up of
- * an account's credits; `dashboard.signed_in` a sign-in to the developer dashboard.
- *
- * @example
- * const action: AuditAction = 'key.revoked';
- */
-export type AuditAction =
-  | 'key.created'
-  | 'key.updated'
-  | 'key.rotated'
-  | 'key.suspended'
-  | 'key.resumed'
-  | 'key.revoked'
-  | 'key.imported'
-  | 'key.leaked'
-  | 'credits.topped_up'
-  | 'dashboard.signed_in';
+import type { AuditActor, AuditEntry } from '../types.js';
 
-/**
- * Who did it: through the dashboard (`id` the signed-in account), the CLI (`id` the operating-system
- * user) or the API (an application's own call to `KeyManager`; `id` whatever the host names it by).
- *
- * @example
- * const actor: AuditActor = { type: 'cli', id: 'alice' };
- */
-export interface AuditActor {
-  readonly type: 'dashboard' | 'cli' | 'api';
-  /** 1-200 characters. */
-  readonly id?: string;
-}
-
-/**
- * What changed, field by field: the value before and after. `key.created` and `key.imported` carry
- * the new key's `name`, `mode` and `permissions` (before `null`); `key.rotated` `rotatedTo`;
- * `key.revoked`, `key.suspended` and `key.resumed` `status`. Never a secret, digest or hash.
- *
- * @example
- * const changes: AuditChanges = { allowedIps: { before: ['203.0.113.0/24'], after: [] } };
- */
-export type AuditChanges = Readonly<Record<string, { readonly before: unknown; readonly after: unknown }>>;
-
-/**
- * One line of the audit log. `id` orders the entries by when they were appended (see `auditId`);
- * `at` is when it happened, by the writer's clock, an ISO 8601 string.
- *
- * @example
- * { id: 'aud_0m3x9k2a1000018f3k2d9qz1', at: '2026-11-24T18:00:00.000Z', accountId: 'acct_1',
- *   keyId: 'key_…', action: 'key.updated', actor: { type: 'cli', id: 'alice' },
- *   changes: { name: { before: 'ci', after: 'ci-2' } } }
- */
-export interface AuditEntry {
-  readonly id: string;
-  readonly at: string;
-  readonly accountId: string;
-  readonly keyId?: string;
-  readonly action: AuditAction;
-  readonly actor: AuditActor;
-  readonly changes?: AuditChanges;
-  /** The client address of the request that did it, when known. */
-  readonly address?: string;
-}
+export type { AuditAction, AuditActor, AuditChanges, AuditEntry } from '../types.js';
 
 /**
  * An entry as it is appended: everything but its `id`, which the log assigns.
@@ -95,8 +36,11 @@ export interface AuditQuery {
  * `keygate/store-kit`), assigns a time-ordered id and stores it for good; nothing updates or deletes
  * an entry. `list` answers newest first (by id), `before` continuing a listing with no entry
  * repeated or skipped. Returned entries are frozen copies: changing one changes nothing stored.
- * Held by `MemoryKeyStore`, `PostgresKeyStore` (PostgreSQL and PGlite) and `RedisKeyStore` as their
- * `audit` capability; proven by `describeAuditLogContract` from `keygate/testing`.
+ * Held by `MemoryKeyStore`, `PostgresKeyStore` (PostgreSQL and PGlite), `MysqlKeyStore`,
+ * `SqliteKeyStore`, `D1KeyStore` and `RedisKeyStore` as their `audit` capability, and as their
+ * `auditedWrites`: each also writes the entries a key write carries (`WriteOptions.audit`) in that
+ * write. Proven by `describeAuditLogContract` from `keygate/testing` (and the write's entries by
+ * `describeKeyStoreContract`).
  *
  * @example
  * const log = capabilityOf(store, 'audit');

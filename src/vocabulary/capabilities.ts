@@ -89,6 +89,13 @@ export interface Capabilities {
   /** This store holds an audit log of key management: a `KeyManager` over it writes every action there. */
   readonly audit?: AuditLog;
   /**
+   * This store writes the audit entries a `KeyManager` hands with a key write (`WriteOptions.audit`)
+   * into this log in the same step as the write (one transaction, one script, one batch): the write
+   * and its entry are kept, or neither. It is the same object as the store's `audit` capability; a
+   * `KeyManager` over a store whose `audit` log is not this one appends after the write instead.
+   */
+  readonly auditedWrites?: AuditLog;
+  /**
    * This store holds an outbox: events a `KeyManager` hands with a write (`WriteOptions.events`) are
    * stored in the same step as the write, with their webhook deliveries.
    */

@@ -32,10 +32,12 @@ async function migratedStore(withCache: boolean) {
 
 describeKeyStoreContract('D1KeyStore (Miniflare D1)', () => migratedStore(false), t, {
   outage: true,
+  auditedWrites: true,
   hooks: ['unmigrated'],
 });
 describeKeyStoreContract('D1KeyStore with a KV cache (Miniflare D1 and KV)', () => migratedStore(true), t, {
   outage: true,
+  auditedWrites: true,
 });
 
 describeAuditLogContract(

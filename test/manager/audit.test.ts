@@ -1,6 +1,8 @@
 // The KeyManager writes one audit entry per action to a store that holds an audit log, with who did
-// it; reads them back with `audit`; and never lets an audit failure undo or fail a key write.
+// it (in the key write itself where the store takes it there, after it otherwise); reads them back
+// with `audit`; and never lets an audit failure undo or fail a key write.
 import {
+  type ApiKeyRecord,
   type AuditEntryInput,
   type AuditLog,
   CachedKeyStore,
@@ -12,7 +14,7 @@ import {
   UnsupportedError,
   type WritableKeyStore,
 } from 'keygate';
-import { CAPABILITIES } from 'keygate/store-kit';
+import { CAPABILITIES, type KeyPatch, type WriteOptions } from 'keygate/store-kit';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 const NOW = Date.UTC(2026, 10, 24, 18, 0, 0);
@@ -232,5 +234,161 @@ describe('KeyManager when the audit append fails after the key write', () => {
     expect(line).toContain(`key.created on ${key.id}`);
     expect(line).toContain('key_store_unavailable');
     expect(line).not.toContain(secret);
+  });
+});
+
+/** `store` with its audit log, but not as `auditedWrites`: a store of one's own, to which the manager appends after each write. */
+function appendingAfter(inner: MemoryKeyStore): WritableKeyStore {
+  const { auditedWrites: _, ...capabilities } = inner[CAPABILITIES];
+  return Object.assign(Object.create(inner), { [CAPABILITIES]: capabilities }) as WritableKeyStore;
+}
+
+/** `inner`, with the options of every write it was handed and the appends made to its log. */
+function watched(inner: MemoryKeyStore) {
+  const options: (WriteOptions | undefined)[] = [];
+  const log = capabilityOf(inner, 'audit') as AuditLog;
+  const appended: AuditEntryInput[] = [];
+  const spyLog: AuditLog = {
+    append: (entry) => {
+      appended.push(entry);
+      return log.append(entry);
+    },
+    list: (query) => log.list(query),
+  };
+  const store = Object.assign(Object.create(inner), {
+    [CAPABILITIES]: { ...inner[CAPABILITIES], audit: spyLog, auditedWrites: spyLog },
+    insert: (record: ApiKeyRecord, o?: WriteOptions) => {
+      options.push(o);
+      return inner.insert(record, o);
+    },
+    update: (id: string, patch: KeyPatch, o?: WriteOptions) => {
+      options.push(o);
+      return inner.update(id, patch, o);
+    },
+  }) as WritableKeyStore;
+  return { store, options, appended };
+}
+
+// The fields key.updated compares, in its order: the stored records before and after, as JSON.
+const UPDATED = ['name', 'permissions', 'allowedIps', 'expiresAt', 'metadata', 'rateLimit'] as const;
+function updatedChanges(before: ApiKeyRecord, after: ApiKeyRecord) {
+  const out: Record<string, { before: unknown; after: unknown }> = {};
+  for (const f of UPDATED) {
+    if (JSON.stringify(before[f] ?? null) !== JSON.stringify(after[f] ?? null)) {
+      out[f] = { before: before[f] ?? null, after: after[f] ?? null };
+    }
+  }
+  return out;
+}
+const createdChanges = (r: ApiKeyRecord) => ({
+  name: { before: null, after: r.name },
+  mode: { before: null, after: r.mode },
+  permissions: { before: null, after: r.permissions },
+});
+
+describe('KeyManager over a store that writes audit entries in its writes', () => {
+  it('hands each action its entry with the key write (WriteOptions.audit), and appends none after', async () => {
+    const { store, options, appended } = watched(new MemoryKeyStore());
+    const keys = manager(store);
+    const { key } = await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'test' });
+    await keys.update(key.id, { name: 'ci-2' });
+    await keys.rotate(key.id);
+    await keys.revoke(key.id);
+    const entries = await keys.audit({ accountId: 'acct_1' });
+    expect(appended).toEqual([]);
+    // The rotation's claim carries nothing; its entry goes with the successor's insert.
+    expect(options.map((o) => o?.audit?.map((e) => e.action) ?? [])).toEqual([
+      ['key.created'],
+      ['key.updated'],
+      [],
+      ['key.rotated'],
+      ['key.revoked'],
+    ]);
+    expect(options.flatMap((o) => o?.audit ?? []).reverse()).toEqual(entries);
+  });
+
+  it.each([
+    ['writes them in the write', (inner: MemoryKeyStore) => inner],
+    ['only holds a log, appended after each write', appendingAfter],
+  ])(
+    'records, over a store that %s, the changes of each action byte for byte as computed from the records stored before and after it',
+    async (_how, wrap) => {
+      const inner = new MemoryKeyStore();
+      const keys = manager(wrap(inner));
+      const read = async (id: string) => (await inner.findById(id)) as ApiKeyRecord;
+      const { key } = await keys.create({
+        accountId: 'acct_1',
+        name: 'ci',
+        mode: 'live',
+        permissions: ['email:verify'],
+        allowedIps: ['203.0.113.0/24'],
+        metadata: { team: 'a' },
+      });
+      const expected: unknown[] = [createdChanges(await read(key.id))];
+      const before = await read(key.id);
+      await keys.update(key.id, {
+        name: 'ci-2',
+        allowedIps: [],
+        expiresAt: '2030-01-01T00:00:00.000Z',
+        metadata: { team: 'b' },
+        rateLimit: [{ name: 'burst', limit: 5, windowMs: 1_000 }],
+      });
+      expected.push(updatedChanges(before, await read(key.id)));
+      await keys.suspend(key.id, { reason: 'unpaid invoice' });
+      expected.push({
+        status: { before: 'active', after: 'suspended' },
+        suspendedReason: { before: null, after: 'unpaid invoice' },
+      });
+      await keys.resume(key.id);
+      expected.push({ status: { before: 'suspended', after: 'active' } });
+      const next = await keys.rotate(key.id, { graceMs: 60_000 });
+      expected.push({ rotatedTo: { before: null, after: next.key.id } });
+      await keys.revoke(key.id);
+      expected.push({ status: { before: 'active', after: 'revoked' } });
+      const source = await manager().create({ accountId: 'acct_1', name: 'legacy', mode: 'test' });
+      const imported = await keys.import({ accountId: 'acct_1', name: 'legacy', secret: source.secret });
+      expected.push(createdChanges(await read(imported.id)));
+      const entries = (await keys.audit({ accountId: 'acct_1' })).reverse();
+      expect(entries.map((e) => e.action)).toEqual([
+        'key.created',
+        'key.updated',
+        'key.suspended',
+        'key.resumed',
+        'key.rotated',
+        'key.revoked',
+        'key.imported',
+      ]);
+      expect(entries.map((e) => JSON.stringify(e.changes))).toEqual(expected.map((c) => JSON.stringify(c)));
+      expect(entries.every((e) => e.at === new Date(NOW).toISOString())).toBe(true);
+    },
+  );
+
+  it('stores no entry and reports nothing when the key write fails', async () => {
+    const events: KeygateEvent[] = [];
+    const inner = new MemoryKeyStore();
+    const keys = manager(inner, (e) => events.push(e));
+    const { key } = await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'test' });
+    const failing = Object.assign(Object.create(inner), {
+      update: async () => {
+        throw new KeyStoreUnavailableError('PostgreSQL key store failed: "connection reset"');
+      },
+    }) as WritableKeyStore;
+    await expect(manager(failing, (e) => events.push(e)).revoke(key.id)).rejects.toBeInstanceOf(
+      KeyStoreUnavailableError,
+    );
+    expect((await keys.audit({ accountId: 'acct_1' })).map((e) => e.action)).toEqual(['key.created']);
+    expect(events.map((e) => e.type)).toEqual(['key.created']);
+  });
+
+  it('keeps a write whose entry cannot be made (metadata nested deeper than an entry keeps), and reports audit.failed', async () => {
+    const events: KeygateEvent[] = [];
+    const keys = manager(new MemoryKeyStore(), (e) => events.push(e));
+    const { key } = await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'test' });
+    let deep: Record<string, unknown> = { end: true };
+    for (let i = 0; i < 25; i++) deep = { deeper: deep };
+    expect(await keys.update(key.id, { metadata: deep })).toMatchObject({ version: 2 });
+    expect((await keys.audit({ accountId: 'acct_1' })).map((e) => e.action)).toEqual(['key.created']);
+    expect(events.map((e) => e.type)).toEqual(['key.created', 'key.updated', 'audit.failed']);
+    expect(events.at(-1)).toMatchObject({ action: 'key.updated', keyId: key.id, errorCode: 'invalid_input' });
   });
 });

@@ -193,6 +193,7 @@ const STORE_KIT_VALUES = [
   'takesEvent',
   'toPublicKey',
   'utcDay',
+  'validAuditEntries',
   'validAuditEntry',
   'validAuditQuery',
   'validClaimArgs',

@@ -60,7 +60,7 @@ describe.skipIf(!available)('MysqlKeyStore over MariaDB', () => {
       };
     },
     { describe, it, expect, beforeEach, afterEach },
-    { channel: true, outage: true, hooks: ['unmigrated'] },
+    { channel: true, outage: true, auditedWrites: true, hooks: ['unmigrated'] },
   );
 
   it('finds a key by digest through the unique index', async () => {

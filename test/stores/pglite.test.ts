@@ -56,7 +56,7 @@ describeKeyStoreContract(
     return { store, peer, close: async () => store.close() };
   },
   { describe, it, expect, beforeEach, afterEach },
-  { channel: true },
+  { channel: true, auditedWrites: true },
 );
 
 describeKeyStoreContract(
@@ -67,6 +67,7 @@ describeKeyStoreContract(
     return { store, close: async () => store.close() };
   },
   { describe, it, expect, beforeEach, afterEach },
+  { auditedWrites: true },
 );
 
 describe('PostgresKeyStore over PGlite', () => {

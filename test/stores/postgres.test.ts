@@ -71,7 +71,7 @@ describe.skipIf(!available)('PostgresKeyStore over pg', () => {
       };
     },
     { describe, it, expect, beforeEach, afterEach },
-    { channel: true, outage: true, hooks: ['unmigrated'] },
+    { channel: true, outage: true, auditedWrites: true, hooks: ['unmigrated'] },
   );
 
   it('finds a key by digest through the unique index', async () => {

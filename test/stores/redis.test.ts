@@ -100,7 +100,7 @@ describe.skipIf(!available).each(FLAVOURS)('RedisKeyStore on $name', (flavour) =
       };
     },
     { describe, it, expect, beforeEach, afterEach },
-    { channel: true, outage: true },
+    { channel: true, outage: true, auditedWrites: true },
   );
 
   it('keeps a record by id, an index digest -> id and a set per account, under its prefix', async () => {

@@ -37,7 +37,7 @@ describeKeyStoreContract(
     };
   },
   { describe, it, expect, beforeEach, afterEach },
-  { channel: true, outage: true, hooks: ['unmigrated'] },
+  { channel: true, outage: true, auditedWrites: true, hooks: ['unmigrated'] },
 );
 
 describe('SqliteKeyStore', () => {

@@ -2,6 +2,7 @@ import type { TelemetryOptions } from 'keygate';
 import { KeyConflictError, KeyNotFoundError } from 'keygate';
 import {
   type ApiKeyRecord,
+  type AuditEntry,
   applyPatch,
   CAPABILITIES,
   type Capabilities,
@@ -11,14 +12,25 @@ import {
   observedLookup,
   quote,
   type UsageBatch,
+  validAuditEntries,
   type WriteOptions,
 } from 'keygate/store-kit';
-import { ISO_TIME, type KeyRow, keyRecordOf, keyUpdateParams } from '../../sql/key-record.js';
+import { auditInsertSql, auditRowParams } from '../../sql/audit-log.js';
+import { keyConflict } from '../../sql/key-conflict.js';
+import {
+  ISO_TIME,
+  KEY_COLUMNS,
+  type KeyRow,
+  keyInsertParams,
+  keyRecordOf,
+  keyUpdateParams,
+} from '../../sql/key-record.js';
 import { SqlKeyStore } from '../../sql/key-store.js';
 import { KEY_SQL, SQLITE_KEYS, USAGE_SQL } from '../../sql/sqlite/keys.js';
+import { sqliteDuplicateKey } from '../../sql/sqlite/unique.js';
 import type { SqlTx } from '../../sql/step.js';
 import { D1AuditLog } from './audit-log.js';
-import type { D1Like, KVLike } from './bindings.js';
+import type { D1Like, D1StatementLike, KVLike } from './bindings.js';
 import { d1Engine } from './d1-tx.js';
 import { d1Error, d1Guarded, validD1 } from './errors.js';
 import { KvRecordCache, validKv, validMaxStaleMs } from './kv-cache.js';
@@ -73,7 +85,8 @@ const backoff = (attempt: number) =>
  * history), with D1's asynchronous API. D1 has no interactive transaction, so an update reads the row,
  * applies the patch, and writes it with one conditional `UPDATE ... WHERE id = ? AND version = ?`
  * (and a trigger refuses any change to a revoked row): a concurrent writer never loses a change, and
- * a revoked key stays revoked. Usage counts are upserts sent in one `batch` (atomic).
+ * a revoked key stays revoked. A write's audit entries go in one `batch` with it (each kept only if
+ * the UPDATE changed the row), so the key change and its entry are stored together or not at all. Usage counts are upserts sent in one `batch` (atomic).
  *
  * With `cache` (a KV namespace), lookups by digest read KV first and serve a record only while it is
  * younger than `maxStaleMs`; otherwise D1 answers and the record is stored in KV again. A failing D1
@@ -85,7 +98,8 @@ const backoff = (attempt: number) =>
  *
  * Capabilities: `changes` (the writes made through this instance only: a Worker has no long-lived
  * subscriber, so there is no channel between isolates; `maxStaleMs` bounds what other writers'
- * changes take), `usage`, `audit` (a {@link D1AuditLog} on the same database).
+ * changes take), `usage`, `audit` and `auditedWrites` (a {@link D1AuditLog} on the same database:
+ * the entry a `KeyManager` hands with a key write goes in the same `batch` as the write).
  *
  * @example
  * export default {
@@ -97,7 +111,7 @@ const backoff = (attempt: number) =>
  * };
  */
 export class D1KeyStore extends SqlKeyStore<SqlTx> {
-  /** `changes` (this instance's writes), `usage` and `audit`. */
+  /** `changes` (this instance's writes), `usage`, and `audit` and `auditedWrites` (entries written in the key write's batch). */
   declare readonly [CAPABILITIES]: Capabilities;
   /** Milliseconds a KV-cached record may be served after it was read from D1. */
   readonly maxStaleMs: number;
@@ -126,30 +140,56 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
     this.clock = options.clock ?? Date.now;
     const kv = validKv(options.cache);
     this.cache = kv ? new KvRecordCache(kv, this.maxStaleMs, this.clock) : undefined;
-    this[CAPABILITIES] = {
-      changes: this,
-      usage: this,
-      audit: new D1AuditLog({ db }),
-    };
+    const audit = new D1AuditLog({ db });
+    this[CAPABILITIES] = { changes: this, usage: this, audit, auditedWrites: audit };
   }
 
   override findByHash(hash: string): Promise<ApiKeyRecord | null> {
     return observedLookup(this.telemetry, 'd1', () => this.lookup(hash));
   }
 
+  /**
+   * Inserts the record; with audit entries (`WriteOptions.audit`), the record and its entries go in
+   * one `batch` (atomic): both are stored, or, on a duplicate id or digest, neither.
+   */
+  override async insert(record: ApiKeyRecord, options?: WriteOptions): Promise<ApiKeyRecord> {
+    const entries = validAuditEntries(options?.audit);
+    if (entries.length === 0) return super.insert(record, options);
+    const stored = { ...record, version: 1 };
+    const statements = [
+      this.db.prepare(`${KEY_SQL.insert} RETURNING ${KEY_COLUMNS}`).bind(...keyInsertParams(stored, ISO_TIME)),
+      ...this.auditStatements(entries, false),
+    ];
+    let row: KeyRow | undefined;
+    try {
+      row = (await this.db.batch<KeyRow>(statements))[0]?.results[0];
+    } catch (err) {
+      const failure = d1Error(err);
+      throw keyConflict(sqliteDuplicateKey(failure), record.id) ?? failure;
+    }
+    if (!row) throw d1Error(new Error('the INSERT answered no row'));
+    this.relay.emit(changeOf('created', stored));
+    return keyRecordOf(row, ISO_TIME);
+  }
+
   override async update(id: string, patch: KeyPatch, condition?: WriteOptions): Promise<ApiKeyRecord> {
+    const entries = validAuditEntries(condition?.audit);
     for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
       const current = await this.findById(id);
       if (!current) throw new KeyNotFoundError(id);
       // KeyRevokedError for a revoked key, KeyConflictError for a version other than `ifVersion`.
       const next = applyPatch(current, patch, condition);
+      const write = this.db
+        .prepare(`${KEY_SQL.update} AND version = ? AND status <> 'revoked'`)
+        .bind(...keyUpdateParams(next, ISO_TIME), current.version);
       let changes: number | undefined;
       try {
-        const result = await this.db
-          .prepare(`${KEY_SQL.update} AND version = ? AND status <> 'revoked'`)
-          .bind(...keyUpdateParams(next, ISO_TIME), current.version)
-          .run();
-        changes = result.meta.changes;
+        // With entries: one batch (atomic), each entry kept only if the UPDATE wrote the row.
+        const results =
+          entries.length === 0
+            ? [await write.run()]
+            : await this.db.batch([write, ...this.auditStatements(entries, true)]);
+        changes = results[0]?.meta.changes;
       } catch (err) {
         throw d1Error(err);
       }
@@ -166,7 +206,12 @@ export class D1KeyStore extends SqlKeyStore<SqlTx> {
     });
   }
 
-  /** Adds a flush of usage counts in one `batch` (atomic): each (key, day, outcome) is an upsert that adds up. */
+  // The INSERTs of a write's audit entries, for its batch (see auditInsertSql).
+  private auditStatements(entries: readonly AuditEntry[], afterAChange: boolean): D1StatementLike[] {
+    const sql = auditInsertSql('keygate_audit', afterAChange);
+    return entries.map((entry) => this.db.prepare(sql).bind(...auditRowParams(entry, ISO_TIME)));
+  }
+
   /** Adds a flush of usage counts in one `batch` (atomic): each (key, day, outcome) is an upsert that adds up. */
   override async addUsage(batch: UsageBatch): Promise<void> {
     const { counts, activity } = mergeUsage(batch);

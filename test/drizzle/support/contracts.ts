@@ -86,7 +86,7 @@ export function describeStoreContracts(
       return { store: here.keys, peer: there.keys, close: closing(here, there) };
     },
     t,
-    { channel: true },
+    { channel: true, auditedWrites: true },
   );
   describeRateLimiterContract(name, async () => ({ limiter: (await fresh()).here.rateLimiter }), t);
   describeCreditLedgerContract(

@@ -52,7 +52,7 @@ export function describeRedisContracts(name: string, clients: Clients<unknown>, 
         return { store, peer: new RedisKeyStore({ client: b, prefix }), close: async () => store.close() };
       },
       t,
-      { channel: true },
+      { channel: true, auditedWrites: true },
     );
   }
   if (parts.includes('limiter')) {

@@ -240,12 +240,20 @@ export class KeyManager {
   // succeeded the event is emitted, then an entry the write did not carry is appended.
   private async write<T>(
     event: KeygateEvent,
-    done: AuditedAction,
+    done: AuditedAction | undefined,
     write: (options: WriteOptions) => Promise<T>,
   ): Promise<T> {
-    const audit = this.trail.prepare(done);
-    const written = await write(this.carrying(event, audit.entries));
+    const audit = done === undefined ? undefined : this.trail.prepare(done);
+    const written = await write(this.carrying(event, audit?.entries));
     emitSafely(this.onEvent, event);
+    await audit?.finish();
+    return written;
+  }
+
+  // A key write that records `done` and emits no event (a rotation's claim, and its release).
+  private async audited<T>(done: AuditedAction, write: (options: WriteOptions) => Promise<T>): Promise<T> {
+    const audit = this.trail.prepare(done);
+    const written = await write(audit.entries ? { audit: audit.entries } : {});
     await audit.finish();
     return written;
   }
@@ -446,11 +454,12 @@ export class KeyManager {
     return this.view(record);
   }
 
-  // A new key, inserted with the event `eventFor` makes of it and the audit entry of `auditedFor` (see write).
+  // A new key, inserted with the event `eventFor` makes of it and the audit entry of `auditedFor`, if
+  // any (see write; a rotation's successor has none: its entry went with the claim).
   private async insertNew(
     fields: NewKeyFields,
     eventFor: (record: Pick<ApiKeyRecord, 'id' | 'accountId' | 'hint'>) => KeygateEvent,
-    auditedFor: (record: ApiKeyRecord) => AuditedAction,
+    auditedFor: ((record: ApiKeyRecord) => AuditedAction) | undefined,
     id = `key_${randomBase62(20)}`,
   ): Promise<CreatedKey> {
     const secret = generateKey({ prefix: this.prefix, mode: fields.mode });
@@ -466,7 +475,7 @@ export class KeyManager {
     fields: NewKeyFields,
     { hash, hint, id }: { hash: string; hint: string; id: string },
     event: KeygateEvent,
-    auditedFor: (record: ApiKeyRecord) => AuditedAction,
+    auditedFor: ((record: ApiKeyRecord) => AuditedAction) | undefined,
   ): Promise<ApiKeyRecord> {
     const now = this.nowIso();
     const record: ApiKeyRecord = {
@@ -481,7 +490,7 @@ export class KeyManager {
       rotatedTo: null,
       version: 1,
     };
-    return this.write(event, auditedFor(record), (options) => this.store.insert(record, options));
+    return this.write(event, auditedFor?.(record), (options) => this.store.insert(record, options));
   }
 
   /** The key's public view, or `null` when there is no key with that id. */
@@ -651,7 +660,18 @@ export class KeyManager {
     const successorId = `key_${randomBase62(20)}`;
     const claim: KeyPatch = { rotatedTo: successorId, updatedAt: this.nowIso() };
     if (graceMs !== undefined) claim.expiresAt = graceExpiry(this.clock() + graceMs, old.expiresAt);
-    const claimed = await this.store.update(id, claim, { ifVersion: old.version });
+    // The rotation's entry goes with the claim, the write that changes the old key (its successor's
+    // id, and its expiry when there is a grace): no crash can leave that change without its entry. The
+    // event goes with the successor's insert: subscribers hear of a rotation once the new key exists.
+    const graced = claim.expiresAt !== undefined && claim.expiresAt !== old.expiresAt;
+    const changes: AuditChanges = {
+      rotatedTo: { before: old.rotatedTo, after: successorId },
+      ...(graced && { expiresAt: { before: old.expiresAt, after: claim.expiresAt } }),
+    };
+    const claimed = await this.audited(
+      { action: 'key.rotated', accountId: old.accountId, key: old, context, changes },
+      (o) => this.store.update(id, claim, { ...o, ifVersion: old.version }),
+    );
     let created: CreatedKey;
     try {
       const { accountId, name, mode, permissions, allowedIps, expiresAt, metadata } = old;
@@ -667,24 +687,25 @@ export class KeyManager {
         rateLimit,
         rotatedFrom: old.id,
       };
-      // The rotation's entry goes with the successor's insert, as its event does: the claim alone is no rotation.
       created = await this.insertNew(
         fields,
         () => this.eventOf('key.rotated', old, { newKeyId: successorId }),
-        () => ({
-          action: 'key.rotated',
-          accountId: old.accountId,
-          key: old,
-          context,
-          changes: { rotatedTo: { before: old.rotatedTo, after: successorId } },
-        }),
+        undefined,
         successorId,
       );
     } catch (err) {
-      // Release the claim so that the key can be rotated again. Should that fail too, the claim is
-      // abandoned, and refuseSecondRotation lets a rotation through once it is ROTATION_CLAIM_MS old.
+      // Release the claim so that the key can be rotated again, with an entry that says so. Should that
+      // fail too, the claim is abandoned, and refuseSecondRotation lets a rotation through once it is
+      // ROTATION_CLAIM_MS old.
       const release = { rotatedTo: old.rotatedTo, expiresAt: old.expiresAt, updatedAt: this.nowIso() };
-      await this.store.update(id, release, { ifVersion: claimed.version }).catch(() => {});
+      const undone: AuditChanges = {
+        rotatedTo: { before: successorId, after: old.rotatedTo },
+        ...(graced && { expiresAt: { before: claimed.expiresAt, after: old.expiresAt } }),
+      };
+      const action = { action: 'key.updated' as const, accountId: old.accountId, key: old, context, changes: undone };
+      await this.audited(action, (o) => this.store.update(id, release, { ...o, ifVersion: claimed.version })).catch(
+        () => {},
+      );
       throw err;
     }
     return created;

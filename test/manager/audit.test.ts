@@ -296,12 +296,12 @@ describe('KeyManager over a store that writes audit entries in its writes', () =
     await keys.revoke(key.id);
     const entries = await keys.audit({ accountId: 'acct_1' });
     expect(appended).toEqual([]);
-    // The rotation's claim carries nothing; its entry goes with the successor's insert.
+    // The rotation's entry goes with its claim, the write that changes the old key; the successor's insert carries none.
     expect(options.map((o) => o?.audit?.map((e) => e.action) ?? [])).toEqual([
       ['key.created'],
       ['key.updated'],
-      [],
       ['key.rotated'],
+      [],
       ['key.revoked'],
     ]);
     expect(options.flatMap((o) => o?.audit ?? []).reverse()).toEqual(entries);
@@ -342,7 +342,10 @@ describe('KeyManager over a store that writes audit entries in its writes', () =
       await keys.resume(key.id);
       expected.push({ status: { before: 'suspended', after: 'active' } });
       const next = await keys.rotate(key.id, { graceMs: 60_000 });
-      expected.push({ rotatedTo: { before: null, after: next.key.id } });
+      expected.push({
+        rotatedTo: { before: null, after: next.key.id },
+        expiresAt: { before: '2030-01-01T00:00:00.000Z', after: new Date(NOW + 60_000).toISOString() },
+      });
       await keys.revoke(key.id);
       expected.push({ status: { before: 'active', after: 'revoked' } });
       const source = await manager().create({ accountId: 'acct_1', name: 'legacy', mode: 'test' });
@@ -362,6 +365,46 @@ describe('KeyManager over a store that writes audit entries in its writes', () =
       expect(entries.every((e) => e.at === new Date(NOW).toISOString())).toBe(true);
     },
   );
+
+  it('records a rotation with the write that changes the old key: a process that dies before the new key is stored leaves the entry of the shortened expiry', async () => {
+    const inner = new MemoryKeyStore();
+    const keys = manager(inner);
+    const { key } = await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
+    // The successor's insert never returns: the process is gone between the two writes.
+    const dying = Object.assign(Object.create(inner), { insert: () => new Promise(() => {}) }) as WritableKeyStore;
+    void manager(dying).rotate(key.id, { graceMs: 60_000 });
+    await vi.waitFor(async () => expect((await inner.findById(key.id))?.rotatedTo).toBeTruthy());
+    const old = (await inner.findById(key.id)) as ApiKeyRecord;
+    expect(old.expiresAt).toBe(new Date(NOW + 60_000).toISOString());
+    const [rotated] = await keys.audit({ accountId: 'acct_1', keyId: key.id });
+    expect(rotated).toMatchObject({
+      action: 'key.rotated',
+      changes: {
+        rotatedTo: { before: null, after: old.rotatedTo },
+        expiresAt: { before: null, after: old.expiresAt },
+      },
+    });
+  });
+
+  it('records the release of a rotation whose new key could not be stored, and leaves the old key as it was', async () => {
+    const inner = new MemoryKeyStore();
+    const keys = manager(inner);
+    const { key } = await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
+    const failing = Object.assign(Object.create(inner), {
+      insert: async () => {
+        throw new KeyStoreUnavailableError('PostgreSQL key store failed: "connection reset"');
+      },
+    }) as WritableKeyStore;
+    await expect(manager(failing).rotate(key.id, { graceMs: 60_000 })).rejects.toThrow(KeyStoreUnavailableError);
+    expect(await inner.findById(key.id)).toMatchObject({ rotatedTo: null, expiresAt: null });
+    const entries = await keys.audit({ accountId: 'acct_1', keyId: key.id });
+    expect(entries.map((e) => e.action)).toEqual(['key.updated', 'key.rotated', 'key.created']);
+    const claimed = entries[1]?.changes?.rotatedTo?.after;
+    expect(entries[0]?.changes).toEqual({
+      rotatedTo: { before: claimed, after: null },
+      expiresAt: { before: new Date(NOW + 60_000).toISOString(), after: null },
+    });
+  });
 
   it('stores no entry and reports nothing when the key write fails', async () => {
     const events: KeygateEvent[] = [];

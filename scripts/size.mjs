@@ -73,8 +73,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * ledger and limiter paths check their arguments, and names refuse tag characters and blank-looking
  * ones: the root grew by 0.54 kB to 33.04 kB and `authenticate` (the shared options issue and the
  * strict rate-limit check) by 0.07 kB to 13.57 kB; budgets 33.25 kB and 13.75 kB since.
+ * `LeasedCreditLedger` bounds what a crash leaves unbilled (each account and key's unconfirmed
+ * slices, deferred next slices, settles read against the hold's lapse): the root grew by 0.86 kB to
+ * 33.92 kB; budget 34.00 kB since.
  */
-const BUDGET = { keygate: 33_250, 'keygate (authenticate only)': 13_750 };
+const BUDGET = { keygate: 34_000, 'keygate (authenticate only)': 13_750 };
 
 async function measure(contents, external) {
   const result = await build({

@@ -80,8 +80,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * A key write's audit entry made before the write and carried in it (`WriteOptions.audit`, checked
  * again by the memory store with `validAuditEntries`) took the root from 33.06 to 33.42 kB: together with the
  * outage bounds above, the root is budgeted at 34.00 kB since.
+ * `LeasedCreditLedger` bounds what a crash leaves unbilled (each account and key's unconfirmed
+ * slices, deferred next slices, settles read against the hold's lapse): 0.86 kB more; with the
+ * three reliability changes above together the root is budgeted at 35.00 kB since.
  */
-const BUDGET = { keygate: 34_000, 'keygate (authenticate only)': 14_000 };
+const BUDGET = { keygate: 35_000, 'keygate (authenticate only)': 14_000 };
 
 async function measure(contents, external) {
   const result = await build({

@@ -19,6 +19,7 @@ import type {
 import { amountOverHold } from './amount.js';
 import { checkHoldArgs, validHoldArgs, validSettleArgs } from './arguments.js';
 import { withLedgerDeadline } from './deadline.js';
+import { sliceOutcome } from './slice-outcome.js';
 
 /**
  * Options of {@link LeasedCreditLedger}.
@@ -30,15 +31,18 @@ export interface CreditLeaseOptions extends LeaseOptions {
   /** The shared ledger the slices are held from (any `CreditLedger`). */
   ledger: CreditLedger;
   /**
-   * The most credits one process holds free for an account and key, its slice and the next one
-   * together (beyond what the request that takes it costs). A funded account costs one hold and one
-   * settle per slice instead of per request: about 0.003 round trips a request at the default, whose
-   * slices (near 666 credits once the first is spent) leave a busy key (tens of thousands of requests a
-   * second in one process) enough credits to outlast a round trip to a loaded store. A ledger's call
-   * costs its store more than a limiter's take (a transaction that writes an entry), hence a larger
-   * default than `LeasedRateLimiter`'s. It also bounds the early refusal near the end of a balance and
-   * what a crash leaves unbilled (see the class): at most `maxSlice - 1` credits, and never more than
-   * half a `sliceTtlMs` of the key's traffic.
+   * The most credits of an account and key that this process's slices may hold unconfirmed: the
+   * sizes of its live slice, of the next one and of a take on its way, and what requests spent (or
+   * hold) from retired slices whose settle the shared ledger has not confirmed yet. That is what a
+   * crash (a SIGKILL, in an outage too) can leave unbilled per account and key: at most `maxSlice`
+   * credits, or one request's cost when that is larger. So that the next slice fits beside the live
+   * one, a slice is at most half of it (`floor(maxSlice / 2)`; all of it with `prefetch: false`): a
+   * funded account costs one hold and one settle per half `maxSlice`, about 0.004 round trips a
+   * request at the default (slices of 500). A busy key (tens of thousands of requests a second in one
+   * process) still finds its next slice in place after a round trip to a loaded store. A ledger's
+   * call costs its store more than a limiter's take (a transaction that writes an entry), hence a
+   * larger default than `LeasedRateLimiter`'s. It also bounds the early refusal near the end of a
+   * balance (see the class): at most `maxSlice - 1` credits free per process and key.
    *
    * @default 1000
    */
@@ -54,10 +58,45 @@ export interface CreditLeaseOptions extends LeaseOptions {
   sliceTtlMs?: number;
 }
 
+/**
+ * What this process's slices of one account and key hold unconfirmed, so that a crash leaves at most
+ * `maxSlice` credits unbilled (or one request's cost when larger).
+ */
+interface Owner {
+  /** `${accountId}\n${keyId}`. */
+  readonly at: string;
+  /**
+   * The sum of `exposed` over its slices not yet confirmed (live, next, retired, settling) and the
+   * sizes of takes on their way: what a crash now could leave unbilled, at most.
+   */
+  exposure: number;
+  /** Slices and takes counted in `exposure` (the owner is forgotten at 0). */
+  members: number;
+  /** The live slice whose next slice had no room when it was due: taken once a settle makes room. */
+  deferred: Slice | undefined;
+  /** The latest settle on its way of one of its slices: a request with no room waits for it. */
+  settling: Promise<void> | undefined;
+}
+
 interface Slice extends LeaseSlice {
   readonly accountId: string;
   readonly keyId: string | undefined;
+  readonly owner: Owner;
   holdId: string;
+  /**
+   * Its part of the owner's exposure: its size while live; once retired, what its requests spent or
+   * still hold (its free credits can no longer be spent); 0 once its settle was answered, or once its
+   * hold has closed for sure.
+   */
+  exposed: number;
+  /** Whether it still counts in its owner's `members`. */
+  counted: boolean;
+  /** Process-clock epoch ms before which its hold cannot have lapsed in the shared ledger. */
+  lapsesFrom: number;
+  /** Process-clock epoch ms by which its hold is closed for sure (settled or lapsed). */
+  closedBy: number;
+  /** A settle attempt sent while the hold could be open failed or timed out: it may have been applied. */
+  doubt: boolean;
   /** Credits of the slice no request holds. */
   free: number;
   /** Credits of settled requests: what the slice's settle charges. */
@@ -90,15 +129,28 @@ const PREFIX = 'lease_';
  *
  * Entries: a slice belongs to one account and one key, and settles as one `charge` entry carrying
  * that key: the sum of its requests' settled amounts. So charges stay attributed per key, and
- * `reconcile()` stays ok (a slice is an ordinary hold), but an entry covers many requests (up to
+ * `reconcile()` stays ok (a slice is an ordinary hold), but an entry covers many requests (up to half
  * `maxSlice` credits, or those of half a `sliceTtlMs`) instead of one each.
  *
  * A slice takes new requests for half its `sliceTtlMs`, or until it runs out; then it is settled
  * once its requests have closed. A request's hold lapses (its credits return to the slice, not
  * charged) a quarter ttl before the slice would. A process that dies leaves its slices to lapse in
  * the shared ledger after `sliceTtlMs`: their credits return, and what its requests spent since the
- * slice's last settle is never charged (under-billing by at most one slice per account and key,
- * never over-billing). Call `close()` on a clean shutdown to settle every slice.
+ * slice was taken is never charged, never over-billing. What it can leave unbilled is bounded per
+ * account and key, in every state, store outages included: the slices of an owner (account and key)
+ * whose settle the shared ledger has not confirmed hold at most `maxSlice` credits together (or one
+ * request's cost when that is larger), so a crash leaves at most that unbilled, beside what
+ * `uncharged` and `unresolved` already counted. A slice's size is at most the room left under that
+ * bound and at most half `maxSlice`, so in steady state slices are `floor(maxSlice / 2)` credits (500
+ * at the default): one hold and one settle per half `maxSlice` credits, twice the round trips a
+ * request of slices of `maxSlice` would cost (about 0.004 a request at the default, against 0.003).
+ * With `prefetch: false` a slice is up to `maxSlice`. A next slice with no room yet (the previous
+ * slice's settle has not landed) is taken once a settle makes room; a request that no slice can cover
+ * and that has no room waits for its owner's settle on its way, else holds from the shared ledger on
+ * its own (with the store down, both fail like the ledger: `CreditLedgerUnavailableError`, a 503),
+ * so no request is served beyond the bound. A slice whose settle failed is tried again while its hold
+ * may still be open, and stops counting once its hold has closed for sure. Call `close()` on a clean
+ * shutdown to settle every slice.
  *
  * Near the end of a balance, credits held in other processes' slices may refuse a request early:
  * at most `(processes - 1) * (maxSlice - 1)` credits per key of the account in use elsewhere.
@@ -112,14 +164,33 @@ const PREFIX = 'lease_';
  */
 export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements CreditLedger {
   readonly sliceTtlMs: number;
-  /** Credits spent by requests whose slice lapsed before it could be settled (never charged). */
+  /**
+   * Credits spent by requests whose slice's hold lapsed before any settle of it reached the shared
+   * ledger: never charged (the ledger answered so, or no attempt could have reached the hold while it
+   * was open). Credits the ledger charged are never counted here.
+   */
   uncharged = 0;
+  /**
+   * Credits spent by requests whose slice's settle outcome is unknown: an attempt failed or timed out
+   * while the hold was open (it may have been applied), and no answer came before the hold could have
+   * lapsed (a later one answers `charged: 0` either way). Each is either charged or not: compare
+   * `entries()` with your request log to tell. Never counted in `uncharged`.
+   */
+  unresolved = 0;
   /** Each account and key's live slice (`${accountId}\n${keyId}`). */
   private readonly slices = new SliceStore<Slice>();
+  /** Each account and key's unconfirmed slices' exposure, while it has any slice. */
+  private readonly owners = new Map<string, Owner>();
+  /** The largest slice: half `maxSlice` (so that the next fits beside it), all of it without prefetch. */
+  private readonly sliceMax: number;
+  /** How far the shared ledger's lapse of a slice may sit from where this process's clock puts it, in ms. */
+  private readonly lapseMarginMs: number;
   private readonly holds = new Map<string, LocalHold>();
   /** Slices retired and not yet settled in the shared ledger. */
   private readonly retired = new Set<Slice>();
   private readonly settling = new Set<Slice>();
+  /** The settles on their way (each under the shared ledger's deadline): `idle()` waits for them. */
+  private readonly settles = new Set<Promise<void>>();
   /** The shared balance of each account as last answered. */
   private readonly known = new Map<string, number>();
   /** Credits of each account free in live slices (what `free()` answers, kept as slices change). */
@@ -136,6 +207,8 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
     }
     super(options, ledger, [1000, 2000, 2000], 'immediateCredits');
     this.sliceTtlMs = validWholeNumber('sliceTtlMs', options.sliceTtlMs ?? 120_000, 1_000);
+    this.sliceMax = this.prefetch ? Math.max(1, Math.floor(this.maxSlice / 2)) : this.maxSlice;
+    this.lapseMarginMs = Math.ceil(this.sliceTtlMs / 10);
   }
 
   /** The shared ledger the slices are held from. */
@@ -146,6 +219,23 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
   /** Credits this process holds for `accountId` that no request holds (in every key's slice). */
   free(accountId: string): number {
     return this.freeBy.get(accountId) ?? 0;
+  }
+
+  /**
+   * Resolves once no next slice and no slice settle of this process is on its way (a settle that
+   * lands may take a next slice that was waiting for room), so that `free` counts every credit the
+   * shared ledger holds for its live slices. Never rejects; each call is under its deadline.
+   *
+   * @example
+   * await ledger.idle();
+   * ledger.free('acct_1'); // 742
+   */
+  override async idle(): Promise<void> {
+    for (;;) {
+      await super.idle();
+      if (this.settles.size === 0) return;
+      await Promise.all(this.settles);
+    }
   }
 
   /** The shared ledger's `topUp`. */
@@ -238,43 +328,69 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
   }
 
   /**
-   * Takes the slice after `slice` in the background, sized so that what this process holds free for
-   * the account and key stays under `maxSlice` (the early-refusal bound stands).
+   * Takes the slice after `slice` in the background, sized so that the owner's exposure stays within
+   * `maxSlice` (and so what this process holds free for the account and key stays under it: the
+   * early-refusal bound stands). With too little room for at least half the slice it wants, it waits:
+   * the next settle of the owner's slices that lands takes it.
    */
   private refill(at: string, slice: Slice): void {
     slice.refillAt = -1;
-    const size = Math.min(this.maxSlice - 1 - slice.free, this.sizeFor(this.known.get(slice.accountId), 0));
-    if (size < 1) return;
+    const owner = slice.owner;
+    const want = Math.min(this.sliceMax, this.share(this.known.get(slice.accountId)));
+    if (want < 1) return;
+    const size = Math.min(want, this.maxSlice - owner.exposure);
+    if (size < 1 || 2 * size < want) {
+      owner.deferred = slice;
+      return;
+    }
+    owner.deferred = undefined;
     const { accountId, keyId } = slice;
     const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
     const sentAt = this.clock();
     const freeAtSend = slice.free;
+    // Counted from now: once it lands it can be spent. Handed to the new slice, or given back.
+    owner.exposure += size;
+    owner.members++;
+    let handed = false;
     const landed = (held: HoldResult) => {
       this.known.set(accountId, held.balance);
       if (!held.ok) return;
-      const next = this.slice(accountId, keyId, held.holdId, sentAt);
+      handed = true;
+      const next = this.slice(owner, accountId, keyId, held.holdId, sentAt);
+      next.exposed = size;
+      this.credit(next, size);
       if (slice.retired || this.slices.get(at) !== slice) {
         // Its slice was retired meanwhile (closed, or past its time): the new one is settled unused.
-        next.retired = true;
-        this.retired.add(next);
+        this.retire(next);
         return void this.settleSlice(next);
       }
-      this.credit(next, size);
       // What went while the successor was on its way sets how early the successor takes the next.
       next.refillAt = refillPoint(size, Math.max(0, freeAtSend - slice.free));
       slice.next = next;
     };
     // Too late (past timeoutMs, which bounds the requests that wait for it): its credits go back.
     const late = (held: HoldResult) => void (held.ok && this.inner.release(held.holdId).catch(() => {}));
-    this.refillIn(slice, () => this.inner.hold(accountId, size, options), landed, late);
+    const given = () => {
+      if (handed) return undefined;
+      owner.exposure -= size;
+      this.leaveOwner(owner);
+      return undefined;
+    };
+    this.refillIn(slice, () => this.inner.hold(accountId, size, options), landed, late, given);
   }
 
-  /** A new live slice of `holdId` in the shared ledger, taken at `sentAt`, with nothing free yet. */
-  private slice(accountId: string, keyId: string | undefined, holdId: string, sentAt: number): Slice {
+  /** A new live slice of `holdId` in the shared ledger, sent at `sentAt` and answered now, with nothing free yet. */
+  private slice(owner: Owner, accountId: string, keyId: string | undefined, holdId: string, sentAt: number): Slice {
     return {
       accountId,
       keyId,
+      owner,
       holdId,
+      exposed: 0,
+      counted: true,
+      lapsesFrom: sentAt + this.sliceTtlMs - this.lapseMarginMs,
+      closedBy: this.clock() + this.sliceTtlMs + this.lapseMarginMs,
+      doubt: false,
       free: 0,
       spent: 0,
       open: 0,
@@ -283,6 +399,42 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
       retired: false,
       refillAt: -1,
     };
+  }
+
+  /** The owner of `at`'s slices, made when it has none. */
+  private ownerOf(at: string): Owner {
+    let owner = this.owners.get(at);
+    if (owner === undefined) {
+      owner = { at, exposure: 0, members: 0, deferred: undefined, settling: undefined };
+      this.owners.set(at, owner);
+    }
+    return owner;
+  }
+
+  /** Forgets an owner none of whose slices or takes counts any more. */
+  private leaveOwner(owner: Owner): void {
+    owner.members--;
+    if (owner.members <= 0 && this.owners.get(owner.at) === owner) this.owners.delete(owner.at);
+  }
+
+  /**
+   * `slice` stops counting (its settle was answered, or its hold has closed for sure): the room it
+   * makes may take the owner's deferred next slice.
+   */
+  private confirm(slice: Slice): void {
+    if (!slice.counted) return;
+    slice.counted = false;
+    const owner = slice.owner;
+    owner.exposure -= slice.exposed;
+    slice.exposed = 0;
+    this.leaveOwner(owner);
+    const live = owner.deferred;
+    if (live === undefined) return;
+    if (live.retired || live.next !== undefined || live.refilling !== undefined || this.slices.get(owner.at) !== live) {
+      owner.deferred = undefined;
+      return;
+    }
+    this.refill(owner.at, live);
   }
 
   /** Adds `delta` to a slice's free credits, and to its account's while the slice is live. */
@@ -316,7 +468,17 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
           continue;
         }
       }
-      return this.take(at, args.accountId, args.keyId, args.amount, ttlMs);
+      const owner = this.ownerOf(at);
+      if (owner.exposure === 0 || this.maxSlice - owner.exposure >= args.amount) {
+        return this.take(at, owner, args.accountId, args.keyId, args.amount, ttlMs);
+      }
+      // No room under the bound: a settle on its way makes some; else the request holds on its own.
+      if (owner.settling) {
+        await owner.settling;
+        continue;
+      }
+      if (owner.members === 0) this.owners.delete(at);
+      return this.inner.hold(args.accountId, args.amount, options);
     }
   }
 
@@ -403,6 +565,8 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
     // A background take lands (or times out) first, so that its slice is settled with the rest;
     // close() waits for it at most timeoutMs, on a timer of its own.
     await this.refilled();
+    // A request's take on its way becomes a slice (or nothing) first; each try is under the ledger's deadline.
+    await Promise.all([...this.slices.values()].map((slice) => slice.taking));
     for (const slice of this.slices.values()) this.retire(slice);
     this.slices.clear();
     for (let round = 0; this.retired.size > 0 || this.settling.size > 0; round++) {
@@ -420,43 +584,68 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
     return { ok: true, holdId, balance: this.view(slice.accountId) };
   }
 
-  private async take(at: string, accountId: string, keyId: string | undefined, amount: number, ttlMs: number) {
+  private async take(
+    at: string,
+    owner: Owner,
+    accountId: string,
+    keyId: string | undefined,
+    amount: number,
+    ttlMs: number,
+  ) {
     // Nothing usable until the hold lands: `taking` makes requests wait for it.
-    const placeholder = { ...this.slice(accountId, keyId, '', 0), usableUntil: 0, holdsUntil: 0 };
+    const placeholder = { ...this.slice(owner, accountId, keyId, '', 0), usableUntil: 0, holdsUntil: 0, closedBy: 0 };
     const finish = beginTake(placeholder);
     this.slices.place(at, placeholder);
+    // What the bound leaves (the whole slice when nothing else is unconfirmed: at least the cost).
+    const room = owner.exposure === 0 ? Number.POSITIVE_INFINITY : this.maxSlice - owner.exposure;
+    let size = this.sizeFor(this.known.get(accountId), amount, room);
+    // Counted from now: once it lands it can be spent.
+    owner.members++;
+    owner.exposure += size;
+    placeholder.exposed = size;
     try {
       const sentAt = this.clock();
       const options = keyId === undefined ? { ttlMs: this.sliceTtlMs } : { keyId, ttlMs: this.sliceTtlMs };
-      let size = this.sizeFor(this.known.get(accountId), amount);
       let held = await this.inner.hold(accountId, size, options);
       // Smaller slices while the balance covers the cost: each try is smaller than the last, so this
       // refuses only once the shared balance itself fell below the cost (the early-refusal bound).
       while (!held.ok && size > amount && held.balance >= amount) {
-        size = Math.min(size - 1, this.sizeFor(held.balance, amount));
+        const smaller = Math.min(size - 1, this.sizeFor(held.balance, amount, room));
+        owner.exposure += smaller - size;
+        placeholder.exposed = smaller;
+        size = smaller;
         held = await this.inner.hold(accountId, size, options);
       }
       this.known.set(accountId, held.balance);
       if (!held.ok) {
         this.slices.delete(at);
+        this.confirm(placeholder);
         return { ok: false, balance: held.balance + this.free(accountId) } satisfies HoldResult;
       }
-      Object.assign(placeholder, this.slice(accountId, keyId, held.holdId, sentAt));
+      Object.assign(placeholder, this.slice(owner, accountId, keyId, held.holdId, sentAt), { exposed: size });
       this.credit(placeholder, size);
       placeholder.refillAt = refillPoint(size - amount, 0);
       return this.holdFrom(placeholder, amount, this.clock(), ttlMs);
     } catch (err) {
       this.slices.delete(at);
+      this.confirm(placeholder);
       throw err;
     } finally {
       finish();
     }
   }
 
-  /** A slice's size: the cost, or more up to `maxSlice` and a `divisor`-th of the balance last seen. */
-  private sizeFor(balance: number | undefined, amount: number): number {
-    const share = balance === undefined ? this.maxSlice : Math.floor(balance / this.divisor);
-    return Math.max(amount, Math.min(this.maxSlice, share));
+  /**
+   * A slice's size: the cost, or more up to the largest slice, the `room` the bound leaves and a
+   * `divisor`-th of the balance last seen.
+   */
+  private sizeFor(balance: number | undefined, amount: number, room: number): number {
+    return Math.max(amount, Math.min(this.sliceMax, room, this.share(balance)));
+  }
+
+  /** A `divisor`-th of the balance last seen (`maxSlice` when none was). */
+  private share(balance: number | undefined): number {
+    return balance === undefined ? this.maxSlice : Math.floor(balance / this.divisor);
   }
 
   /** The account's balance as this process sees it: the shared one last answered and its own free credits. */
@@ -471,7 +660,14 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
     slice.spent += charged;
     this.credit(slice, local.amount - charged);
     slice.open--;
-    if (slice.retired && slice.open === 0) void this.settleSlice(slice);
+    if (slice.retired) {
+      // A retired slice's returned credits can no longer be spent: they leave its exposure.
+      if (slice.counted) {
+        slice.exposed -= local.amount - charged;
+        slice.owner.exposure -= local.amount - charged;
+      }
+      if (slice.open === 0) void this.settleSlice(slice);
+    }
     return this.view(slice.accountId);
   }
 
@@ -482,30 +678,68 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
     if (free === slice.free) this.freeBy.delete(slice.accountId);
     else this.freeBy.set(slice.accountId, free - slice.free);
     slice.retired = true;
+    // Its free credits can no longer be spent: what it may still charge is what went or is held.
+    if (slice.counted) {
+      slice.exposed -= slice.free;
+      slice.owner.exposure -= slice.free;
+    }
+    if (slice.owner.deferred === slice) slice.owner.deferred = undefined;
     this.retired.add(slice);
-    const at = `${slice.accountId}\n${slice.keyId ?? ''}`;
+    const at = slice.owner.at;
     if (this.slices.get(at) === slice) this.slices.delete(at);
     const next = slice.next;
     slice.next = undefined;
     if (next) this.retire(next);
   }
 
-  /** Settles a retired slice with no open request: one `charge` entry of what its requests spent. */
-  private async settleSlice(slice: Slice): Promise<void> {
-    if (!this.retired.has(slice) || this.settling.has(slice)) return;
+  /**
+   * Settles a retired slice with no open request: one `charge` entry of what its requests spent. Its
+   * owner's requests with no room may wait for it.
+   */
+  private settleSlice(slice: Slice): Promise<void> {
+    if (!this.retired.has(slice) || this.settling.has(slice)) return Promise.resolve();
     this.retired.delete(slice);
     this.settling.add(slice);
+    const owner = slice.owner;
+    const settled: Promise<void> = this.settleOnce(slice).finally(() => {
+      if (owner.settling === settled) owner.settling = undefined;
+      this.settles.delete(settled);
+    });
+    owner.settling = settled;
+    this.settles.add(settled);
+    return settled;
+  }
+
+  /**
+   * One settle attempt of a slice. An answer ends it: what was spent and not charged is read by
+   * `sliceOutcome` (a retry answering `charged: 0` before the hold could lapse means an earlier attempt
+   * was applied). A failure leaves it to the next sweep while its hold may be open; after that nothing
+   * can change its outcome, so it stops counting.
+   */
+  private async settleOnce(slice: Slice): Promise<void> {
+    const sentAt = this.clock();
+    let result: SettleResult;
     try {
-      const result = await this.inner.settle(slice.holdId, slice.spent);
-      this.known.set(slice.accountId, result.balance);
-      if (result.charged < slice.spent) this.uncharged += slice.spent - result.charged;
-      this.settling.delete(slice);
+      result = await this.inner.settle(slice.holdId, slice.spent);
     } catch {
-      // Tried again by the next sweep, until the slice's hold lapses in the shared ledger.
       this.settling.delete(slice);
-      if (this.clock() < slice.holdsUntil + this.sliceTtlMs / 4) this.retired.add(slice);
+      // Sent while the hold could be open: it may have been applied, and its answer is lost.
+      if (sentAt < slice.closedBy) slice.doubt = true;
+      if (this.clock() < slice.closedBy) {
+        this.retired.add(slice);
+        return;
+      }
+      if (slice.doubt) this.unresolved += slice.spent;
       else this.uncharged += slice.spent;
+      return this.confirm(slice);
     }
+    this.settling.delete(slice);
+    this.known.set(slice.accountId, result.balance);
+    const { spent, doubt, lapsesFrom } = slice;
+    const outcome = sliceOutcome({ spent, charged: result.charged, doubt, answeredAt: this.clock(), lapsesFrom });
+    if (outcome === 'uncharged') this.uncharged += spent - result.charged;
+    else if (outcome === 'unresolved') this.unresolved += spent - result.charged;
+    this.confirm(slice);
   }
 
   /** Retires old slices, lapses requests' holds past their time, settles what can be settled. */

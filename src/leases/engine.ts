@@ -69,7 +69,10 @@ export const LEASE_OPTIONS: readonly string[] = ['maxSlice', 'divisor', 'timeout
 export abstract class LeaseEngine<Shared extends object> implements Capable {
   /** Its `wrapper`: the shared part; its `deadline`: `timeoutMs`. */
   declare readonly [CAPABILITIES]: Capabilities;
-  /** The most units or credits this process holds free for one slice's owner, its slice and the next together. */
+  /**
+   * The most units this process holds free for one slice's owner, its slice and the next together
+   * (a limiter); the most credits its slices of one account and key hold unconfirmed (a ledger).
+   */
   readonly maxSlice: number;
   /** A slice is at most this fraction (1/divisor) of what the shared part has left. */
   readonly divisor: number;

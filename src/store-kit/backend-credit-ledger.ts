@@ -32,7 +32,12 @@ import type {
  * does not answer in time; a `KeygateError` a hook throws on purpose passes through), and declares
  * its `deadline` capability. A subclass keeps the accounts: one protected hook per call, each given
  * arguments already checked. A call that timed out may still complete in the backend: a hold taken
- * that way lapses after its `ttlMs`. For authors of ledgers over other backends.
+ * that way lapses after its `ttlMs`. A settle or release of a hold whose earlier settle or release
+ * timed out while the backend had not answered it yet is not sent again: it waits (under its own
+ * deadline) for that call's answer and answers with it, so a caller that retries learns what the
+ * first attempt did instead of an idempotent `charged: 0` (a release joined by a settle answers
+ * `charged: 0`; if that earlier call fails, the retry is sent after all). For authors of ledgers over
+ * other backends.
  *
  * @example
  * class MyCreditLedger extends BackendCreditLedger {
@@ -49,6 +54,9 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
   readonly timeoutMs: number;
   // The class name errors carry: not `constructor.name`, which a minifier may rename.
   protected readonly ledgerName: string;
+  // Settles and releases whose caller's deadline passed while the backend had not answered, by hold id,
+  // until the backend answers or fails: a settle or release of the same hold joins the call.
+  private readonly unanswered = new Map<string, Promise<SettleResult | CreditBalance>>();
 
   /**
    * @param name The subclass's name, as its errors carry it (`'RedisCreditLedger'`).
@@ -109,25 +117,37 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    * A hold already settled, released or lapsed, or an unknown id (balance 0), changes nothing:
    * `charged` is 0.
    *
+   * A settle retried after one that timed out and is still unanswered in the backend waits for that
+   * one's answer (see the class).
+   *
    * @example
    * await ledger.settle(held.holdId);    // { charged: 3, balance: 497 }
    * await ledger.settle(held.holdId);    // { charged: 0, balance: 497 }
    */
   async settle(holdId: string, amount?: number): Promise<SettleResult> {
     const args = validSettleArgs(holdId, amount);
-    return this.call(() => this.settleHold(args.holdId, args.amount));
+    return this.closeHold(
+      args.holdId,
+      () => this.settleHold(args.holdId, args.amount),
+      (earlier) => ('charged' in earlier ? earlier : { charged: 0, balance: earlier.balance }),
+    );
   }
 
   /**
    * Returns the whole hold to the balance, writing no entry. A hold already settled, released or
-   * lapsed, or an unknown id (balance 0), changes nothing.
+   * lapsed, or an unknown id (balance 0), changes nothing. A release retried after a settle or
+   * release of the hold that timed out and is still unanswered waits for that one's answer.
    *
    * @example
    * await ledger.release(held.holdId); // { balance: 500 }
    */
   async release(holdId: string): Promise<CreditBalance> {
     const id = validHoldId(holdId);
-    return this.call(() => this.releaseHold(id));
+    return this.closeHold(
+      id,
+      () => this.releaseHold(id),
+      (earlier) => ({ balance: earlier.balance }),
+    );
   }
 
   /**
@@ -218,6 +238,38 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
    */
   protected call<T>(work: () => T | Promise<T>): Promise<T> {
     return withLedgerDeadline(this.ledgerName, this.timeoutMs, async () => work());
+  }
+
+  /**
+   * A settle or release of `holdId` (`send` runs its hook) under the deadline, or, when an earlier one
+   * of the hold is still unanswered past its caller's deadline, that one's answer as `joined` reads it
+   * (and `send` after all if it fails). A call that times out unanswered is kept for the next one.
+   */
+  private closeHold<T extends SettleResult | CreditBalance>(
+    holdId: string,
+    send: () => T | Promise<T>,
+    joined: (earlier: SettleResult | CreditBalance) => T,
+  ): Promise<T> {
+    const earlier = this.unanswered.get(holdId);
+    if (earlier) return this.call(() => earlier.then(joined, () => send()));
+    let pending: Promise<T> | undefined;
+    let answered = false;
+    const heard = () => {
+      answered = true;
+    };
+    const answer = this.call(() => {
+      pending = Promise.resolve().then(send);
+      pending.then(heard, heard);
+      return pending;
+    });
+    answer.catch(() => {
+      if (answered || pending === undefined) return;
+      const unanswered = pending;
+      this.unanswered.set(holdId, unanswered);
+      const forget = () => void (this.unanswered.get(holdId) === unanswered && this.unanswered.delete(holdId));
+      unanswered.then(forget, forget);
+    });
+    return answer;
   }
 
   /**

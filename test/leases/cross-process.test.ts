@@ -234,7 +234,8 @@ describe.skipIf(backends.length === 0).each(backends)('leased budgets across thr
     const id = fresh('acct_killed');
     await shared.ledger.topUp(id, 100);
     const [c] = children(
-      { mode: 'credit', id, limit: 1, windowMs: 1, maxSlice: 40, divisor: 1, sliceTtlMs: 2_000, concurrency: 1 },
+      // maxSlice 80: slices of 40 (half of it), the first request's among them.
+      { mode: 'credit', id, limit: 1, windowMs: 1, maxSlice: 80, divisor: 1, sliceTtlMs: 2_000, concurrency: 1 },
       1,
     );
     await ready([c as Child]);

@@ -132,7 +132,8 @@ describe('a leased ledger’s background slice', () => {
         return inner.hold(...args);
       },
     });
-    const ledger = new LeasedCreditLedger({ ledger: slow, maxSlice: 8, timeoutMs: 30 });
+    // Slices of 8 (half maxSlice): the first request's, then the next is sent with 3 left.
+    const ledger = new LeasedCreditLedger({ ledger: slow, maxSlice: 16, timeoutMs: 30 });
     for (let i = 0; i < 8; i++) {
       const held = await ledger.hold('acct_1', 1, { keyId: 'key_1' });
       if (!held.ok) throw new Error('refused');

@@ -21,9 +21,10 @@ async function allEntries(log: AuditLog, accountId: string): Promise<AuditEntry[
  * each as a sentence (none: every change is recorded). A key's insert is recorded by `key.created` or
  * `key.imported`, or, for a rotation's successor, by the old key's `key.rotated` naming it; each later
  * write (version 2 onwards) by one entry of `key.updated`, `key.suspended`, `key.resumed` or
- * `key.revoked`, but for the rotation's claim on the old key (its `rotatedTo`), which its successor's
- * `key.rotated` records; a claim whose successor was never inserted (a process killed between the
- * two) is no rotation, and has no entry. The last status entry names the key's status.
+ * `key.revoked`, or, for a rotation's claim on the old key (its `rotatedTo`, and the grace's expiry),
+ * by `key.rotated`, written with the claim: a successor that was never inserted (a process killed
+ * between the two writes) leaves the claim recorded and names a key that is not stored. The last
+ * status entry names the key's status.
  */
 export async function unrecordedChanges(
   store: WritableKeyStore,
@@ -38,13 +39,13 @@ export async function unrecordedChanges(
   for (const key of keys) {
     problems.push(...insertProblems(key, byId, entries));
     const writes = of(key.id).filter((e) => KEY_WRITES.has(e.action));
-    const claimed = key.rotatedTo === null ? 0 : 1;
-    if (writes.length !== key.version - 1 - claimed) {
-      problems.push(`${key.id} (v${key.version}, ${claimed} claim) has ${writes.length} write entries`);
-    }
     const rotated = of(key.id).filter((e) => e.action === 'key.rotated');
-    const successor = key.rotatedTo === null ? undefined : byId.get(key.rotatedTo);
-    if (rotated.length !== (successor ? 1 : 0)) problems.push(`${key.id} has ${rotated.length} key.rotated entries`);
+    if (writes.length + rotated.length !== key.version - 1) {
+      problems.push(`${key.id} (v${key.version}) has ${writes.length} write and ${rotated.length} key.rotated entries`);
+    }
+    if (key.rotatedTo !== null && rotated.at(-1)?.changes?.rotatedTo?.after !== key.rotatedTo) {
+      problems.push(`${key.id}'s claim on ${key.rotatedTo} has no key.rotated entry`);
+    }
     const statuses = writes.filter((e) => e.action !== 'key.updated');
     const last = statuses.at(-1)?.changes?.status?.after ?? 'active';
     if (last !== key.status) problems.push(`${key.id} is ${key.status}, its last status entry says ${last}`);

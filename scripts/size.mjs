@@ -73,8 +73,11 @@ const peers = Object.keys(pkg.peerDependencies ?? {});
  * ledger and limiter paths check their arguments, and names refuse tag characters and blank-looking
  * ones: the root grew by 0.54 kB to 33.04 kB and `authenticate` (the shared options issue and the
  * strict rate-limit check) by 0.07 kB to 13.57 kB; budgets 33.25 kB and 13.75 kB since.
+ * Retention (round 4): the memory store's and audit log's `prune`, its argument check and the
+ * `UsageRecorder`'s daily prune took the root from 33.06 to 33.46 kB (`authenticate` 13.58 to 13.60 kB,
+ * within its budget): the root's budget is 33.50 kB since.
  */
-const BUDGET = { keygate: 33_250, 'keygate (authenticate only)': 13_750 };
+const BUDGET = { keygate: 33_500, 'keygate (authenticate only)': 13_750 };
 
 async function measure(contents, external) {
   const result = await build({

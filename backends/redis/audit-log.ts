@@ -1,6 +1,17 @@
-import type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from 'keygate/store-kit';
-import { auditId, freezeAuditEntry, validAuditEntry, validAuditQuery } from 'keygate/store-kit';
+import type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery, PruneArgs, PruneResult } from 'keygate/store-kit';
+import {
+  auditId,
+  freezeAuditEntry,
+  pruneCutoffMs,
+  validAuditEntry,
+  validAuditQuery,
+  validPruneArgs,
+} from 'keygate/store-kit';
+import { PRUNE_AUDIT } from './retention-scripts.js';
 import { APPEND_AUDIT } from './scripts.js';
+
+/** The most entries one prune script deletes. */
+const PRUNE_BATCH = 500;
 
 /** How the log reaches Redis: through its key store's command and script runners (errors already keygate's). */
 export interface AuditRedis {
@@ -13,8 +24,10 @@ export interface AuditRedis {
  * `<prefix>audit:<account id>`, and one per key of it, `<prefix>audit:<account id>:<key id>` (both ids
  * URI-encoded, so neither a `:` nor a brace in an id can make two names meet or move a cluster hash
  * tag). Each member is `<entry id> <entry JSON>` with score 0: the set orders by id, and a listing is
- * one ZREVRANGEBYLEX. An append adds to both sets in one script, atomically. Nothing in keygate
- * removes a member; Redis itself does not stop a client that does (use ACLs for that).
+ * one ZREVRANGEBYLEX. An append adds to both sets in one script, atomically, and to the time index
+ * `<prefix>audit-by-time` (member `<id> <account> <key>`, scored by `at` in epoch ms), through which
+ * `prune` finds what is older than its cutoff. Nothing else in keygate removes a member; Redis itself
+ * does not stop a client that does (use ACLs for that).
  */
 export class RedisAuditLog implements AuditLog {
   constructor(
@@ -27,13 +40,40 @@ export class RedisAuditLog implements AuditLog {
     return keyId === undefined ? account : `${account}:${encodeURIComponent(keyId)}`;
   }
 
+  // No account set is named so: an account's name is URI-encoded, and `audit-` is not `audit:`.
+  private get byTime(): string {
+    return `${this.prefix}audit-by-time`;
+  }
+
   async append(input: AuditEntryInput): Promise<AuditEntry> {
     const entry = freezeAuditEntry(auditId(), validAuditEntry(input));
     const { id, ...rest } = entry;
     const sets = [this.setOf(entry.accountId)];
     if (entry.keyId !== undefined) sets.push(this.setOf(entry.accountId, entry.keyId));
-    await this.redis.run(APPEND_AUDIT, sets, [`${id} ${JSON.stringify(rest)}`]);
+    const key = entry.keyId === undefined ? '' : encodeURIComponent(entry.keyId);
+    await this.redis.run(
+      APPEND_AUDIT,
+      [this.byTime, ...sets],
+      [
+        `${id} ${JSON.stringify(rest)}`,
+        String(Date.parse(entry.at)),
+        `${id} ${encodeURIComponent(entry.accountId)} ${key}`,
+      ],
+    );
     return entry;
+  }
+
+  /** Deletes the entries older than the cutoff, oldest first by the time index, 500 per script. */
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const cutoffMs = pruneCutoffMs(validPruneArgs(args, 'AuditLog.prune').olderThanMs);
+    let deleted = 0;
+    for (;;) {
+      const n = Number(
+        await this.redis.run(PRUNE_AUDIT, [this.byTime], [String(cutoffMs), String(PRUNE_BATCH), this.prefix]),
+      );
+      deleted += n;
+      if (n < PRUNE_BATCH) return { deleted };
+    }
   }
 
   async list(query: AuditQuery): Promise<AuditEntry[]> {

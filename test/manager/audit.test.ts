@@ -29,6 +29,7 @@ function storeWithFailingAudit(): WritableKeyStore {
       throw new KeyStoreUnavailableError('PostgreSQL key store failed: "connection reset"');
     },
     list: async () => [],
+    prune: async () => ({ deleted: 0 }),
   };
   return Object.assign(Object.create(inner), {
     [CAPABILITIES]: { ...inner[CAPABILITIES], audit: log },

@@ -13,7 +13,7 @@ export interface FlagSpec {
   readonly value?: string;
   /** One line for `--help`. */
   readonly help: string;
-  /** A `string` flag the command cannot run without. */
+  /** A `string` or `duration` flag the command cannot run without. */
   readonly required?: boolean;
   /** A one-letter alias (`y` for `-y`). */
   readonly short?: string;
@@ -30,7 +30,9 @@ export type FlagValue<S extends FlagSpec> = S['kind'] extends 'boolean'
   : S['kind'] extends 'strings'
     ? string[]
     : S['kind'] extends 'duration'
-      ? number | undefined
+      ? S extends { required: true }
+        ? number
+        : number | undefined
       : S extends { required: true }
         ? string
         : string | undefined;

@@ -130,8 +130,13 @@ function parseError(err: unknown): InvalidInputError {
   return new InvalidInputError(flag, message.replace(/\. To specify a positional.*$/, ''));
 }
 
+// The command whose words the positionals start with; the longest such (`usage prune` over `usage`).
 function findCommand(positionals: readonly string[], table: readonly Command[]): Command | undefined {
-  return table.find((c) => c.path.every((word, i) => positionals[i] === word));
+  let found: Command | undefined;
+  for (const c of table) {
+    if (c.path.every((word, i) => positionals[i] === word) && c.path.length > (found?.path.length ?? 0)) found = c;
+  }
+  return found;
 }
 
 function unknownCommand(positionals: readonly string[], table: readonly Command[]): InvalidInputError {

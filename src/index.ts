@@ -142,4 +142,5 @@ export type {
   RateLimitPolicyState,
   RateLimitState,
 } from './vocabulary/rate-limiter.js';
+export type { PruneArgs, PruneResult } from './vocabulary/retention.js';
 export type { UsageReport } from './vocabulary/usage-store.js';

@@ -1,5 +1,6 @@
 import { type AuditEntry, type AuditEntryInput, type AuditLog, generateKey, hashKey } from 'keygate';
 import { AUDIT_RECORD_CASES, type AuditContext as Context } from './audit-full-record.js';
+import { AUDIT_RETENTION_CASES } from './audit-retention.js';
 import { type Case, describeCases, fresh, rejection } from './contract-kit.js';
 import type { ContractTestApi } from './contract-types.js';
 
@@ -252,9 +253,11 @@ const BAD_QUERIES: ReadonlyArray<readonly [field: string, title: string, query: 
  * first, per account and per key, 50 by default and up to 1,000; paging with `before` and `limit`
  * with no entry repeated or skipped, also after 60 concurrent appends spread over `peer`, and the same
  * entries through `peer`; accounts isolated; returned entries that cannot change stored ones; bad
- * entries and queries refused as `invalid_input` naming the field, with nothing written; and no
+ * entries and queries refused as `invalid_input` naming the field, with nothing written; no
  * secret stored (a change of a secret-named field refused, a key, a digest or a member named like a
- * token in a value redacted).
+ * token in a value redacted); and `prune` deleting the entries of every account dated before its
+ * cutoff (entries dated in 2001: a fixture shared with another run's suite at the same time may see
+ * that run's), counting them, a second prune deleting none, bad arguments refused.
  *
  * @example
  * import { describe, it, expect, beforeEach, afterEach } from 'vitest';
@@ -274,6 +277,7 @@ export function describeAuditLogContract(name: string, factory: () => Promise<Au
     ['returns entries whose change changes nothing stored', immutable],
     ['stores no secret: a key, a digest or a token-named member in a change is redacted', noSecret],
     ...AUDIT_RECORD_CASES,
+    ...AUDIT_RETENTION_CASES,
     ...BAD_ENTRIES.map(
       ([field, title, entry]): Case<Context> => [
         `refuses ${title} as invalid_input naming ${field}, writing nothing`,

@@ -4,6 +4,7 @@ import type { ContractTestApi } from './contract-types.js';
 import { OUTBOX_RECORD_CASES } from './outbox-full-record.js';
 import { DAY_MS, endpoint, failNext, iso, LEASE_MS, leaseOf, type OutboxContext, revoked, T0 } from './outbox-kit.js';
 import { OUTBOX_PINNED_CASES } from './outbox-pinned.js';
+import { OUTBOX_RETENTION_CASES } from './outbox-retention.js';
 
 /**
  * An outbox for one test of {@link describeOutboxContract}: empty (a fresh schema, prefix or store),
@@ -264,7 +265,9 @@ async function refusesInternalTargets({ outbox, expect }: OutboxContext): Promis
  * cannot take until it ends; outcomes are recorded only under the lease's token; retries, giving up,
  * and disabling an endpoint after an unbroken streak of failures; endpoints kept per account; an
  * event published again with its id stored once; no secret stored in an event; no endpoint on an
- * internal host (loopback, private, metadata...) unless the operator allows it. Give each test an empty outbox.
+ * internal host (loopback, private, metadata...) unless the operator allows it; `prune` deleting the
+ * events that ended before its cutoff with their deliveries, never one with a delivery pending, in
+ * batches. Give each test an empty outbox.
  *
  * @example
  * import { describeOutboxContract } from 'keygate/testing';
@@ -295,6 +298,7 @@ export function describeOutboxContract(name: string, factory: () => Promise<Outb
       refusesInternalTargets,
     ],
     ...OUTBOX_RECORD_CASES,
+    ...OUTBOX_RETENTION_CASES,
   ];
   const contextOf = (fx: OutboxFixture) => ({ outbox: fx.outbox, peer: fx.peer ?? fx.outbox, expect: t.expect });
   describeCases(t, `outbox contract: ${name}`, factory, contextOf, cases);

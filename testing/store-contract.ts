@@ -9,6 +9,7 @@ import { migrateCases } from './contract-migrate.js';
 import { PINNED_CASES } from './contract-pinned.js';
 import { RACE_CASES } from './contract-races.js';
 import { RECORD_CASES } from './contract-records.js';
+import { RETENTION_CASES } from './contract-retention.js';
 import type { ContractOptions, ContractTestApi, StoreFixture } from './contract-types.js';
 
 export type {
@@ -28,7 +29,8 @@ export type {
  * permanent revocation (also of a suspended key), listing, concurrent writers, change notifications
  * reaching a `CachedKeyStore`, audit entries written with their key write (a store that declares
  * `auditedWrites`: both kept, or neither), and, as `options` declares, changes through a second
- * instance (the channel) and 503 while the store is away (fail closed).
+ * instance (the channel) and 503 while the store is away (fail closed); for a store that keeps usage,
+ * `prune` deleting the counts of the days that ended before its cutoff.
  *
  * @example
  * import { describe, it, expect, beforeEach, afterEach } from 'vitest';
@@ -52,6 +54,7 @@ export function describeKeyStoreContract(
     ...auditedWriteCases(options.auditedWrites),
     ...migrateCases(options.hooks),
     ...PINNED_CASES,
+    ...RETENTION_CASES,
   ];
   const caches: CachedKeyStore[] = [];
   let context: ContractContext;

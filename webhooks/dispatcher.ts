@@ -25,10 +25,17 @@ const OPTION_NAMES = [
   'retry',
   'disableAfterMs',
   'allowPrivateNetworks',
+  'retainMs',
   'onEvent',
   'onAttemptFailed',
 ] as const;
 const RETRY_OPTION_NAMES = ['baseDelayMs', 'maxDelayMs', 'giveUpAfterMs'] as const;
+
+/** How long a started dispatcher keeps an event that ended, by default: 7 days, in milliseconds. */
+const DEFAULT_RETAIN_MS = 7 * 86_400_000;
+
+// How often a started dispatcher prunes, by its clock: at start, then once an hour.
+const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * A failed attempt as the operator sees it, with the error itself (`onAttemptFailed`); the account
@@ -104,6 +111,15 @@ export interface WebhookDispatcherOptions {
    * local receiver, never in production; the operator's, never an account's. @default false
    */
   allowPrivateNetworks?: boolean;
+  /**
+   * How long an event that ended (delivered to every endpoint, or given up on) is kept with its
+   * deliveries before a started dispatcher deletes it (`Outbox.prune`), in milliseconds: at `start`,
+   * then once an hour by `clock`, never while a delivery of it is pending. `false` keeps every event
+   * (prune by hand: `outbox.prune({ olderThanMs })`, `keygate webhooks prune`). An event's id is
+   * remembered only while the event is kept: keep this no shorter than `keyNotifications`'
+   * `publishWithinMs`. @default 604_800_000 (7 days)
+   */
+  retainMs?: number | false;
   /** Receives `webhook.endpoint_disabled`. Its failures are swallowed. @default undefined */
   onEvent?: EventHook;
   /**
@@ -145,11 +161,12 @@ export interface WebhookDispatcher {
   runOnce(): Promise<DispatchReport>;
   /**
    * Claims and sends every `intervalMs` (default 5,000) on an unref'd timer, until `stop`, without
-   * waiting for the attempts under way: a slow endpoint holds up its own deliveries only. A failed
-   * claim or record goes to `onError`.
+   * waiting for the attempts under way: a slow endpoint holds up its own deliveries only. With
+   * `retainMs`, it also prunes the outbox at once and then once an hour, beside the sends. A failed
+   * claim, record or prune goes to `onError` (a failed prune is tried again an hour later).
    */
   start(options?: { intervalMs?: number; onError?: (err: unknown) => void }): void;
-  /** Stops the loop and waits for the attempts under way. */
+  /** Stops the loop and waits for the attempts and the prune under way. */
   stop(): Promise<void>;
 }
 
@@ -171,7 +188,8 @@ export interface WebhookDispatcher {
  * up, is disabled and
  * `webhook.endpoint_disabled` is published to the outbox (its account's other endpoints get it) and
  * `onEvent`. At least once: a dispatcher that dies mid-send leaves the delivery to be claimed again
- * once its lease ends.
+ * once its lease ends. Once started, it deletes the events that ended more than `retainMs` (7 days)
+ * ago with their deliveries, once an hour (docs/guide/retention.md).
  *
  * @example
  * import { createWebhookDispatcher } from 'keygate/webhooks';
@@ -207,6 +225,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const endpointConcurrency = validWholeNumber('endpointConcurrency', options.endpointConcurrency ?? 2, 1, 100);
   const retry: FullRetryPolicy = validRetryPolicy(options.retry);
   const disableAfterMs = positive('disableAfterMs', options.disableAfterMs ?? 24 * 3_600_000);
+  const retainMs = validRetainMs(options.retainMs);
 
   // Attempts in flight (and claims under way, for the room they asked), and each endpoint's lane.
   let active = 0;
@@ -356,10 +375,29 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     return done;
   }
 
+  let onLoopError: ((err: unknown) => void) | undefined;
+
+  // Retention: one prune at a time, beside the sends, when an hour has passed by the clock.
+  let nextPruneMs = Number.NEGATIVE_INFINITY;
+  let pruning: Promise<void> | undefined;
+  function pruneWhenDue(): void {
+    if (retainMs === false || pruning || clock() < nextPruneMs) return;
+    nextPruneMs = clock() + PRUNE_EVERY_MS;
+    pruning = outbox
+      .prune({ olderThanMs: retainMs })
+      .then(
+        () => {},
+        (err: unknown) => onLoopError?.(err),
+      )
+      .finally(() => {
+        pruning = undefined;
+      });
+  }
+
   // The loop does not wait for a run's attempts: the next claim comes `intervalMs` after this one.
   const sendingNow = new Set<Promise<unknown>>();
-  let onLoopError: ((err: unknown) => void) | undefined;
   const loop = repeating(async () => {
+    pruneWhenDue();
     const { done } = await claimAndSend();
     const watched = done.catch((err: unknown) => onLoopError?.(err));
     sendingNow.add(watched);
@@ -375,8 +413,19 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     async stop() {
       await loop.stop();
       await Promise.all(sendingNow);
+      await pruning;
     },
   };
+}
+
+// The `retainMs` option: a whole number of milliseconds >= 1, or false (keep everything).
+function validRetainMs(value: unknown): number | false {
+  if (value === false) return false;
+  const retainMs = value ?? DEFAULT_RETAIN_MS;
+  if (typeof retainMs !== 'number' || !Number.isSafeInteger(retainMs) || retainMs < 1) {
+    throw new InvalidInputError('retainMs', 'retainMs must be a whole number of milliseconds >= 1, or false');
+  }
+  return retainMs;
 }
 
 function positive(field: string, value: number): number {

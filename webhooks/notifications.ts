@@ -7,7 +7,7 @@ import { repeating } from './repeat.js';
 import { stableEventId } from './stable-id.js';
 
 const DAY_MS = 86_400_000;
-const OPTION_NAMES = ['manager', 'outbox', 'accounts', 'clock', 'expiringDays'] as const;
+const OPTION_NAMES = ['manager', 'outbox', 'accounts', 'clock', 'expiringDays', 'publishWithinMs'] as const;
 
 /**
  * Options of {@link keyNotifications}.
@@ -29,6 +29,14 @@ export interface KeyNotificationsOptions {
   clock?: () => number;
   /** How many days before a key's `expiresAt` `key.expiring` is sent, once for each. @default [7, 1] */
   expiringDays?: readonly number[];
+  /**
+   * How long after an event became due (its `at`) a sweep still publishes it, in milliseconds: a
+   * sweep that missed it (a service down, a key overdue when sweeps began) catches up within this,
+   * and never after. The outbox remembers an event's id, and so publishes it once, only while it
+   * keeps the event, at least `retainMs` after its `at` (the dispatcher's, 7 days by default): keep
+   * this no longer than that, or a pruned event would be published and sent again. @default 604_800_000 (7 days)
+   */
+  publishWithinMs?: number;
 }
 
 /**
@@ -40,7 +48,10 @@ export interface KeyNotificationsOptions {
 export interface KeyNotificationsReport {
   /** Active keys looked at. */
   readonly keys: number;
-  /** The events due, as the outbox holds them (stored by this run or an earlier one, in any process). */
+  /**
+   * The events due (within `publishWithinMs` of their `at`), as the outbox holds them (stored by this
+   * run or an earlier one, in any process).
+   */
   readonly events: readonly OutboxEvent[];
 }
 
@@ -71,7 +82,8 @@ export interface KeyNotifications {
  * - `key.rotation_due`, data `{ keyId, hint, createdAt, rotationDays }`, once an active key is
  *   `rotationDays` old (the manager's; its view's `rotationDue`).
  *
- * Each event's `at` is when it became due, not when the sweep saw it.
+ * Each event's `at` is when it became due, not when the sweep saw it. A sweep publishes an event only
+ * within `publishWithinMs` (7 days) of its `at`: an event due earlier is never sent (see there).
  *
  * @example
  * const notifications = keyNotifications({ manager: keys, outbox: capabilityOf(store, 'outbox')!, accounts: async () => ['acct_1'] });
@@ -85,6 +97,10 @@ export function keyNotifications(options: KeyNotificationsOptions): KeyNotificat
   if (typeof outbox?.publish !== 'function') throw new InvalidInputError('outbox', 'outbox must be an Outbox');
   if (typeof accounts !== 'function') throw new InvalidInputError('accounts', 'accounts must be a function');
   const clock = options.clock ?? Date.now;
+  const publishWithinMs = options.publishWithinMs ?? 7 * DAY_MS;
+  if (typeof publishWithinMs !== 'number' || !Number.isSafeInteger(publishWithinMs) || publishWithinMs < 1) {
+    throw new InvalidInputError('publishWithinMs', 'publishWithinMs must be a whole number of milliseconds >= 1');
+  }
   const windows = [...(options.expiringDays ?? [7, 1])].sort((a, b) => a - b);
   for (const days of windows) {
     if (typeof days !== 'number' || !(days > 0) || !Number.isFinite(days)) {
@@ -92,7 +108,17 @@ export function keyNotifications(options: KeyNotificationsOptions): KeyNotificat
     }
   }
 
-  async function publish(key: ManagedKey, type: string, dedupe: string, atMs: number, data: object) {
+  // Publishes the event (or finds the one stored), or skips it when it became due too long ago: its
+  // first publication may have been pruned since, and publishing it again would send it again.
+  async function publish(
+    key: ManagedKey,
+    type: string,
+    dedupe: string,
+    atMs: number,
+    nowMs: number,
+    data: object,
+  ): Promise<OutboxEvent | undefined> {
+    if (nowMs - atMs >= publishWithinMs) return undefined;
     const at = new Date(atMs).toISOString();
     const id = stableEventId(`${type}:${key.id}:${dedupe}`, atMs);
     return outbox.publish({ id, type, accountId: key.accountId, at, data: { keyId: key.id, hint: key.hint, ...data } });
@@ -105,20 +131,17 @@ export function keyNotifications(options: KeyNotificationsOptions): KeyNotificat
       const daysLeft = windows.find((days) => expiresMs - nowMs <= days * DAY_MS);
       if (expiresMs > nowMs && daysLeft !== undefined) {
         const dueMs = Math.max(expiresMs - daysLeft * DAY_MS, createdMs);
-        out.push(
-          await publish(key, 'key.expiring', `${key.expiresAt}:${daysLeft}`, dueMs, {
-            expiresAt: key.expiresAt,
-            daysLeft,
-          }),
-        );
+        const data = { expiresAt: key.expiresAt, daysLeft };
+        const event = await publish(key, 'key.expiring', `${key.expiresAt}:${daysLeft}`, dueMs, nowMs, data);
+        if (event) out.push(event);
       }
     }
     if (key.rotationDue) {
       const { rotationDays } = manager;
       const dueMs = createdMs + rotationDays * DAY_MS;
-      out.push(
-        await publish(key, 'key.rotation_due', key.createdAt, dueMs, { createdAt: key.createdAt, rotationDays }),
-      );
+      const data = { createdAt: key.createdAt, rotationDays };
+      const event = await publish(key, 'key.rotation_due', key.createdAt, dueMs, nowMs, data);
+      if (event) out.push(event);
     }
   }
 

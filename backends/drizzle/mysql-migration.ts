@@ -9,9 +9,10 @@ import { validTablePrefix } from '../mysql/sql-client.js';
  * `keyStoreMigrations` gains a version, the tables (mysql-tables.ts) gain what it adds and this number
  * follows (a test compares them).
  */
-const DESCRIBED_VERSION = 1;
+const DESCRIBED_VERSION = 2;
 
-// What a version holds that a Drizzle table cannot describe: triggers, and rows (the change counter's).
+// What a version holds that a Drizzle table cannot describe: triggers, and rows (the change counter's,
+// the audit retention's). Its guarded index additions (SET, PREPARE...) are described by the tables.
 const UNDESCRIBABLE = /^\s*(CREATE TRIGGER|DROP TRIGGER|INSERT)\b/;
 
 /**
@@ -35,8 +36,8 @@ export interface KeygateMysqlMigrationSqlOptions {
 /**
  * The SQL of the custom drizzle-kit migration that completes keygate's MySQL/MariaDB tables after
  * drizzle-kit created them from {@link keygateMysqlTables}: the triggers Drizzle cannot describe (a
- * revoked key cannot be changed; the audit log refuses UPDATE and DELETE), the change counter's one
- * row, the credit ledger's stored procedures (its `hold`, `settle` and `release` call them; every
+ * revoked key cannot be changed; the audit log refuses UPDATE, and a DELETE of an entry the
+ * retention cutoff has not passed), the change counter's and the audit retention's one row, the credit ledger's stored procedures (its `hold`, `settle` and `release` call them; every
  * migration made holds them, dropped if there and made again, also one made with `after` at the
  * newest version, for tables made before they existed), then the versions in `<prefix>migrations`, so that a later `MysqlKeyStore.migrate()` finds the
  * schema current and changes nothing. Statements are separated by drizzle-kit's

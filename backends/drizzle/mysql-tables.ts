@@ -16,7 +16,7 @@ import {
 } from 'drizzle-orm/mysql-core';
 
 // keygate's MySQL/MariaDB tables as Drizzle `mysql-core` tables: column for column, index for index and
-// check for check what `MysqlKeyStore.migrate()` (keyStoreMigrations 1), `MysqlRateLimiter.migrate()`
+// check for check what `MysqlKeyStore.migrate()` (keyStoreMigrations 1 and 2), `MysqlRateLimiter.migrate()`
 // and `MysqlCreditLedger.migrate()` create (backends/mysql/migrations.ts), for a table prefix. drizzle-kit
 // writes no table options, so every text column carries `utf8mb4_bin` itself (ids compare byte by byte
 // whatever the database's default). Checks are named as MariaDB names keygate's unnamed ones (a column's
@@ -82,7 +82,11 @@ export function mysqlTables(p: string) {
         outcome: varchar('outcome', 64).notNull(),
         count: count('count').notNull(),
       },
-      (t) => [primaryKey({ columns: [t.keyId, t.day, t.outcome] }), check('count', sql`count >= 0`)],
+      (t) => [
+        primaryKey({ columns: [t.keyId, t.day, t.outcome] }),
+        check('count', sql`count >= 0`),
+        index('usage_day').on(t.day),
+      ],
     ),
     keygateKeyActivity: mysqlTable(`${p}key_activity`, {
       keyId: varchar('key_id', 255).notNull().primaryKey(),
@@ -114,15 +118,28 @@ export function mysqlTables(p: string) {
         check('actor_type', sql`actor_type IN ('dashboard', 'cli', 'api')`),
         index('audit_account').on(t.accountId, t.id),
         index('audit_key').on(t.keyId, t.id),
+        index('audit_at').on(t.at),
       ],
     ),
-    keygateOutbox: mysqlTable(`${p}outbox`, {
-      id: varchar('id', 64).notNull().primaryKey(),
-      accountId: varchar('account_id', 255).notNull(),
-      type: varchar('type', 128).notNull(),
-      at: time('at').notNull(),
-      data: json('data').notNull(),
-    }),
+    keygateAuditRetention: mysqlTable(
+      `${p}audit_retention`,
+      {
+        id: tinyint('id').notNull().primaryKey(),
+        cutoff: time('cutoff').notNull(),
+      },
+      () => [check('id', sql`id = 1`)],
+    ),
+    keygateOutbox: mysqlTable(
+      `${p}outbox`,
+      {
+        id: varchar('id', 64).notNull().primaryKey(),
+        accountId: varchar('account_id', 255).notNull(),
+        type: varchar('type', 128).notNull(),
+        at: time('at').notNull(),
+        data: json('data').notNull(),
+      },
+      (t) => [index('outbox_at').on(t.at, t.id)],
+    ),
     keygateWebhookEndpoints: mysqlTable(
       `${p}webhook_endpoints`,
       {
@@ -162,6 +179,7 @@ export function mysqlTables(p: string) {
         index('webhook_deliveries_due').on(t.status, t.nextAttemptAt),
         index('webhook_deliveries_endpoint').on(t.endpointId, t.status),
         index('webhook_deliveries_account').on(t.accountId, t.id),
+        index('webhook_deliveries_event').on(t.eventId),
       ],
     ),
     keygateChangeCounter: mysqlTable(`${p}change_counter`, {

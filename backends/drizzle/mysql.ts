@@ -36,7 +36,7 @@ export interface KeygateMysqlTablesOptions {
  * import { keygateMysqlTables } from 'keygate/drizzle';
  * export const users = mysqlTable('users', { id: varchar('id', { length: 64 }).primaryKey() });
  * export const {
- *   keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateUsedTokens, keygateAudit,
+ *   keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateUsedTokens, keygateAudit, keygateAuditRetention,
  *   keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries, keygateChangeCounter, keygateChanges,
  *   keygateRateLimits, keygateCreditBalances, keygateCreditHolds, keygateCreditEntries,
  * } = keygateMysqlTables();

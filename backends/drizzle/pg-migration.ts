@@ -8,10 +8,11 @@ import { validSchema } from '../postgres/sql-client.js';
  * The newest keygate migration that {@link keygatePgTables}' tables describe. When `MIGRATIONS` gains
  * a version, the tables (pg-tables.ts) gain what it adds and this number follows (a test compares them).
  */
-const DESCRIBED_VERSION = 7;
+const DESCRIBED_VERSION = 8;
 
-// What a version creates that a Drizzle table cannot describe: functions and their triggers.
-const UNDESCRIBABLE = /^\s*CREATE (FUNCTION|TRIGGER)\b/;
+// What a version holds that a Drizzle table cannot describe: functions and their triggers (made,
+// and replaced), and rows (the audit retention's one).
+const UNDESCRIBABLE = /^\s*(CREATE (FUNCTION|TRIGGER)|DROP TRIGGER|INSERT)\b/;
 
 /**
  * Options of {@link keygatePgMigrationSql}.
@@ -34,7 +35,8 @@ export interface KeygatePgMigrationSqlOptions {
 /**
  * The SQL of the custom drizzle-kit migration that completes keygate's tables after drizzle-kit
  * created them from {@link keygatePgTables}: the functions and triggers Drizzle cannot describe (a
- * revoked key cannot be changed; the audit log refuses UPDATE, DELETE and TRUNCATE), the credit
+ * revoked key cannot be changed; the audit log refuses UPDATE, TRUNCATE and a DELETE of an entry
+ * the retention cutoff has not passed) and the cutoff's one row, the credit
  * ledger's functions (its `hold`, `settle` and `release` call them; `CREATE OR REPLACE`, so every
  * migration made holds them, also one made with `after` at the newest version, for a database made
  * before they existed), then the versions in `keygate_migrations`, so that a later

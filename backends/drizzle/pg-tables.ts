@@ -10,13 +10,14 @@ import {
   jsonb,
   type PgTableFn,
   primaryKey,
+  smallint,
   text,
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
 // keygate's PostgreSQL tables as Drizzle `pg-core` tables: column for column, index for index and
-// check for check what `PostgresKeyStore.migrate()` (migrations 1..7), `PostgresRateLimiter.migrate()`
+// check for check what `PostgresKeyStore.migrate()` (migrations 1..8), `PostgresRateLimiter.migrate()`
 // and `PostgresCreditLedger.migrate()` create. Names, order and expressions follow that DDL, so that
 // drizzle-kit's CREATE statements give the same catalog (test/drizzle/pg-structure.test.ts compares
 // them). A change to that DDL must be made here too: that test fails until it is.
@@ -78,6 +79,7 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
       (t) => [
         primaryKey({ name: 'keygate_usage_pkey', columns: [t.keyId, t.day, t.outcome] }),
         check('keygate_usage_count_check', sql`count >= 0`),
+        index('keygate_usage_day').on(t.day),
       ],
     ),
     keygateKeyActivity: table('keygate_key_activity', {
@@ -110,15 +112,28 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
         check('keygate_audit_actor_type_check', sql`actor_type IN ('dashboard', 'cli', 'api')`),
         index('keygate_audit_account').on(t.accountId, t.id),
         index('keygate_audit_key').on(t.keyId, t.id).where(sql`key_id IS NOT NULL`),
+        index('keygate_audit_at').on(t.at),
       ],
     ),
-    keygateOutbox: table('keygate_outbox', {
-      id: byteText('id').primaryKey(),
-      accountId: text('account_id').notNull(),
-      type: text('type').notNull(),
-      at: tz('at').notNull(),
-      data: jsonb('data').notNull(),
-    }),
+    keygateAuditRetention: table(
+      'keygate_audit_retention',
+      {
+        id: smallint('id').primaryKey(),
+        cutoff: tz('cutoff').notNull(),
+      },
+      () => [check('keygate_audit_retention_id_check', sql`id = 1`)],
+    ),
+    keygateOutbox: table(
+      'keygate_outbox',
+      {
+        id: byteText('id').primaryKey(),
+        accountId: text('account_id').notNull(),
+        type: text('type').notNull(),
+        at: tz('at').notNull(),
+        data: jsonb('data').notNull(),
+      },
+      (t) => [index('keygate_outbox_at').on(t.at, t.id)],
+    ),
     keygateWebhookEndpoints: table(
       'keygate_webhook_endpoints',
       {
@@ -157,6 +172,7 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
         check('keygate_webhook_deliveries_status_check', sql`status IN ('pending', 'delivered', 'failed')`),
         index('keygate_webhook_deliveries_due').on(t.nextAttemptAt).where(sql`status = 'pending'`),
         index('keygate_webhook_deliveries_account').on(t.accountId, t.id),
+        index('keygate_webhook_deliveries_event').on(t.eventId),
       ],
     ),
     keygateRateLimits: table(

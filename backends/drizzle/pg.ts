@@ -39,7 +39,7 @@ export interface KeygatePgTablesOptions {
  * export const users = pgTable('users', { id: text('id').primaryKey() });
  * export const {
  *   keygateSchema, keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateUsedTokens,
- *   keygateAudit, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
+ *   keygateAudit, keygateAuditRetention, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
  *   keygateRateLimits, keygateCreditBalances, keygateCreditHolds, keygateCreditEntries,
  * } = keygatePgTables({ schema: 'keygate' });
  */

@@ -7,10 +7,11 @@ import { KEY_STORE_MIGRATIONS } from '../sqlite/migrations.js';
  * `KEY_STORE_MIGRATIONS` gains a version, the tables (sqlite-tables.ts) gain what it adds and this
  * number follows (a test compares them).
  */
-const DESCRIBED_VERSION = 1;
+const DESCRIBED_VERSION = 2;
 
-// What a version creates that a Drizzle table cannot describe: triggers.
-const UNDESCRIBABLE = /^\s*CREATE TRIGGER\b/;
+// What a version holds that a Drizzle table cannot describe: triggers (made, and replaced), and rows
+// (the audit retention's one).
+const UNDESCRIBABLE = /^\s*(CREATE TRIGGER|DROP TRIGGER|INSERT)\b/;
 
 /**
  * Options of {@link keygateSqliteMigrationSql}.
@@ -31,7 +32,8 @@ export interface KeygateSqliteMigrationSqlOptions {
 /**
  * The SQL of the custom drizzle-kit migration that completes keygate's SQLite tables after
  * drizzle-kit created them from {@link keygateSqliteTables}: the triggers Drizzle cannot describe (a
- * revoked key cannot be changed; the audit log refuses UPDATE and DELETE), then the versions in
+ * revoked key cannot be changed; the audit log refuses UPDATE, and a DELETE of an entry the
+ * retention cutoff has not passed) and the cutoff's one row, then the versions in
  * `keygate_migrations`, so that a later `SqliteKeyStore.migrate()` finds the schema current and
  * changes nothing. Statements are separated by drizzle-kit's `--> statement-breakpoint`. Put it in a
  * file made by `drizzle-kit generate --custom`, after the migration that created the tables. Throws

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { check, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 // keygate's SQLite tables as Drizzle `sqlite-core` tables: column for column, index for index and
-// check for check what `SqliteKeyStore.migrate()` (KEY_STORE_MIGRATIONS 1), `SqliteRateLimiter.migrate()`
+// check for check what `SqliteKeyStore.migrate()` (KEY_STORE_MIGRATIONS 1 and 2), `SqliteRateLimiter.migrate()`
 // and `SqliteCreditLedger.migrate()` create (backends/sqlite/migrations.ts). Conventions of that DDL:
 // instants shown to users are ISO 8601 TEXT, instants the code compares are INTEGER epoch ms, JSON is
 // TEXT, booleans are 0/1. The one thing drizzle-kit cannot say is `WITHOUT ROWID` (keygate_usage): its
@@ -63,6 +63,7 @@ export function sqliteTables() {
       (t) => [
         primaryKey({ columns: [t.keyId, t.day, t.outcome] }),
         check('keygate_usage_count_check', sql`count >= 0`),
+        index('keygate_usage_day').on(t.day),
       ],
     ),
     keygateKeyActivity: sqliteTable('keygate_key_activity', {
@@ -100,15 +101,28 @@ export function sqliteTables() {
         check('keygate_audit_actor_type_check', sql`actor_type IN ('dashboard', 'cli', 'api')`),
         index('keygate_audit_account').on(t.accountId, t.id),
         index('keygate_audit_key').on(t.keyId, t.id).where(sql`key_id IS NOT NULL`),
+        index('keygate_audit_at').on(t.at),
       ],
     ),
-    keygateOutbox: sqliteTable('keygate_outbox', {
-      id: text('id').primaryKey(),
-      accountId: text('account_id').notNull(),
-      type: text('type').notNull(),
-      at: text('at').notNull(),
-      data: json<unknown>('data').notNull(),
-    }),
+    keygateAuditRetention: sqliteTable(
+      'keygate_audit_retention',
+      {
+        id: integer('id').primaryKey(),
+        cutoff: text('cutoff').notNull(),
+      },
+      () => [check('keygate_audit_retention_id_check', sql`id = 1`)],
+    ),
+    keygateOutbox: sqliteTable(
+      'keygate_outbox',
+      {
+        id: text('id').primaryKey(),
+        accountId: text('account_id').notNull(),
+        type: text('type').notNull(),
+        at: text('at').notNull(),
+        data: json<unknown>('data').notNull(),
+      },
+      (t) => [index('keygate_outbox_at').on(t.at, t.id)],
+    ),
     keygateWebhookEndpoints: sqliteTable(
       'keygate_webhook_endpoints',
       {
@@ -150,6 +164,7 @@ export function sqliteTables() {
         check('keygate_webhook_deliveries_status_check', sql`status IN ('pending', 'delivered', 'failed')`),
         index('keygate_webhook_deliveries_due').on(t.nextAttemptAt).where(sql`status = 'pending'`),
         index('keygate_webhook_deliveries_account').on(t.accountId, t.id),
+        index('keygate_webhook_deliveries_event').on(t.eventId),
       ],
     ),
     keygateRateLimits: sqliteTable(

@@ -22,7 +22,7 @@ import { sqliteTables } from './sqlite-tables.js';
  * export const users = sqliteTable('users', { id: text('id').primaryKey() });
  * export const {
  *   keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateChanges, keygateUsedTokens,
- *   keygateAudit, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
+ *   keygateAudit, keygateAuditRetention, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
  *   keygateRateLimits, keygateCreditBalances, keygateCreditHolds, keygateCreditEntries,
  * } = keygateSqliteTables();
  */

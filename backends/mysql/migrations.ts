@@ -153,6 +153,49 @@ export function keyStoreMigrations(p: string): readonly (readonly string[])[] {
         KEY changes_at (at)
       ) ${TABLE}`,
     ],
+    // 2: retention (docs/guide/retention.md). The audit log lets a DELETE through only for an entry
+    // older than the cutoff `prune` recorded (one row, only ever moved later); UPDATE stays refused.
+    // Indexes for deleting by age in batches: audit entries and outbox events by time, usage by day,
+    // deliveries by event.
+    [
+      `CREATE TABLE IF NOT EXISTS ${p}audit_retention (
+        id TINYINT NOT NULL PRIMARY KEY CHECK (id = 1),
+        cutoff DATETIME(3) NOT NULL
+      ) ${TABLE}`,
+      `INSERT IGNORE INTO ${p}audit_retention (id, cutoff) VALUES (1, '1970-01-01 00:00:00.000')`,
+      `DROP TRIGGER IF EXISTS ${p}audit_no_delete`,
+      `CREATE TRIGGER ${p}audit_no_delete BEFORE DELETE ON ${p}audit FOR EACH ROW
+      BEGIN
+        IF NOT EXISTS (SELECT 1 FROM ${p}audit_retention WHERE id = 1 AND cutoff > OLD.at) THEN
+          SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'keygate: the audit log is append-only; DELETE on ${p}audit is refused';
+        END IF;
+      END`,
+      ...addIndex(`${p}audit`, 'audit_at', 'at'),
+      ...addIndex(`${p}usage`, 'usage_day', 'day'),
+      ...addIndex(`${p}outbox`, 'outbox_at', 'at, id'),
+      ...addIndex(`${p}webhook_deliveries`, 'webhook_deliveries_event', 'event_id'),
+    ],
+  ];
+}
+
+/**
+ * Adds an index to a table unless it has one of that name, so that a migration half done (DDL in
+ * MySQL commits as it goes) can run again: MySQL 8 has no `CREATE INDEX IF NOT EXISTS`. Four
+ * statements on one session (the migration's): the ALTER, or a no-op, chosen from the catalog.
+ *
+ * @example
+ * addIndex('keygate_usage', 'usage_day', 'day') // SET @keygate_ddl = IF(...), PREPARE, EXECUTE, DEALLOCATE
+ */
+function addIndex(table: string, name: string, columns: string): string[] {
+  return [
+    `SET @keygate_ddl = IF(
+      (SELECT COUNT(*) FROM information_schema.statistics
+        WHERE table_schema = DATABASE() AND table_name = '${table}' AND index_name = '${name}') = 0,
+      'ALTER TABLE ${table} ADD INDEX ${name} (${columns})',
+      'DO 0')`,
+    'PREPARE keygate_ddl FROM @keygate_ddl',
+    'EXECUTE keygate_ddl',
+    'DEALLOCATE PREPARE keygate_ddl',
   ];
 }
 

@@ -61,5 +61,6 @@ export function mysqlRunner(sql: SqlClient): SqlRunner<MysqlTx> {
  * const audit = new SqlAuditLog(mysqlEngine(sqlClient(pool), 'keygate_'));
  */
 export function mysqlEngine(sql: SqlClient, prefix: string): SqlEngine<MysqlTx> {
-  return { runner: mysqlRunner(sql), time: MYSQL_TIME, table: (name) => `${prefix}${name}` };
+  // A LIMIT in an `IN` subquery is refused: a batch of a DELETE is `ORDER BY ... LIMIT` on the DELETE.
+  return { runner: mysqlRunner(sql), time: MYSQL_TIME, table: (name) => `${prefix}${name}`, deleteLimit: true };
 }

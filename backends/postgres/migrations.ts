@@ -140,4 +140,32 @@ export const MIGRATIONS: readonly (readonly string[])[] = [
     `CREATE INDEX keygate_webhook_deliveries_due ON T.keygate_webhook_deliveries (next_attempt_at) WHERE status = 'pending'`,
     'CREATE INDEX keygate_webhook_deliveries_account ON T.keygate_webhook_deliveries (account_id, id)',
   ],
+  // 8: retention (docs/guide/retention.md). The audit log lets a DELETE through only for an entry older
+  // than the cutoff `prune` recorded (one row, only ever moved later); UPDATE and TRUNCATE stay refused.
+  // Indexes for deleting by age in batches: audit entries and outbox events by time, usage by day,
+  // deliveries by event.
+  [
+    `CREATE TABLE T.keygate_audit_retention (
+      id smallint PRIMARY KEY CHECK (id = 1),
+      cutoff timestamptz NOT NULL
+    )`,
+    `INSERT INTO T.keygate_audit_retention (id, cutoff) VALUES (1, '1970-01-01 00:00:00+00')`,
+    `CREATE FUNCTION T.keygate_audit_deletes_past_retention() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF EXISTS (SELECT 1 FROM T.keygate_audit_retention WHERE id = 1 AND cutoff > OLD.at) THEN
+        RETURN OLD;
+      END IF;
+      RAISE EXCEPTION 'keygate: the audit log is append-only; DELETE on keygate_audit is refused (but of an entry older than the retention cutoff)'
+        USING ERRCODE = 'insufficient_privilege';
+    END $$`,
+    'DROP TRIGGER keygate_audit_no_update_or_delete ON T.keygate_audit',
+    `CREATE TRIGGER keygate_audit_no_update BEFORE UPDATE ON T.keygate_audit
+      FOR EACH ROW EXECUTE FUNCTION T.keygate_audit_is_append_only()`,
+    `CREATE TRIGGER keygate_audit_no_delete BEFORE DELETE ON T.keygate_audit
+      FOR EACH ROW EXECUTE FUNCTION T.keygate_audit_deletes_past_retention()`,
+    'CREATE INDEX keygate_audit_at ON T.keygate_audit (at)',
+    'CREATE INDEX keygate_usage_day ON T.keygate_usage (day)',
+    'CREATE INDEX keygate_outbox_at ON T.keygate_outbox (at, id)',
+    'CREATE INDEX keygate_webhook_deliveries_event ON T.keygate_webhook_deliveries (event_id)',
+  ],
 ];

@@ -1,7 +1,8 @@
 // The outbox's Lua scripts. Every one runs atomically on the server: a claim and a concurrent claim,
 // complete or fail never interleave, so one delivery is never held by two leases at once.
 //
-// Keys (P the prefix): `P outbox:events` (hash: event id -> event JSON), `P webhooks:deliveries`
+// Keys (P the prefix): `P outbox:events` (hash: event id -> event JSON), `P outbox:by-time` (sorted
+// set: event ids, scored by the event's time in ms, which a prune reads), `P webhooks:deliveries`
 // (hash: delivery id -> delivery JSON with its lease), `P webhooks:due` (sorted set: delivery id,
 // scored by when it may next be claimed: its next attempt, or its lease's end while leased),
 // `P webhooks:endpoint-keys` (hash: endpoint id -> the name of its account's endpoint hash),
@@ -9,9 +10,9 @@
 // `P webhooks:log:<account>` (sorted set, score 0: the account's delivery ids, in id order).
 
 /**
- * `append_events(kb, ab)`: stores events and their deliveries. KEYS[kb..kb+2]: events hash,
- * deliveries hash, due set; then per event its account's endpoint hash and log set. ARGV[ab]: the
- * number of events, then per event: id, JSON, type, account id, time in ms, time ISO 8601.
+ * `append_events(kb, ab)`: stores events and their deliveries. KEYS[kb..kb+3]: events hash,
+ * deliveries hash, due set, time index; then per event its account's endpoint hash and log set.
+ * ARGV[ab]: the number of events, then per event: id, JSON, type, account id, time in ms, time ISO 8601.
  */
 export const APPEND_EVENTS_FUNCTION = `
 local function append_events(kb, ab)
@@ -20,7 +21,10 @@ local function append_events(kb, ab)
     local a = ab + 1 + i * 6
     local id, etype, account, atms, atiso = ARGV[a], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5]
     local hooks = {}
-    if redis.call('HSETNX', KEYS[kb], id, ARGV[a + 1]) == 1 then hooks = redis.call('HVALS', KEYS[kb + 3 + i * 2]) end
+    if redis.call('HSETNX', KEYS[kb], id, ARGV[a + 1]) == 1 then
+      redis.call('ZADD', KEYS[kb + 3], atms, id)
+      hooks = redis.call('HVALS', KEYS[kb + 4 + i * 2])
+    end
     for _, raw in ipairs(hooks) do
       local e = cjson.decode(raw)
       local takes = false
@@ -35,7 +39,7 @@ local function append_events(kb, ab)
           lease = cjson.null }
         redis.call('HSET', KEYS[kb + 1], did, cjson.encode(d))
         redis.call('ZADD', KEYS[kb + 2], atms, did)
-        redis.call('ZADD', KEYS[kb + 4 + i * 2], 0, did)
+        redis.call('ZADD', KEYS[kb + 5 + i * 2], 0, did)
       end
     end
   end

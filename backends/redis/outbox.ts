@@ -9,6 +9,8 @@ import type {
   Outbox,
   OutboxEvent,
   OutboxEventInput,
+  PruneArgs,
+  PruneResult,
   StoredWebhookEndpoint,
   WebhookDelivery,
   WebhookEndpoint,
@@ -23,13 +25,19 @@ import {
   leaseToken,
   newWebhookEndpoint,
   outboxEventOf,
+  pruneCutoffMs,
   validClaimArgs,
   validCreditAccount,
   validDeliveryLimit,
   validEndpointChanges,
+  validPruneArgs,
   validWebhookId,
 } from 'keygate/store-kit';
 import { ADD_ENDPOINT, CLAIM, PUBLISH, RECORD, REMOVE_ENDPOINT, UPDATE_ENDPOINT } from './outbox-scripts.js';
+import { PRUNE_EVENTS } from './retention-scripts.js';
+
+/** The most events one prune script looks at. */
+const PRUNE_PAGE = 100;
 
 /** How the outbox reaches Redis: through its key store's command and script runners (errors already keygate's). */
 export interface OutboxRedis {
@@ -65,6 +73,9 @@ export class RedisOutbox implements Outbox {
   private get due(): string {
     return `${this.prefix}webhooks:due`;
   }
+  private get byTime(): string {
+    return `${this.prefix}outbox:by-time`;
+  }
   private get endpointKeys(): string {
     return `${this.prefix}webhooks:endpoint-keys`;
   }
@@ -77,7 +88,7 @@ export class RedisOutbox implements Outbox {
 
   /** The keys and arguments of `append_events` for `events` (see `outbox-scripts.ts`). */
   appendArgs(events: readonly OutboxEvent[]): { keys: string[]; args: string[] } {
-    const keys = [this.events, this.table, this.due];
+    const keys = [this.events, this.table, this.due, this.byTime];
     const args = [String(events.length)];
     for (const e of events) {
       keys.push(this.hooksOf(e.accountId), this.logOf(e.accountId));
@@ -153,6 +164,41 @@ export class RedisOutbox implements Outbox {
       ],
     );
     return typeof reply === 'string' ? reply : null;
+  }
+
+  /**
+   * Deletes the events that ended before the cutoff with their deliveries (see `Outbox.prune`): pages
+   * of 100 events older than it, oldest first by the time index, each page one script that keeps an
+   * event with a delivery pending or changed since. Kept events are skipped by the next page.
+   */
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const cutoffMs = pruneCutoffMs(validPruneArgs(args, 'Outbox.prune').olderThanMs);
+    const cutoffIso = new Date(cutoffMs).toISOString();
+    let kept = 0;
+    let deleted = 0;
+    for (;;) {
+      const ids = (await this.redis.command([
+        'ZRANGEBYSCORE',
+        this.byTime,
+        '-inf',
+        `(${cutoffMs}`,
+        'LIMIT',
+        String(kept),
+        String(PRUNE_PAGE),
+      ])) as string[];
+      if (ids.length === 0) return { deleted };
+      const stored = (await this.redis.command(['HMGET', this.events, ...ids])) as (string | null)[];
+      // The log of each event's account; an event no longer stored needs none (any key of the slot).
+      const logs = stored.map((json) => (json ? this.logOf((JSON.parse(json) as OutboxEvent).accountId) : this.events));
+      const [left, rows] = (await this.redis.run(
+        PRUNE_EVENTS,
+        [this.events, this.table, this.due, this.byTime, ...logs],
+        [cutoffIso, ...ids],
+      )) as [number, number];
+      deleted += Number(rows);
+      kept += ids.length - Number(left);
+      if (ids.length < PRUNE_PAGE) return { deleted };
+    }
   }
 
   async deliveries(query: DeliveryQuery): Promise<WebhookDelivery[]> {

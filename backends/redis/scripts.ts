@@ -71,18 +71,24 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 'ok'`;
 
 /**
- * Adds a flush of usage. KEYS: one usage hash per count, then one activity hash per key.
- * ARGV: count n, activity m, then n triples (field `day|outcome`, increment, account id) and m pairs
- * (last used at, ISO-8601; last used ip or ''). Counts are added with HINCRBY, so flushes from any
- * number of processes add up exactly; activity keeps the newest time (ISO-8601 sorts as text).
+ * Adds a flush of usage. KEYS: one usage hash per count, then one activity hash per key, then the
+ * usage index (a sorted set: each usage hash's name, scored by the oldest day it holds as YYYYMMDD,
+ * which `PRUNE_USAGE` reads). ARGV: count n, activity m, then n triples (field `day|outcome`,
+ * increment, account id) and m pairs (last used at, ISO-8601; last used ip or ''). Counts are added
+ * with HINCRBY, so flushes from any number of processes add up exactly; activity keeps the newest
+ * time (ISO-8601 sorts as text).
  */
 export const ADD_USAGE = `
 local n = tonumber(ARGV[1])
 local m = tonumber(ARGV[2])
+local index = KEYS[n + m + 1]
 local a = 3
 for i = 1, n do
   redis.call('HINCRBY', KEYS[i], ARGV[a], ARGV[a + 1])
   redis.call('HSET', KEYS[i], '_account', ARGV[a + 2])
+  local day = tonumber((string.gsub(string.sub(ARGV[a], 1, 10), '-', '')))
+  local oldest = redis.call('ZSCORE', index, KEYS[i])
+  if (not oldest) or tonumber(oldest) > day then redis.call('ZADD', index, day, KEYS[i]) end
   a = a + 3
 end
 for j = 1, m do
@@ -96,29 +102,35 @@ end
 return 'ok'`;
 
 /**
- * Appends an audit entry to its account's sorted set and, when it has a key, to the key's. KEYS: the
- * account's set, then the key's (if any). ARGV: the member (`<id> <entry JSON>`). Every score is 0, so
- * a set orders by member, that is by id (fixed length, then a space, below every id character).
+ * Appends an audit entry to its account's sorted set and, when it has a key, to the key's, and to the
+ * time index that `PRUNE_AUDIT` reads. KEYS: the time index, the account's set, then the key's (if
+ * any). ARGV: the member (`<id> <entry JSON>`), the entry's time (epoch ms), its index member (`<id>
+ * <account> <key or ''>`, both as in the sets' names). Every score of a set is 0, so a set orders by
+ * member, that is by id (fixed length, then a space, below every id character).
  */
 export const APPEND_AUDIT = `
-for i = 1, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+for i = 2, #KEYS do redis.call('ZADD', KEYS[i], 0, ARGV[1]) end
 return 'ok'`;
 
 /**
- * `append_audit(kb, ab)`: adds entries to their sets, as {@link APPEND_AUDIT} adds one, and returns
- * the positions of the first key and argument after its own. KEYS[kb..]: per entry its account's set,
- * then its key's (if it has one). ARGV[ab]: the number of entries, then per entry its member and how
- * many sets it goes to (1 or 2).
+ * `append_audit(kb, ab)`: adds entries to the time index and their sets, as {@link APPEND_AUDIT} adds
+ * one, and returns the positions of the first key and argument after its own. KEYS[kb..]: per entry
+ * the time index, then its account's set, then its key's (if it has one). ARGV[ab]: the number of
+ * entries, then per entry its member, how many sets it goes to (1 or 2), its score in the time index
+ * (`at` in epoch ms) and its member there.
  */
 export const APPEND_AUDIT_FUNCTION = `
 local function append_audit(kb, ab)
   local n = tonumber(ARGV[ab])
   local k = kb
   for i = 1, n do
-    local member, sets = ARGV[ab + 2 * i - 1], tonumber(ARGV[ab + 2 * i])
-    for j = 0, sets - 1 do redis.call('ZADD', KEYS[k + j], 0, member) end
-    k = k + sets
+    local a = ab + 4 * (i - 1)
+    local member, sets = ARGV[a + 1], tonumber(ARGV[a + 2])
+    redis.call('ZADD', KEYS[k], ARGV[a + 3], ARGV[a + 4])
+    for j = 1, sets do redis.call('ZADD', KEYS[k + j], 0, member) end
+    k = k + 1 + sets
   end
-  return k, ab + 1 + 2 * n
+  return k, ab + 1 + 4 * n
 end
 `;

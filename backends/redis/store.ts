@@ -13,6 +13,8 @@ import type {
   KeyActivity,
   KeyChangeEvent,
   KeyPatch,
+  PruneArgs,
+  PruneResult,
   Telemetry,
   UsageBatch,
   UsageCount,
@@ -31,8 +33,11 @@ import {
   mergeUsage,
   observedLookup,
   parseChange,
+  pruneCutoffMs,
   quote,
+  utcDay,
   validAuditEntries,
+  validPruneArgs,
 } from 'keygate/store-kit';
 import { RedisAuditLog } from './audit-log.js';
 import { requireMethods } from './client-shape.js';
@@ -40,6 +45,7 @@ import { unavailable } from './errors.js';
 import { RedisOutbox } from './outbox.js';
 
 import { storePrefix } from './prefix.js';
+import { PRUNE_USAGE } from './retention-scripts.js';
 import { ADD_USAGE, FIND_BY_HASH, INSERT, ScriptRunner, UPDATE } from './scripts.js';
 import type { RedisCommandClient } from './throttle.js';
 import { countsOfHash, type HashReply } from './usage-hash.js';
@@ -98,6 +104,9 @@ const OPTION_NAMES = Object.keys({ client: true, prefix: true, onError: true, te
 
 /** Optimistic writes retry on a concurrent change; each round at least one writer wins. */
 const MAX_ATTEMPTS = 100;
+
+/** The most usage hashes (keys) one prune script looks at. */
+const PRUNE_BATCH = 100;
 
 /**
  * A key store in Redis: one server, or a Redis Cluster through `fromNodeRedisCluster` or `fromIoredis`,
@@ -240,7 +249,8 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
 
   /**
    * Adds a flush of usage in one script: counts per key in a hash `<prefix>usage:<id>` (field
-   * `day|outcome`), last use in `<prefix>activity:<id>`. Atomic, and additive across processes.
+   * `day|outcome`), last use in `<prefix>activity:<id>`, and each hash's oldest day in the index
+   * `<prefix>usage-by-day` that `prune` reads. Atomic, and additive across processes.
    */
   async addUsage(batch: UsageBatch): Promise<void> {
     const { counts, activity } = mergeUsage(batch);
@@ -248,11 +258,32 @@ export class RedisKeyStore implements WritableKeyStore, UsageStore, Capable {
     const keys = [
       ...counts.map((c) => `${this.prefix}usage:${c.keyId}`),
       ...activity.map((a) => `${this.prefix}activity:${a.keyId}`),
+      this.usageIndex,
     ];
     const args = [String(counts.length), String(activity.length)];
     for (const c of counts) args.push(`${c.day}|${c.outcome}`, String(c.count), c.accountId);
     for (const a of activity) args.push(a.lastUsedAt, a.lastUsedIp ?? '');
     await this.run(ADD_USAGE, keys, args);
+  }
+
+  // Usage hashes are `usage:<id>`: `usage-` names none of them.
+  private get usageIndex(): string {
+    return `${this.prefix}usage-by-day`;
+  }
+
+  /**
+   * Deletes the counts of the UTC days that ended more than `olderThanMs` ago: the hashes whose
+   * oldest day is before the cutoff, found by the index `<prefix>usage-by-day`, 100 per script.
+   */
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const first = utcDay(pruneCutoffMs(validPruneArgs(args, 'UsageStore.prune').olderThanMs));
+    const scriptArgs = [first.replaceAll('-', ''), first, String(PRUNE_BATCH)];
+    let deleted = 0;
+    for (;;) {
+      const [hashes, counts] = (await this.run(PRUNE_USAGE, [this.usageIndex], scriptArgs)) as [number, number];
+      deleted += Number(counts);
+      if (Number(hashes) < PRUNE_BATCH) return { deleted };
+    }
   }
 
   async getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]> {

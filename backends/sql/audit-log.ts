@@ -6,12 +6,17 @@ import {
   auditId,
   checkOptionNames,
   freezeAuditEntry,
+  type PruneArgs,
+  type PruneResult,
+  pruneCutoffMs,
   validAuditEntry,
   validAuditQuery,
+  validPruneArgs,
 } from 'keygate/store-kit';
 import type { SqlEngine } from './engine.js';
 import { jsonOf, type TimeCodec } from './key-record.js';
 import type { GivenOptions } from './options.js';
+import { batchDelete, deleteInBatches } from './prune.js';
 import { type SqlTx, type Step, wait } from './step.js';
 
 const COLUMNS = 'id, at, account_id, key_id, action, actor_type, actor_id, changes, address';
@@ -82,7 +87,8 @@ interface AuditRow {
 
 /**
  * What the audit log needs of an engine: nothing beyond the engine itself. Its table, `audit`, is
- * append-only in the database: triggers refuse UPDATE and DELETE.
+ * append-only in the database: triggers refuse UPDATE, and DELETE of an entry whose `at` is not
+ * before the cutoff that `prune` last recorded in `audit_retention` (one row, only ever moved later).
  *
  * @example
  * const log = new SqlAuditLog(engine);
@@ -92,7 +98,8 @@ export type AuditDialect = SqlEngine;
 /**
  * The audit log every SQL engine shares: each append is one INSERT; listings page on the indexes
  * `(account_id, id)` and `(key_id, id)`, newest first (ids sort by time, compared byte by byte).
- * Every process on the database reads the same entries.
+ * Every process on the database reads the same entries. `prune` records its cutoff, then deletes
+ * on the index `(at)` in batches of 1,000 entries, each its own transaction.
  *
  * @example
  * const log = new SqlAuditLog(engine);
@@ -152,6 +159,19 @@ export class SqlAuditLog implements AuditLog {
     return runner.read(function* (tx) {
       return (yield* wait(tx.all<AuditRow>(sql, params))).map((row) => entryOf(row, time));
     });
+  }
+
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const cutoffMs = pruneCutoffMs(validPruneArgs(args, 'AuditLog.prune').olderThanMs);
+    const { time, runner } = this.dialect;
+    const cutoff = time.write(new Date(cutoffMs).toISOString());
+    const retention = this.dialect.table('audit_retention');
+    // The database lets a DELETE through only for an entry older than the recorded cutoff.
+    await runner.transaction(function* (tx) {
+      yield tx.run(`UPDATE ${retention} SET cutoff = ? WHERE id = 1 AND cutoff < ?`, [cutoff, cutoff]);
+    });
+    const sql = batchDelete(this.dialect, this.dialect.table('audit'), 'id', 'at < ?', 'at');
+    return { deleted: await deleteInBatches(runner, sql, [cutoff]) };
   }
 }
 

@@ -14,4 +14,10 @@ export interface SqlEngine<X extends SqlTx = SqlTx> {
   readonly time: TimeCodec;
   /** The full name of keygate's table `name` (`keys`, `audit`, `webhook_endpoints`, ...), quoted where the engine needs it. */
   table(name: string): string;
+  /**
+   * Whether a batch of a DELETE is chosen by `ORDER BY ... LIMIT` on the DELETE itself (MySQL and
+   * MariaDB, which refuse a LIMIT in an `IN` subquery); otherwise by a subquery with a LIMIT.
+   * @default false
+   */
+  readonly deleteLimit?: boolean;
 }

@@ -16,12 +16,17 @@ import {
   mergeUsage,
   type OutboxEvent,
   observedLookup,
+  type PruneArgs,
+  type PruneResult,
+  pruneCutoffMs,
   type Telemetry,
   type UsageBatch,
   type UsageCount,
   type UsageOutcome,
   type UsageStore,
+  utcDay,
   validAuditEntries,
+  validPruneArgs,
   type WritableKeyStore,
   type WriteOptions,
 } from 'keygate/store-kit';
@@ -39,6 +44,7 @@ import {
 } from './key-record.js';
 import { holdsNul } from './nul.js';
 import type { GivenOptions } from './options.js';
+import { batchDelete, deleteInBatches } from './prune.js';
 import type { SqlTx, Step } from './step.js';
 import { wait } from './step.js';
 
@@ -242,6 +248,16 @@ export abstract class SqlKeyStore<X extends SqlTx> implements WritableKeyStore, 
       const [row] = yield* wait(tx.all<Row>(usageSql.activity, [keyId]));
       return row ? { keyId, lastUsedAt: time.read(row.last_used_at), lastUsedIp: row.last_used_ip } : null;
     });
+  }
+
+  /**
+   * Deletes the usage counts of the UTC days that ended more than `olderThanMs` ago, on the index
+   * `(day)` in batches of 1,000 rows, each its own transaction. Each key's last use stays.
+   */
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const before = utcDay(pruneCutoffMs(validPruneArgs(args, 'UsageStore.prune').olderThanMs));
+    const sql = batchDelete(this.dialect, this.dialect.table('usage'), '(key_id, day, outcome)', 'day < ?', 'day');
+    return { deleted: await deleteInBatches(this.dialect.runner, sql, [before]) };
   }
 
   /**

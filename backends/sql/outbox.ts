@@ -15,11 +15,15 @@ import {
   type OutboxEvent,
   type OutboxEventInput,
   outboxEventOf,
+  type PruneArgs,
+  type PruneResult,
+  pruneCutoffMs,
   type StoredWebhookEndpoint,
   validClaimArgs,
   validCreditAccount,
   validDeliveryLimit,
   validEndpointChanges,
+  validPruneArgs,
   validWebhookId,
   type WebhookDelivery,
   type WebhookEndpoint,
@@ -39,6 +43,9 @@ const DELIVERY_COLUMNS =
 const EVENT_COLUMNS = 'id, account_id, type, at, data';
 
 type Time = Date | string;
+
+/** The most events one transaction of a prune looks at (and deletes, with their deliveries). */
+const PRUNE_PAGE = 200;
 
 interface EndpointRow {
   id: string;
@@ -298,6 +305,60 @@ export class SqlOutbox<X extends SqlTx = SqlTx> implements Outbox {
     const sql = `SELECT ${DELIVERY_COLUMNS} FROM ${d.table('webhook_deliveries')} WHERE ${where} ORDER BY id DESC LIMIT ?`;
     return d.runner.read(function* (tx) {
       return (yield* wait(tx.all<DeliveryRow>(sql, params))).map((row) => deliveryOf(row, d.time));
+    });
+  }
+
+  /**
+   * Deletes the events that ended before `olderThanMs` ago with their deliveries (see
+   * `Outbox.prune`): pages of 200 events older than the cutoff, oldest first on the index
+   * `(at, id)`, each page one transaction that keeps the events with a delivery pending or changed
+   * since, and deletes the others and their deliveries (on the index `(event_id)`).
+   */
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const cutoffMs = pruneCutoffMs(validPruneArgs(args, 'Outbox.prune').olderThanMs);
+    const { time } = this.dialect;
+    const cutoff = time.write(new Date(cutoffMs).toISOString());
+    let after: { at: unknown; id: string } | undefined;
+    let deleted = 0;
+    for (;;) {
+      const page = await this.prunePage(cutoff, after);
+      deleted += page.deleted;
+      const last = page.rows.at(-1);
+      if (page.rows.length < PRUNE_PAGE || !last) return { deleted };
+      // Pages follow (at, id), so the events one page kept are not read again by the next.
+      after = { at: time.write(time.read(last.at)), id: last.id };
+    }
+  }
+
+  // One page of a prune, in one transaction: the events older than `cutoff` after `from`, of which
+  // those with no delivery pending or changed since go, with their deliveries.
+  private prunePage(cutoff: unknown, from: { at: unknown; id: string } | undefined) {
+    const events = this.dialect.table('outbox');
+    const deliveries = this.dialect.table('webhook_deliveries');
+    const where = from ? 'at < ? AND (at > ? OR (at = ? AND id > ?))' : 'at < ?';
+    const params = from ? [cutoff, from.at, from.at, from.id, PRUNE_PAGE] : [cutoff, PRUNE_PAGE];
+    return this.dialect.runner.transaction(function* (tx) {
+      const rows = yield* wait(
+        tx.all<{ id: string; at: Time }>(`SELECT id, at FROM ${events} WHERE ${where} ORDER BY at, id LIMIT ?`, params),
+      );
+      if (rows.length === 0) return { rows, deleted: 0 };
+      const ids = rows.map((r) => r.id);
+      const busy = yield* wait(
+        tx.all<{ event_id: string }>(
+          `SELECT DISTINCT event_id FROM ${deliveries} WHERE event_id IN (${marks(ids.length)})
+            AND (status = 'pending' OR COALESCE(delivered_at, last_attempt_at, created_at) >= ?)`,
+          [...ids, cutoff],
+        ),
+      );
+      const kept = new Set(busy.map((r) => r.event_id));
+      const gone = ids.filter((id) => !kept.has(id));
+      if (gone.length === 0) return { rows, deleted: 0 };
+      // A delivery that ended never becomes pending again, and an event gets no delivery after its
+      // insert: what was read above still holds when the rows go.
+      const inGone = `IN (${marks(gone.length)})`;
+      const a = yield* wait(tx.run(`DELETE FROM ${deliveries} WHERE event_id ${inGone}`, gone));
+      const b = yield* wait(tx.run(`DELETE FROM ${events} WHERE id ${inGone}`, gone));
+      return { rows, deleted: a.changes + b.changes };
     });
   }
 

@@ -1,8 +1,11 @@
-// `keygate audit`: the audit log of an account's keys, newest first.
-import { InvalidInputError } from 'keygate';
+// `keygate audit`: the audit log of an account's keys, newest first; `keygate audit prune`: the
+// operator's retention of it.
+import { capabilityOf, InvalidInputError, UnsupportedError } from 'keygate';
 import { quote } from 'keygate/store-kit';
 import { command } from '../command.js';
+import { formatDuration } from '../duration.js';
 import { formatAuditDetails, formatAuditTable } from '../format.js';
+import { olderThan, prunedOutput } from './prune.js';
 
 const WHOLE = /^[0-9]{1,4}$/;
 
@@ -42,5 +45,37 @@ export const AUDIT_COMMAND = command({
     const more = entries.length === limit ? `\n\nolder entries: --before ${last}` : '';
     const text = format === 'table' ? formatAuditTable(entries) : formatAuditDetails(entries);
     return { json: entries, text: text + more };
+  },
+});
+
+/** `keygate audit prune --older-than DURATION [--yes]`. */
+export const AUDIT_PRUNE_COMMAND = command({
+  path: ['audit', 'prune'],
+  args: [],
+  summary:
+    'Deletes the audit entries of every account older than --older-than: the retention you choose (nothing prunes the log by itself).',
+  details:
+    'Run it from a scheduler (cron, a systemd timer) to keep the log for a set time, e.g. daily with ' +
+    '--older-than 400d. SQL stores record the cutoff first and refuse any other delete of a newer entry. ' +
+    'Asks first on a terminal; elsewhere needs --yes.',
+  flags: {
+    'older-than': olderThan('400d'),
+    yes: { kind: 'boolean', short: 'y', help: 'do not ask (needed without a terminal)' },
+  },
+  async run({ flags, manager, confirm }) {
+    const olderThanMs = flags['older-than'];
+    const log = capabilityOf((await manager()).store, 'audit');
+    if (!log) throw new UnsupportedError('store', 'this store holds no audit log (no audit capability)');
+    if (!flags.yes) {
+      if (!confirm) {
+        throw new InvalidInputError(
+          '--yes',
+          'audit prune deletes for good: pass --yes to confirm (no terminal to ask on)',
+        );
+      }
+      const question = `Delete every audit entry older than ${formatDuration(olderThanMs)}, of every account? [y/N] `;
+      if (!(await confirm(question))) throw new InvalidInputError('--yes', 'nothing deleted: not confirmed');
+    }
+    return prunedOutput(await log.prune({ olderThanMs }), olderThanMs, 'audit entries');
   },
 });

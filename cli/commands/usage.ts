@@ -1,6 +1,8 @@
-// `keygate usage ID`: a key's traffic per day.
+// `keygate usage ID`: a key's traffic per day; `keygate usage prune`: the counts of days long gone.
+import { capabilityOf, UnsupportedError } from 'keygate';
 import { command } from '../command.js';
 import { formatUsage } from '../format.js';
+import { olderThan, prunedOutput } from './prune.js';
 
 /** `keygate usage ID [--from DATE] [--to DATE]`. */
 export const USAGE_COMMAND = command({
@@ -17,5 +19,22 @@ export const USAGE_COMMAND = command({
       ...(flags.to ? { to: flags.to } : {}),
     });
     return { json: report, text: formatUsage(report) };
+  },
+});
+
+/** `keygate usage prune --older-than DURATION`. */
+export const USAGE_PRUNE_COMMAND = command({
+  path: ['usage', 'prune'],
+  args: [],
+  summary: 'Deletes the usage counts, of every key, of the UTC days that ended longer ago than --older-than.',
+  details:
+    'A UsageRecorder does this once a day by itself (its retainMs, 400 days by default); this is for a ' +
+    "store no recorder prunes, or a shorter retention now. Each key's last use stays.",
+  flags: { 'older-than': olderThan('400d') },
+  async run({ flags, manager }) {
+    const olderThanMs = flags['older-than'];
+    const usage = capabilityOf((await manager()).store, 'usage');
+    if (!usage) throw new UnsupportedError('store', 'this store keeps no usage (no usage capability)');
+    return prunedOutput(await usage.prune({ olderThanMs }), olderThanMs, 'usage counts');
   },
 });

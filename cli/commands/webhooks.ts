@@ -3,6 +3,7 @@
 import { capabilityOf, type KeyManager, UnsupportedError } from 'keygate';
 import type { Outbox } from 'keygate/store-kit';
 import { type Command, command } from '../command.js';
+import { olderThan, prunedOutput } from './prune.js';
 
 const WHERE =
   'Endpoints and deliveries live beside the keys of --store: in the same PostgreSQL schema (the ' +
@@ -120,5 +121,22 @@ const deliveries = command({
   },
 });
 
-/** `keygate webhooks add|list|remove|deliveries`. */
-export const WEBHOOKS_COMMANDS: readonly Command[] = [add, list, remove, deliveries];
+const prune = command({
+  path: ['webhooks', 'prune'],
+  args: [],
+  summary:
+    'Deletes the events, of every account, that ended longer ago than --older-than, with their deliveries; never one still pending.',
+  details:
+    'A started dispatcher does this once an hour by itself (its retainMs, 7 days by default); this is for ' +
+    'an outbox no dispatcher prunes (retainMs: false), or a shorter retention now. ' +
+    WHERE,
+  flags: { 'older-than': olderThan('7d') },
+  async run({ flags, manager }) {
+    const olderThanMs = flags['older-than'];
+    const pruned = await (await outboxOf(manager)).prune({ olderThanMs });
+    return prunedOutput(pruned, olderThanMs, 'events and deliveries');
+  },
+});
+
+/** `keygate webhooks add|list|remove|deliveries|prune`. */
+export const WEBHOOKS_COMMANDS: readonly Command[] = [add, list, remove, deliveries, prune];

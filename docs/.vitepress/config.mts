@@ -48,6 +48,7 @@ export default defineConfig({
           { text: 'Leaked keys: GitHub secret scanning', link: '/guide/leaks' },
           { text: 'Failed-attempt throttling', link: '/guide/failed-attempts' },
           { text: 'Usage and spike alerts', link: '/guide/usage-and-alerts' },
+          { text: 'Retention: what each store keeps', link: '/guide/retention' },
           { text: 'Telemetry', link: '/guide/telemetry' },
           { text: 'The CLI', link: '/guide/cli' },
           { text: 'Security model', link: '/guide/security' },

@@ -1,11 +1,14 @@
+import { pruneCutoffMs, validPruneArgs } from '../validate/prune.js';
 import type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../vocabulary/audit-log.js';
+import type { PruneArgs, PruneResult } from '../vocabulary/retention.js';
 import { auditEntryOf, validAuditQuery } from './entry.js';
 
 /**
  * The audit log of a `MemoryKeyStore` (its `audit` capability): entries in this process's memory, in
  * the order appended (ids increase within a process), kept for the life of the store like its keys.
- * It has no cap and drops nothing: an audit log that forgets is no audit log, and a process that
- * keeps its keys in memory makes few management calls. Gone when the process exits, like the keys.
+ * It has no cap and drops nothing by itself: an audit log that forgets is no audit log, and a process
+ * that keeps its keys in memory makes few management calls; `prune` deletes what the operator's
+ * retention no longer keeps. Gone when the process exits, like the keys.
  *
  * @example
  * const log = capabilityOf(new MemoryKeyStore(), 'audit');
@@ -44,6 +47,24 @@ export class MemoryAuditLog implements AuditLog {
     // Entries are frozen: handing out the stored objects lets nobody change them.
     const end = before === undefined ? entries.length : firstAtOrAfter(entries, before);
     return entries.slice(Math.max(0, end - limit), end).reverse();
+  }
+
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const cutoff = pruneCutoffMs(validPruneArgs(args, 'AuditLog.prune').olderThanMs);
+    const kept = (entry: AuditEntry) => Date.parse(entry.at) >= cutoff;
+    let deleted = 0;
+    for (const [index, counted] of [
+      [this.byAccount, true],
+      [this.byKey, false],
+    ] as const) {
+      for (const [name, entries] of index) {
+        const left = entries.filter(kept);
+        if (counted) deleted += entries.length - left.length;
+        if (left.length === 0) index.delete(name);
+        else if (left.length < entries.length) index.set(name, left);
+      }
+    }
+    return { deleted };
   }
 }
 

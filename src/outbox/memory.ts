@@ -1,5 +1,6 @@
 import type { OutboxEvent } from '../types.js';
 import { validAccountId } from '../validate/fields.js';
+import { pruneCutoffMs, validPruneArgs } from '../validate/prune.js';
 import type {
   AttemptResult,
   ClaimArgs,
@@ -17,6 +18,7 @@ import type {
   WebhookEndpointOptions,
   WebhookEndpoints,
 } from '../vocabulary/outbox.js';
+import type { PruneArgs, PruneResult } from '../vocabulary/retention.js';
 import {
   endpointView,
   freezeDelivery,
@@ -187,6 +189,25 @@ export class MemoryOutbox implements Outbox {
       .slice(0, limit);
   }
 
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const cutoff = pruneCutoffMs(validPruneArgs(args, 'Outbox.prune').olderThanMs);
+    const byEvent = new Map<string, DeliveryState[]>();
+    for (const state of this.states.values()) {
+      const list = byEvent.get(state.delivery.eventId);
+      if (list) list.push(state);
+      else byEvent.set(state.delivery.eventId, [state]);
+    }
+    let deleted = 0;
+    for (const event of this.events.values()) {
+      const states = byEvent.get(event.id) ?? [];
+      if (Date.parse(event.at) >= cutoff || !states.every((s) => ended(s.delivery, cutoff))) continue;
+      for (const state of states) this.states.delete(state.delivery.id);
+      this.events.delete(event.id);
+      deleted += 1 + states.length;
+    }
+    return { deleted };
+  }
+
   // The state of a delivery still pending and held under `leaseToken` (any lease time: the token is the proof).
   private held(result: AttemptResult): DeliveryState | undefined {
     const state = this.states.get(validWebhookId('deliveryId', result?.deliveryId));
@@ -205,6 +226,11 @@ export class MemoryOutbox implements Outbox {
         this.end(state, 'endpoint_removed');
     }
   }
+}
+
+// Whether a delivery is over (delivered or failed) and last changed before `cutoffMs`.
+function ended(d: WebhookDelivery, cutoffMs: number): boolean {
+  return d.status !== 'pending' && Date.parse(d.deliveredAt ?? d.lastAttemptAt ?? d.createdAt) < cutoffMs;
 }
 
 class MemoryWebhookEndpoints implements WebhookEndpoints {

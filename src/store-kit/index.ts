@@ -91,6 +91,7 @@ export type {
 export { mergeUsage } from '../usage/merge.js';
 export { summarizeUsage } from '../usage/report.js';
 export { checkOptionNames, closestName } from '../validate/options.js';
+export { pruneCutoffMs, validPruneArgs } from '../validate/prune.js';
 export { validTimeoutMs } from '../validate/timeout.js';
 export type { AuditEntry, AuditEntryInput, AuditLog, AuditQuery } from '../vocabulary/audit-log.js';
 export type {
@@ -136,6 +137,7 @@ export type {
   WebhookEndpoints,
 } from '../vocabulary/outbox.js';
 export type { LeasableRateLimiter, RateLimitLease, TakeRequest } from '../vocabulary/rate-limiter.js';
+export type { PruneArgs, PruneResult } from '../vocabulary/retention.js';
 export type { KeyActivity, UsageBatch, UsageCount, UsageOutcome, UsageStore } from '../vocabulary/usage-store.js';
 export { utcDay } from '../vocabulary/usage-store.js';
 // The shells every shared limiter and ledger extends: argument checks, deadline, capabilities.

@@ -5,8 +5,16 @@ import type { MemoryOutbox } from '../outbox/memory.js';
 import { quote } from '../redact/describe.js';
 import type { ApiKeyRecord, KeyChangeEvent, KeyPatch, WritableKeyStore, WriteOptions } from '../types.js';
 import { checkOptionNames } from '../validate/options.js';
+import { pruneCutoffMs, validPruneArgs } from '../validate/prune.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
-import type { KeyActivity, UsageBatch, UsageCount, UsageStore } from '../vocabulary/usage-store.js';
+import type { PruneArgs, PruneResult } from '../vocabulary/retention.js';
+import {
+  type KeyActivity,
+  type UsageBatch,
+  type UsageCount,
+  type UsageStore,
+  utcDay,
+} from '../vocabulary/usage-store.js';
 import { applyPatch, freezeRecord } from './apply-patch.js';
 import { ChangeFeed, changeOf } from './change-feed.js';
 
@@ -127,6 +135,21 @@ export class MemoryKeyStore implements WritableKeyStore, UsageStore, Capable {
 
   async getActivity(keyId: string): Promise<KeyActivity | null> {
     return this.activity.get(keyId) ?? null;
+  }
+
+  /** Deletes the usage counts of the UTC days that ended more than `olderThanMs` ago (see `UsageStore.prune`). */
+  async prune(args: PruneArgs): Promise<PruneResult> {
+    const before = utcDay(pruneCutoffMs(validPruneArgs(args, 'UsageStore.prune').olderThanMs));
+    let deleted = 0;
+    for (const [keyId, perKey] of this.usage) {
+      for (const [slot, count] of perKey) {
+        if (count.day >= before) continue;
+        perKey.delete(slot);
+        deleted++;
+      }
+      if (perKey.size === 0) this.usage.delete(keyId);
+    }
+    return { deleted };
   }
 
   private put(record: ApiKeyRecord): void {

@@ -39,15 +39,27 @@ export interface UsageRecorderOptions {
    * and its write) and `keygate.usage.flush.failures`. @default undefined (none)
    */
   telemetry?: TelemetryOptions;
+  /**
+   * How long the store keeps usage counts, in milliseconds (at least a day): once a UTC day by
+   * `clock`, at its first flush, the recorder deletes the counts of the days that ended longer ago
+   * (`UsageStore.prune`; each key's last use stays). A prune that fails never fails the flush, and is
+   * tried again at the next. `false` keeps every count (prune by hand: `keygate usage prune`).
+   * @default 34_560_000_000 (400 days)
+   */
+  retainMs?: number | false;
 }
 
-const RECORDER_OPTIONS = ['store', 'intervalMs', 'onEvent', 'spike', 'rotationDays', 'clock', 'telemetry'];
+const RECORDER_OPTIONS = ['store', 'intervalMs', 'onEvent', 'spike', 'rotationDays', 'clock', 'telemetry', 'retainMs'];
+
+/** How long usage counts are kept by default: 400 days (a year and a month to compare it with), in milliseconds. */
+const DEFAULT_RETAIN_MS = 400 * DAY;
 
 /**
  * Counts every authenticated request per key, per UTC day and per outcome, in memory, and flushes the
  * counts to the store at an interval. Plug it into any adapter or `authenticate` as `onResult`:
  * recording is a map lookup and a few integer increments; all I/O happens in `flush()`. It also
- * reports denials, spikes of a key's traffic and keys due for rotation through `onEvent`.
+ * reports denials, spikes of a key's traffic and keys due for rotation through `onEvent`, and once a
+ * day deletes the store's counts older than `retainMs` (400 days).
  *
  * @example
  * const usage = new UsageRecorder({ store, onEvent: (e) => console.log(e.type, e.keyId) });
@@ -67,6 +79,9 @@ export class UsageRecorder {
   private pendingSince: number | undefined;
   // Per key, the UTC day its rotation reminder was last considered: once a day per process.
   private readonly remindedDay = new Map<string, number>();
+  private readonly retainMs: number | false;
+  // The UTC day (of `clock`) of the last prune that succeeded: one a day per recorder.
+  private prunedDay: number | undefined;
 
   constructor(options: UsageRecorderOptions) {
     checkOptionNames(options, RECORDER_OPTIONS, 'UsageRecorder');
@@ -77,6 +92,8 @@ export class UsageRecorder {
     this.clock = options.clock ?? Date.now;
     this.rotationDays = options.rotationDays ?? 90;
     this.telemetry = createTelemetry(options.telemetry);
+    this.retainMs =
+      options.retainMs === false ? false : validWholeNumber('retainMs', options.retainMs ?? DEFAULT_RETAIN_MS, DAY);
     const emit = (event: Parameters<EventHook>[0]) => emitSafely(this.onEvent, event);
     this.spikes = options.spike === false ? undefined : new SpikeDetector(options.spike ?? {}, emit);
     this.flusher = new SerialFlush(
@@ -134,7 +151,7 @@ export class UsageRecorder {
     const taken = this.counts.take();
     const since = this.pendingSince;
     this.pendingSince = undefined;
-    if (taken.batch.counts.length === 0 && taken.batch.activity.length === 0) return;
+    if (taken.batch.counts.length === 0 && taken.batch.activity.length === 0) return this.pruneWhenDue();
     try {
       await this.store.addUsage(taken.batch);
       this.counts.delivered(taken);
@@ -145,6 +162,20 @@ export class UsageRecorder {
       if (since !== undefined) this.pendingSince = Math.min(since, this.pendingSince ?? since);
       this.telemetry?.flush(0, true);
       throw err;
+    }
+    await this.pruneWhenDue();
+  }
+
+  // The day's prune (`retainMs`), after the flush; a failure is tried again at the next flush.
+  private async pruneWhenDue(): Promise<void> {
+    if (this.retainMs === false) return;
+    const day = Math.floor(this.clock() / DAY);
+    if (this.prunedDay === day) return;
+    try {
+      await this.store.prune({ olderThanMs: this.retainMs });
+      this.prunedDay = day;
+    } catch {
+      // Usage kept a little longer harms nothing; the counts were written.
     }
   }
 

@@ -1,3 +1,5 @@
+import type { PruneArgs, PruneResult } from './retention.js';
+
 // The audit log of key management (docs/guide/key-management.md, "Audit log"): what happened to which
 // key, when, and who did it. A backend that holds one declares it as its `audit` capability. The entry's
 // own shape is in ../types.ts, beside `WriteOptions`, which carries entries with a key write.
@@ -33,14 +35,14 @@ export interface AuditQuery {
 /**
  * An append-only log of key management. `append` validates the entry (an `InvalidInputError` naming
  * the field, nothing written), refuses or redacts anything secret-shaped (see `validAuditEntry` in
- * `keygate/store-kit`), assigns a time-ordered id and stores it for good; nothing updates or deletes
- * an entry. `list` answers newest first (by id), `before` continuing a listing with no entry
- * repeated or skipped. Returned entries are frozen copies: changing one changes nothing stored.
- * Held by `MemoryKeyStore`, `PostgresKeyStore` (PostgreSQL and PGlite), `MysqlKeyStore`,
- * `SqliteKeyStore`, `D1KeyStore` and `RedisKeyStore` as their `audit` capability, and as their
- * `auditedWrites`: each also writes the entries a key write carries (`WriteOptions.audit`) in that
- * write. Proven by `describeAuditLogContract` from `keygate/testing` (and the write's entries by
- * `describeKeyStoreContract`).
+ * `keygate/store-kit`), assigns a time-ordered id and stores it until the operator's retention
+ * (`prune`) deletes it; nothing updates an entry. `list` answers newest first (by id), `before`
+ * continuing a listing with no entry repeated or skipped. Returned entries are frozen copies: changing
+ * one changes nothing stored. Held by `MemoryKeyStore`, `PostgresKeyStore` (PostgreSQL and PGlite),
+ * `MysqlKeyStore`, `SqliteKeyStore`, `D1KeyStore` and `RedisKeyStore` as their `audit` capability,
+ * and as their `auditedWrites`: each also writes the entries a key write carries (`WriteOptions.audit`)
+ * in that write. Proven by `describeAuditLogContract` from `keygate/testing` (and the write's entries
+ * by `describeKeyStoreContract`).
  *
  * @example
  * const log = capabilityOf(store, 'audit');
@@ -51,6 +53,13 @@ export interface AuditLog {
   append(entry: AuditEntryInput): Promise<AuditEntry>;
   /** The entries of `query.accountId` (and `query.keyId`), newest first. */
   list(query: AuditQuery): Promise<AuditEntry[]>;
+  /**
+   * Deletes the entries, of every account, whose `at` is more than `olderThanMs` before now: the
+   * retention the operator chose (nothing in keygate calls it by itself; `keygate audit prune
+   * --older-than 400d` from a scheduler does). In batches; where the database refuses deletes of the
+   * log (SQL), it first records the cutoff, and refuses any delete of a newer entry still.
+   */
+  prune(args: PruneArgs): Promise<PruneResult>;
 }
 
 /**

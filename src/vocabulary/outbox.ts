@@ -1,4 +1,5 @@
 import type { OutboxEvent } from '../types.js';
+import type { PruneArgs, PruneResult } from './retention.js';
 
 // The outbox (docs/guide/webhooks.md, "How an event leaves the process"): events that must leave the
 // process, written in the same step as the change that caused them, and their deliveries to each
@@ -279,4 +280,14 @@ export interface Outbox {
   fail(result: FailedAttempt): Promise<FailOutcome>;
   /** The delivery log of an account, newest first. */
   deliveries(query: DeliveryQuery): Promise<WebhookDelivery[]>;
+  /**
+   * Deletes the events that ended more than `olderThanMs` ago, with their deliveries: an event
+   * none of whose deliveries is pending (each delivered or failed, or it had none) and whose last
+   * change (its `at`, and each delivery's `deliveredAt`, else `lastAttemptAt`, else `createdAt`) is
+   * older. A pending delivery keeps its event, however old. `deleted` counts events and deliveries.
+   * Works in batches, each its own short transaction or script. Once an event is gone, publishing
+   * its id again stores it anew: an id is remembered as long as its event is kept. The webhook
+   * dispatcher runs it (`retainMs`, 7 days by default); `keygate webhooks prune` runs it by hand.
+   */
+  prune(args: PruneArgs): Promise<PruneResult>;
 }

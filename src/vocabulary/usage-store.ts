@@ -1,4 +1,5 @@
 import type { DenialCode } from './denials.js';
+import type { PruneArgs, PruneResult } from './retention.js';
 
 /** What happened to one authenticated request of a key: allowed, or the reason it was refused. */
 export type UsageOutcome = 'allowed' | DenialCode;
@@ -41,6 +42,13 @@ export interface UsageStore {
   /** Counts of one key for the UTC days `from` to `to` (inclusive, `YYYY-MM-DD`). */
   getUsage(keyId: string, from: string, to: string): Promise<UsageCount[]>;
   getActivity(keyId: string): Promise<KeyActivity | null>;
+  /**
+   * Deletes the counts of every key for the UTC days that ended more than `olderThanMs` ago (a day
+   * ends at the next midnight UTC), in batches; `deleted` counts (key, day, outcome) counts. Each
+   * key's last use (`getActivity`) stays. The `UsageRecorder` runs it once a UTC day (`retainMs`,
+   * 400 days by default); `keygate usage prune` runs it by hand.
+   */
+  prune(args: PruneArgs): Promise<PruneResult>;
 }
 
 /** Usage of one key over a range of days, as `KeyManager.usage` reports it. */

@@ -69,9 +69,32 @@ describe.skipIf(!available)('MysqlKeyStore audit log over MariaDB', () => {
     // information_schema's collation sorts case-insensitively: PRIMARY after audit_*.
     expect(rows).toEqual([
       { name: 'audit_account', columns: 'account_id,id' },
+      { name: 'audit_at', columns: 'at' },
       { name: 'audit_key', columns: 'key_id,id' },
       { name: 'PRIMARY', columns: 'id' },
     ]);
+  });
+
+  it('lets a hand-written DELETE through only for an entry older than the cutoff a prune recorded, which never moves back', async () => {
+    // Tables of their own: the contract's prune moved the cutoff of the shared ones.
+    const store = new MysqlKeyStore({ client: one, tablePrefix: 'cut_' });
+    await store.migrate();
+    const log = logOf(store);
+    const account = `acct_cutoff_${RUN_ID}`;
+    const entryAt = (at: string) =>
+      log.append({ at, accountId: account, action: 'key.updated', actor: { type: 'api' } });
+    const [before, after] = [await entryAt('2000-01-01T00:00:00.000Z'), await entryAt('2001-01-01T00:00:00.000Z')];
+    const remove = async (id: string) =>
+      ((await one.query('DELETE FROM cut_audit WHERE id = ?', [id]))[0] as { affectedRows: number }).affectedRows;
+    const refused = /keygate: the audit log is append-only; DELETE on cut_audit is refused/;
+    expect(String(await remove(before.id).catch((err: unknown) => err))).toMatch(refused);
+    expect(await log.prune({ olderThanMs: Date.now() - Date.UTC(2000, 6, 1) })).toEqual({ deleted: 1 });
+    expect(String(await remove(after.id).catch((err: unknown) => err))).toMatch(refused);
+    // A prune of a longer retention leaves the cutoff where it was.
+    expect(await log.prune({ olderThanMs: Date.now() - Date.UTC(1990, 0, 1) })).toEqual({ deleted: 0 });
+    const late = await entryAt('2000-03-01T00:00:00.000Z');
+    expect(await remove(late.id)).toBe(1);
+    expect(await log.list({ accountId: account })).toEqual([after]);
   });
 
   it('shows what a manager in one process did to the managers of another', async () => {

@@ -86,6 +86,29 @@ describe('PostgresKeyStore audit table over PGlite', () => {
   });
 });
 
+describe('PostgresKeyStore audit retention over PGlite', () => {
+  it('lets a hand-written DELETE through only for an entry older than the cutoff a prune recorded, which never moves back', async () => {
+    const db = await embedded();
+    await new PostgresKeyStore({ client: db, schema: 'audit_cutoff' }).migrate();
+    const log = logOf(new PostgresKeyStore({ client: db, schema: 'audit_cutoff' }));
+    const account = `acct_cutoff_${RUN_ID}`;
+    const entryAt = (at: string) =>
+      log.append({ at, accountId: account, action: 'key.updated', actor: { type: 'api' } });
+    const [before, after] = [await entryAt('2000-01-01T00:00:00.000Z'), await entryAt('2001-01-01T00:00:00.000Z')];
+    const remove = async (id: string) =>
+      (await db.query('DELETE FROM audit_cutoff.keygate_audit WHERE id = $1', [id])).affectedRows;
+    expect(String(await refusal(() => remove(before.id), ''))).toMatch(APPEND_ONLY);
+    expect(await log.prune({ olderThanMs: Date.now() - Date.UTC(2000, 6, 1) })).toEqual({ deleted: 1 });
+    expect(String(await refusal(() => remove(after.id), ''))).toMatch(APPEND_ONLY);
+    expect(String(await refusal(() => db.query('TRUNCATE audit_cutoff.keygate_audit'), ''))).toMatch(APPEND_ONLY);
+    // A prune of a longer retention leaves the cutoff where it was.
+    expect(await log.prune({ olderThanMs: Date.now() - Date.UTC(1990, 0, 1) })).toEqual({ deleted: 0 });
+    const late = await entryAt('2000-03-01T00:00:00.000Z');
+    expect(await remove(late.id)).toBe(1);
+    expect(await log.list({ accountId: account })).toEqual([after]);
+  });
+});
+
 describe.skipIf(!available)('PostgresKeyStore audit log over pg', () => {
   let one: pg.Pool | undefined;
   let two: pg.Pool | undefined;
@@ -128,9 +151,15 @@ describe.skipIf(!available)('PostgresKeyStore audit log over pg', () => {
       `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'keygate_audit' ORDER BY indexname`,
       [SCHEMA],
     );
-    expect(rows.map((r) => r.indexname)).toEqual(['keygate_audit_account', 'keygate_audit_key', 'keygate_audit_pkey']);
+    expect(rows.map((r) => r.indexname)).toEqual([
+      'keygate_audit_account',
+      'keygate_audit_at',
+      'keygate_audit_key',
+      'keygate_audit_pkey',
+    ]);
     expect(rows[0]?.indexdef).toMatch(/\(account_id, id\)/);
-    expect(rows[1]?.indexdef).toMatch(/\(key_id, id\)/);
+    expect(rows[1]?.indexdef).toMatch(/\(at\)/);
+    expect(rows[2]?.indexdef).toMatch(/\(key_id, id\)/);
   });
 
   it('shows what a manager in one process did to the managers of another', async () => {

@@ -44,6 +44,25 @@ describe('SqliteAuditLog', () => {
     expect(await log.list({ accountId: 'acct_1' })).toEqual([entry]);
   });
 
+  it('lets a hand-written DELETE through only for an entry older than the cutoff a prune recorded, which never moves back', async () => {
+    const path = files.path();
+    const log = new SqliteAuditLog({ database: files.connect(path) });
+    await log.migrate();
+    const entryAt = (at: string) =>
+      log.append({ at, accountId: 'acct_1', action: 'key.updated', actor: { type: 'api' } });
+    const [before, after] = [await entryAt('2000-01-01T00:00:00.000Z'), await entryAt('2001-01-01T00:00:00.000Z')];
+    const db = files.connect(path);
+    const remove = (id: string) => db.prepare('DELETE FROM keygate_audit WHERE id = ?').run(id).changes;
+    expect(() => remove(before.id)).toThrow(APPEND_ONLY);
+    expect(await log.prune({ olderThanMs: Date.now() - Date.UTC(2000, 6, 1) })).toEqual({ deleted: 1 });
+    expect(() => remove(after.id)).toThrow(APPEND_ONLY);
+    // A prune of a longer retention leaves the cutoff where it was.
+    expect(await log.prune({ olderThanMs: Date.now() - Date.UTC(1990, 0, 1) })).toEqual({ deleted: 0 });
+    const late = await entryAt('2000-03-01T00:00:00.000Z');
+    expect(remove(late.id)).toBe(1);
+    expect(await log.list({ accountId: 'acct_1' })).toEqual([after]);
+  });
+
   it("is the key store's audit capability: what a manager on one connection did, a manager on another reads", async () => {
     const path = files.path();
     const storeOn = () => new SqliteKeyStore({ database: files.connect(path) });

@@ -73,6 +73,7 @@ describe('keygatePgTables', () => {
     const configs = Object.values(tables).map((t) => getTableConfig(t));
     expect(configs.map((c) => c.name).sort()).toEqual([
       'keygate_audit',
+      'keygate_audit_retention',
       'keygate_credit_balances',
       'keygate_credit_entries',
       'keygate_credit_holds',
@@ -124,24 +125,29 @@ describe('keygatePgMigrationSql', () => {
       'CREATE FUNCTION "billing".keygate_audit_is_append_only',
       'CREATE TRIGGER keygate_audit_no_update_or_delete',
       'CREATE TRIGGER keygate_audit_no_truncate',
+      'INSERT INTO "billing".keygate_audit_retention',
+      'CREATE FUNCTION "billing".keygate_audit_deletes_past_retention',
+      'DROP TRIGGER keygate_audit_no_update_or_delete',
+      'CREATE TRIGGER keygate_audit_no_update',
+      'CREATE TRIGGER keygate_audit_no_delete',
       ...CREDIT_FUNCTION_NAMES.map((name) => `CREATE FUNCTION "billing".${name}`),
       'INSERT INTO "billing".keygate_migrations',
     ]);
     expect(parts.at(-1)).toBe(
-      'INSERT INTO "billing".keygate_migrations (version) VALUES (1), (2), (3), (4), (5), (6), (7);',
+      'INSERT INTO "billing".keygate_migrations (version) VALUES (1), (2), (3), (4), (5), (6), (7), (8);',
     );
   });
 
   it('covers only the versions after `after`, for a database already at that version', () => {
     const parts = statements(keygatePgMigrationSql({ after: 4 }));
-    expect(parts).toHaveLength(4 + CREDIT_FUNCTION_NAMES.length);
+    expect(parts).toHaveLength(9 + CREDIT_FUNCTION_NAMES.length);
     expect(parts.join('\n')).not.toContain('keygate_keys_revoked_is_final');
-    expect(parts.at(-1)).toBe('INSERT INTO "public".keygate_migrations (version) VALUES (5), (6), (7);');
+    expect(parts.at(-1)).toBe('INSERT INTO "public".keygate_migrations (version) VALUES (5), (6), (7), (8);');
   });
 
   it("holds the credit ledger's functions after the newest version too, and no version", () => {
-    const parts = statements(keygatePgMigrationSql({ after: 7 }));
-    expect(parts[0]).toMatch(/^-- keygate: nothing to add after version 7 but the credit ledger's functions\n/);
+    const parts = statements(keygatePgMigrationSql({ after: 8 }));
+    expect(parts[0]).toMatch(/^-- keygate: nothing to add after version 8 but the credit ledger's functions\n/);
     expect(
       parts.map((s) =>
         s
@@ -224,6 +230,7 @@ describe('keygateSqliteTables', () => {
     expect(names.sort()).toEqual(
       [
         'keygate_audit',
+        'keygate_audit_retention',
         'keygate_changes',
         'keygate_credit_balances',
         'keygate_credit_entries',
@@ -258,12 +265,15 @@ describe('keygateSqliteMigrationSql', () => {
       'CREATE TRIGGER keygate_keys_revoked_is_final',
       'CREATE TRIGGER keygate_audit_no_update',
       'CREATE TRIGGER keygate_audit_no_delete',
+      'INSERT INTO keygate_audit_retention',
+      'DROP TRIGGER keygate_audit_no_delete;',
+      'CREATE TRIGGER keygate_audit_no_delete',
       'INSERT INTO keygate_migrations',
     ]);
     expect(parts.at(-1)).toBe(
-      "INSERT INTO keygate_migrations (version, applied_at) VALUES (1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));",
+      "INSERT INTO keygate_migrations (version, applied_at) VALUES (1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), (2, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));",
     );
-    expect(keygateSqliteMigrationSql({ after: 1 })).toBe('-- keygate: nothing to add after version 1\n');
+    expect(keygateSqliteMigrationSql({ after: 2 })).toBe('-- keygate: nothing to add after version 2\n');
   });
 
   it('describes every migration keygate/sqlite has: a new one fails here until the Drizzle tables follow it', () => {
@@ -305,7 +315,7 @@ describe('drizzleSqliteStores', () => {
 describe('keygateMysqlTables and keygateMysqlMigrationSql', () => {
   it('names every table with the prefix, and refuses a bad prefix naming the field', () => {
     const names = Object.values(keygateMysqlTables({ tablePrefix: 'kg_' })).map((t) => getMysqlTableConfig(t).name);
-    expect(names).toHaveLength(15);
+    expect(names).toHaveLength(16);
     expect(names.every((n) => n.startsWith('kg_'))).toBe(true);
     expect(thrown(() => keygateMysqlTables({ tablePrefix: 'K`; DROP' }))).toEqual(refusedField('tablePrefix'));
     expect(thrown(() => keygateMysqlMigrationSql({ tablePrefix: '1x' }))).toEqual(refusedField('tablePrefix'));
@@ -323,12 +333,17 @@ describe('keygateMysqlTables and keygateMysqlMigrationSql', () => {
       'DROP TRIGGER IF',
       'CREATE TRIGGER kg_audit_no_delete',
       'INSERT IGNORE INTO',
+      'INSERT IGNORE INTO',
+      'DROP TRIGGER IF',
+      'CREATE TRIGGER kg_audit_no_delete',
       ...CREDIT_PROCEDURE_NAMES.flatMap((name) => ['DROP PROCEDURE IF', `CREATE PROCEDURE kg_${name}(IN`]),
       'INSERT INTO kg_migrations',
     ]);
-    expect(parts.at(-1)).toBe('INSERT INTO kg_migrations (version, applied_at) VALUES (1, UTC_TIMESTAMP(3));');
-    const newest = keygateMysqlMigrationSql({ after: 1 });
-    expect(newest).toMatch(/^-- keygate: nothing to add after version 1 but the credit ledger's procedures\n/);
+    expect(parts.at(-1)).toBe(
+      'INSERT INTO kg_migrations (version, applied_at) VALUES (1, UTC_TIMESTAMP(3)), (2, UTC_TIMESTAMP(3));',
+    );
+    const newest = keygateMysqlMigrationSql({ after: 2 });
+    expect(newest).toMatch(/^-- keygate: nothing to add after version 2 but the credit ledger's procedures\n/);
     expect(newest).not.toContain('keygate_migrations');
     expect(newest.split('--> statement-breakpoint')).toHaveLength(2 * CREDIT_PROCEDURE_NAMES.length);
     expect(thrown(() => keygateMysqlMigrationSql({ after: keyStoreMigrations('k_').length + 1 }))).toEqual(

@@ -74,11 +74,11 @@ describe('drizzle-kit over a SQLite file', () => {
     expect(comparable(made)).toEqual(comparable(expected));
     expect(expected.withoutRowid).toEqual(['keygate_usage']);
     expect(made.withoutRowid).toEqual([]);
-    expect(made.versions).toEqual([1]);
-    expect(made.tables).toHaveLength(14);
-    expect(made.tables.flatMap((t) => t.columns)).toHaveLength(97);
-    expect(made.tables.flatMap((t) => t.indexes.filter((i) => i.origin === 'c'))).toHaveLength(12);
-    expect(made.tables.flatMap((t) => t.checks)).toHaveLength(16);
+    expect(made.versions).toEqual([1, 2]);
+    expect(made.tables).toHaveLength(15);
+    expect(made.tables.flatMap((t) => t.columns)).toHaveLength(99);
+    expect(made.tables.flatMap((t) => t.indexes.filter((i) => i.origin === 'c'))).toHaveLength(16);
+    expect(made.tables.flatMap((t) => t.checks)).toHaveLength(17);
     expect(made.triggers.map((t) => t.name)).toEqual([
       'keygate_audit_no_delete',
       'keygate_audit_no_update',

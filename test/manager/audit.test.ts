@@ -31,6 +31,7 @@ function storeWithFailingAudit(): WritableKeyStore {
       throw new KeyStoreUnavailableError('PostgreSQL key store failed: "connection reset"');
     },
     list: async () => [],
+    prune: async () => ({ deleted: 0 }),
   };
   return Object.assign(Object.create(inner), {
     [CAPABILITIES]: { ...inner[CAPABILITIES], audit: log },
@@ -254,6 +255,7 @@ function watched(inner: MemoryKeyStore) {
       return log.append(entry);
     },
     list: (query) => log.list(query),
+    prune: (args) => log.prune(args),
   };
   const store = Object.assign(Object.create(inner), {
     [CAPABILITIES]: { ...inner[CAPABILITIES], audit: spyLog, auditedWrites: spyLog },

@@ -75,7 +75,7 @@ describe('PostgresKeyStore over PGlite', () => {
     const dir = await tempFolder();
     const first = new PGlite(dir);
     const store = new PostgresKeyStore({ client: first });
-    expect(await store.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7] });
+    expect(await store.migrate()).toEqual({ applied: [1, 2, 3, 4, 5, 6, 7, 8] });
     const { secret, key } = await new KeyManager({ store }).create({ accountId: 'a', name: 'k', mode: 'live' });
     await first.close();
 
@@ -87,7 +87,7 @@ describe('PostgresKeyStore over PGlite', () => {
       key: { id: key.id },
     });
     const { rows } = await reopened.query('SELECT version FROM keygate_migrations');
-    expect(rows).toEqual([1, 2, 3, 4, 5, 6, 7].map((version) => ({ version })));
+    expect(rows).toEqual([1, 2, 3, 4, 5, 6, 7, 8].map((version) => ({ version })));
     await reopened.close();
   });
 

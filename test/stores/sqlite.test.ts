@@ -41,12 +41,15 @@ describeKeyStoreContract(
 );
 
 describe('SqliteKeyStore', () => {
-  it('puts the file in WAL mode when it migrates, and records one migration', async () => {
+  it('puts the file in WAL mode when it migrates, and records each migration', async () => {
     const path = files.path();
     await new SqliteKeyStore({ database: files.connect(path) }).migrate();
     const db = files.connect(path);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM keygate_migrations').all()).toEqual([{ version: 1 }]);
+    expect(db.prepare('SELECT version FROM keygate_migrations ORDER BY version').all()).toEqual([
+      { version: 1 },
+      { version: 2 },
+    ]);
   });
 
   it('finds a key by digest through the unique index', async () => {

@@ -214,6 +214,68 @@ describe('UsageRecorder', () => {
     expect((await s.keys.get(s.key.id))?.rotationDue).toBe(true);
   });
 
+  it("prunes the store's counts older than retainMs (400 days by default) once a UTC day by its clock, at a flush", async () => {
+    const s = await setup();
+    // Days counted by the real clock, which the store prunes by; the recorder's clock says when.
+    const dayAgo = (days: number) => new Date(Date.now() - days * DAY).toISOString().slice(0, 10);
+    const count = (day: string) => ({
+      keyId: s.key.id,
+      accountId: 'acct_1',
+      day,
+      outcome: 'allowed' as const,
+      count: 1,
+    });
+    const days = async () => (await s.store.getUsage(s.key.id, '2000-01-01', '2100-01-01')).map((c) => c.day).sort();
+    await s.store.addUsage({ counts: [count(dayAgo(402)), count(dayAgo(398))], activity: [] });
+    await s.usage.flush();
+    expect(await days()).toEqual([dayAgo(398)]);
+    // Once a day: a count that ages past the retention later that day waits for the next day's flush.
+    await s.store.addUsage({ counts: [count(dayAgo(403))], activity: [] });
+    await s.send('203.0.113.1');
+    await s.usage.flush();
+    expect(await days()).toEqual([dayAgo(403), dayAgo(398), '2026-11-22'].sort());
+    s.advance(DAY);
+    await s.usage.flush();
+    expect(await days()).toEqual([dayAgo(398), '2026-11-22'].sort());
+  });
+
+  it('keeps every count with retainMs false, and never fails a flush for a prune that fails', async () => {
+    const kept = await setup({ retainMs: false });
+    const old = { keyId: kept.key.id, accountId: 'acct_1', day: '2001-01-01', outcome: 'allowed' as const, count: 1 };
+    await kept.store.addUsage({ counts: [old], activity: [] });
+    await kept.usage.flush();
+    expect(await kept.store.getUsage(kept.key.id, '2001-01-01', '2001-01-01')).toHaveLength(1);
+
+    const s = await setup();
+    let prunes = 0;
+    const failing = {
+      addUsage: (b: UsageBatch) => s.store.addUsage(b),
+      getUsage: s.store.getUsage.bind(s.store),
+      getActivity: s.store.getActivity.bind(s.store),
+      prune: async () => {
+        prunes++;
+        throw new Error('down');
+      },
+    };
+    const usage = new UsageRecorder({ store: { [CAPABILITIES]: { usage: failing } }, intervalMs: 0, clock: () => T0 });
+    await authenticate({ headers: { 'x-api-key': s.secret }, ip: '203.0.113.9' }, s.store, { onResult: usage.record });
+    await usage.flush();
+    await usage.flush(); // tried again
+    expect(prunes).toBe(2);
+    expect((await s.store.getUsage(s.key.id, '2026-11-22', '2026-11-22'))[0]?.count).toBe(1);
+  });
+
+  it('takes retainMs false or a whole number of milliseconds of a day or more, and refuses anything else, naming it', () => {
+    for (const retainMs of [false, DAY, 400 * DAY] as const) {
+      expect(() => new UsageRecorder({ store: new MemoryKeyStore(), retainMs })).not.toThrow();
+    }
+    for (const retainMs of [0, 3_600_000, DAY + 0.5, '400d', true]) {
+      expect(() => new UsageRecorder({ store: new MemoryKeyStore(), retainMs: retainMs as never })).toThrow(
+        expect.objectContaining({ code: 'invalid_input', field: 'retainMs' }),
+      );
+    }
+  });
+
   it('refuses a store that keeps no usage', () => {
     expect(() => new UsageRecorder({ store: { findByHash: async () => null } })).toThrow(
       expect.objectContaining({ field: 'store' }),

@@ -205,6 +205,56 @@ describe('a webhook dispatcher over a MemoryKeyStore', () => {
     await dispatcher.stop();
   });
 
+  it('prunes once started: at start, then once an hour by its clock, the events that ended more than retainMs ago, never one still pending', async () => {
+    const { outbox, keys, clock, advance, url } = setUp('/retention');
+    const previous = receiver.status;
+    receiver.status = (r) => (r.path === '/retention-down' ? 503 : previous(r));
+    await outbox.endpoints.create({ accountId: 'acct_1', url }, LOCAL);
+    await outbox.endpoints.create({ accountId: 'acct_2', url: receiver.url('/retention-down') }, LOCAL);
+    const logOf = async (accountId: string) => (await outbox.deliveries({ accountId })).map((d) => d.status);
+    await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
+    await keys.create({ accountId: 'acct_2', name: 'ci', mode: 'live' });
+    // Events of 2026-11-24 (the clock's): ended more than two hours before now.
+    const dispatcher = createWebhookDispatcher({ outbox, clock, random: () => 0.5, retainMs: 2 * HOUR, ...LOCAL });
+    expect(await dispatcher.runOnce()).toMatchObject({ delivered: 1, failed: 1 });
+    dispatcher.start({ intervalMs: 10 });
+    await dispatcher.stop(); // waits for the first run and its prune
+    expect(await logOf('acct_1')).toEqual([]);
+    expect(await logOf('acct_2')).toEqual(['pending']);
+    // Within the hour, by the clock, no second prune.
+    await keys.update((await keys.list('acct_1'))[0]?.id as string, { name: 'ci-2' });
+    expect((await dispatcher.runOnce()).delivered).toBe(1);
+    dispatcher.start({ intervalMs: 10 });
+    await dispatcher.stop();
+    expect(await logOf('acct_1')).toEqual(['delivered']);
+    advance(HOUR);
+    dispatcher.start({ intervalMs: 10 });
+    await dispatcher.stop();
+    expect(await logOf('acct_1')).toEqual([]);
+    expect(await logOf('acct_2')).toEqual(['pending']);
+    receiver.status = previous;
+  });
+
+  it('keeps what ended for 7 days by default, and everything with retainMs false', async () => {
+    const { outbox, keys, clock, at, url } = setUp('/retention-default');
+    await outbox.endpoints.create({ accountId: 'acct_1', url }, LOCAL);
+    const [eightDaysAgo, sixDaysAgo] = [Date.now() - 8 * 24 * HOUR, Date.now() - 6 * 24 * HOUR];
+    for (const when of [eightDaysAgo, sixDaysAgo]) {
+      at(when);
+      await keys.create({ accountId: 'acct_1', name: 'ci', mode: 'live' });
+      await createWebhookDispatcher({ outbox, clock, ...LOCAL }).runOnce();
+    }
+    const delivered = async () => (await outbox.deliveries({ accountId: 'acct_1' })).map((d) => d.deliveredAt);
+    const keeping = createWebhookDispatcher({ outbox, clock, retainMs: false, ...LOCAL });
+    keeping.start({ intervalMs: 10 });
+    await keeping.stop();
+    expect(await delivered()).toEqual([new Date(sixDaysAgo).toISOString(), new Date(eightDaysAgo).toISOString()]);
+    const pruning = createWebhookDispatcher({ outbox, clock, ...LOCAL });
+    pruning.start({ intervalMs: 10 });
+    await pruning.stop();
+    expect(await delivered()).toEqual([new Date(sixDaysAgo).toISOString()]);
+  });
+
   it('refuses bad options as invalid_input naming the option', () => {
     const outbox = capabilityOf(new MemoryKeyStore({ outbox: new MemoryOutbox() }), 'outbox') as Outbox;
     expect(() => createWebhookDispatcher({ outbox: {} as Outbox })).toThrow(
@@ -216,5 +266,13 @@ describe('a webhook dispatcher over a MemoryKeyStore', () => {
     expect(() => createWebhookDispatcher({ outbox, retry: { baseDelayMs: -1 } })).toThrow(
       expect.objectContaining({ field: 'retry.baseDelayMs' }),
     );
+    for (const retainMs of [false, 1, 30 * 24 * HOUR] as const) {
+      expect(() => createWebhookDispatcher({ outbox, retainMs })).not.toThrow();
+    }
+    for (const retainMs of [0, -1, 1.5, '7d', true, Number.POSITIVE_INFINITY]) {
+      expect(() => createWebhookDispatcher({ outbox, retainMs: retainMs as never })).toThrow(
+        expect.objectContaining({ code: 'invalid_input', field: 'retainMs' }),
+      );
+    }
   });
 });

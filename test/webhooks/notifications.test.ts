@@ -129,6 +129,32 @@ describe('keyNotifications: the sweep', () => {
     expect((await delivered(outbox, 'key.rotation_due')).length).toBe(1);
   });
 
+  it('sends key.rotation_due once though the dispatcher pruned it: a sweep publishes an event only within publishWithinMs of its at', async () => {
+    const { outbox, keys, clock, advance } = memory();
+    await outbox.endpoints.create(
+      { accountId: 'acct_1', url: receiver.url('/rotation-pruned'), eventTypes: ['key.rotation_due'] },
+      { allowPrivateNetworks: true },
+    );
+    // The key reaches its rotation age 8 days ago, by the real clock the outbox prunes by; a sweep an hour later sends it.
+    advance(Date.now() - 38 * DAY - T0);
+    await keys.create({ accountId: 'acct_1', name: 'old', mode: 'live' });
+    const sweep = keyNotifications({ manager: keys, outbox, accounts: () => ['acct_1'], clock });
+    const dispatcher = createWebhookDispatcher({ outbox, clock, allowPrivateNetworks: true });
+    advance(30 * DAY + 3_600_000);
+    expect((await sweep.runOnce()).events.map((e) => e.type)).toEqual(['key.rotation_due']);
+    expect((await dispatcher.runOnce()).delivered).toBe(1);
+    // The dispatcher's retention (7 days) deletes it (with its delivery, and the key's key.created); the
+    // sweeps from 7 days after it became due, when a retention of 7 days may have deleted it, never send it again.
+    expect(await outbox.prune({ olderThanMs: 7 * DAY })).toEqual({ deleted: 3 });
+    advance(7 * DAY - 3_600_000);
+    for (let day = 0; day < 3; day++) {
+      expect((await sweep.runOnce()).events).toEqual([]);
+      advance(DAY);
+    }
+    expect(await dispatcher.runOnce()).toMatchObject({ claimed: 0 });
+    expect(receiver.received.filter((r) => r.path === '/rotation-pruned')).toHaveLength(1);
+  });
+
   it('refuses bad options as invalid_input naming the field', () => {
     const { outbox, keys } = memory();
     expect(() => keyNotifications({ manager: keys, outbox } as never)).toThrow(
@@ -137,6 +163,12 @@ describe('keyNotifications: the sweep', () => {
     expect(() => keyNotifications({ manager: keys, outbox, accounts: () => [], expiringDays: [0] })).toThrow(
       expect.objectContaining({ field: 'expiringDays' }),
     );
+    expect(() => keyNotifications({ manager: keys, outbox, accounts: () => [], publishWithinMs: DAY })).not.toThrow();
+    for (const publishWithinMs of [0, 1.5, '7d']) {
+      expect(() => keyNotifications({ manager: keys, outbox, accounts: () => [], publishWithinMs } as never)).toThrow(
+        expect.objectContaining({ code: 'invalid_input', field: 'publishWithinMs' }),
+      );
+    }
     expect(() => stableEventId('', T0)).toThrow(expect.objectContaining({ field: 'key' }));
   });
 

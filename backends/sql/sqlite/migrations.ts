@@ -18,7 +18,8 @@
  * - `keygate_changes`: the change feed. Every key write adds a row in its transaction; each instance
  *   polls the rows after the last it saw. Old rows are pruned by writers, the newest always kept.
  * - `keygate_used_tokens`: the dashboard's single-use tokens.
- * - `keygate_audit`: the audit log, append-only: triggers refuse UPDATE and DELETE.
+ * - `keygate_audit`: the audit log, append-only: triggers refuse UPDATE, and DELETE of an entry not
+ *   older than the cutoff in `keygate_audit_retention` (moved by `prune` only, never back).
  * - `keygate_outbox`, `keygate_webhook_endpoints`, `keygate_webhook_deliveries`: the outbox.
  *
  * @example
@@ -129,5 +130,24 @@ export const KEY_STORE_MIGRATIONS: readonly (readonly string[])[] = [
     )`,
     `CREATE INDEX keygate_webhook_deliveries_due ON keygate_webhook_deliveries (next_attempt_at) WHERE status = 'pending'`,
     'CREATE INDEX keygate_webhook_deliveries_account ON keygate_webhook_deliveries (account_id, id)',
+  ],
+  // 2: retention (docs/guide/retention.md). The audit log lets a DELETE through only for an entry older
+  // than the cutoff `prune` recorded (one row, only ever moved later); UPDATE stays refused. Indexes
+  // for deleting by age in batches: audit entries and outbox events by time, usage by day, deliveries
+  // by event.
+  [
+    `CREATE TABLE keygate_audit_retention (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      cutoff TEXT NOT NULL
+    )`,
+    `INSERT INTO keygate_audit_retention (id, cutoff) VALUES (1, '1970-01-01T00:00:00.000Z')`,
+    'DROP TRIGGER keygate_audit_no_delete',
+    `CREATE TRIGGER keygate_audit_no_delete BEFORE DELETE ON keygate_audit
+      WHEN NOT EXISTS (SELECT 1 FROM keygate_audit_retention WHERE id = 1 AND cutoff > OLD.at)
+      BEGIN SELECT RAISE(ABORT, 'keygate: the audit log is append-only; DELETE on keygate_audit is refused (but of an entry older than the retention cutoff)'); END`,
+    'CREATE INDEX keygate_audit_at ON keygate_audit (at)',
+    'CREATE INDEX keygate_usage_day ON keygate_usage (day)',
+    'CREATE INDEX keygate_outbox_at ON keygate_outbox (at, id)',
+    'CREATE INDEX keygate_webhook_deliveries_event ON keygate_webhook_deliveries (event_id)',
   ],
 ];

@@ -98,7 +98,7 @@ ${app}('widgets', { id: text('id').primaryKey(), ownerKeyId: text('owner_key_id'
 
 export const {
   keygateSchema, keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateUsedTokens,
-  keygateAudit, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
+  keygateAudit, keygateAuditRetention, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
   keygateRateLimits, keygateCreditBalances, keygateCreditHolds, keygateCreditEntries,
 } = keygatePgTables(${options});
 `,

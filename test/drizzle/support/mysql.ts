@@ -24,7 +24,7 @@ import { keygateMysqlTables } from 'keygate/drizzle';
 export const widgets = mysqlTable('widgets', { id: varchar('id', { length: 64 }).primaryKey(), ownerKeyId: varchar('owner_key_id', { length: 255 }).notNull() });
 
 export const {
-  keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateUsedTokens, keygateAudit,
+  keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateUsedTokens, keygateAudit, keygateAuditRetention,
   keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries, keygateChangeCounter, keygateChanges,
   keygateRateLimits, keygateCreditBalances, keygateCreditHolds, keygateCreditEntries,
 } = keygateMysqlTables();

@@ -22,7 +22,7 @@ export const widgets = sqliteTable('widgets', { id: text('id').primaryKey(), own
 
 export const {
   keygateMigrations, keygateKeys, keygateUsage, keygateKeyActivity, keygateChanges, keygateUsedTokens,
-  keygateAudit, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
+  keygateAudit, keygateAuditRetention, keygateOutbox, keygateWebhookEndpoints, keygateWebhookDeliveries,
   keygateRateLimits, keygateCreditBalances, keygateCreditHolds, keygateCreditEntries,
 } = keygateSqliteTables();
 `,

@@ -107,6 +107,8 @@ export type {
   EntriesOptions,
   HoldOptions,
   HoldResult,
+  PruneHoldsOptions,
+  PruneHoldsResult,
   SettleResult,
   TopUpOptions,
 } from '../vocabulary/credit-ledger.js';

@@ -113,6 +113,30 @@ export interface CreditReconciliation {
 }
 
 /**
+ * Options of {@link CreditLedger.prune}.
+ *
+ * @example
+ * await ledger.prune({ olderThanMs: 86_400_000 }); // holds closed more than a day ago
+ */
+export interface PruneHoldsOptions {
+  /**
+   * How long a hold stays after it closed (settled, released, or lapsed: when its credits came back),
+   * in milliseconds: a non-negative number; `0` prunes every closed hold.
+   */
+  olderThanMs: number;
+}
+
+/**
+ * What {@link CreditLedger.prune} answers: how many hold records it deleted.
+ *
+ * @example
+ * const { deleted } = await ledger.prune({ olderThanMs: 86_400_000 }); // { deleted: 1204 }
+ */
+export interface PruneHoldsResult {
+  deleted: number;
+}
+
+/**
  * A prepaid credit balance per account, exact enough to bill from. Amounts are non-negative safe
  * integers (anything else is an `InvalidInputError` naming `amount`, and nothing is written). A hold
  * takes credits atomically or not at all; `settle` turns it into one `charge` entry and returns the
@@ -146,6 +170,17 @@ export interface CreditLedger {
    * (`keygate credits reconcile`), not a request's. An unknown account reconciles with zeros.
    */
   reconcile(accountId: string): Promise<CreditReconciliation>;
+  /**
+   * Deletes the records of holds closed (settled, released or lapsed) more than `olderThanMs` ago,
+   * in batches, and answers how many; an open hold expired that long ago lapses first (its credits
+   * back), then goes too. Never an open hold, never an entry (the
+   * financial record `reconcile` sums): balances, entries and `reconcile` are as before, and a settle
+   * or release of a pruned hold's id changes nothing, as for an unknown id. A ledger that keeps no
+   * record of a closed hold (memory, Redis) answers `{ deleted: 0 }`. Every keygate ledger has it;
+   * optional so that a ledger written before it still is a `CreditLedger`. `olderThanMs` that is not
+   * a non-negative number is an `InvalidInputError` naming it.
+   */
+  prune?(options: PruneHoldsOptions): Promise<PruneHoldsResult>;
 }
 
 /**

@@ -94,7 +94,7 @@ describe('drizzle-kit over PGlite, keygate in public', () => {
     expect(made.versions).toEqual([1, 2, 3, 4, 5, 6, 7]);
     expect(made.tables).toHaveLength(13);
     expect(made.columns).toHaveLength(95);
-    expect(made.indexes).toHaveLength(25);
+    expect(made.indexes).toHaveLength(26);
     expect(made.triggers).toHaveLength(3);
     expect(made.functions).toHaveLength(6);
     expect(made.sequences).toHaveLength(1);

@@ -77,7 +77,7 @@ describe('drizzle-kit over a SQLite file', () => {
     expect(made.versions).toEqual([1]);
     expect(made.tables).toHaveLength(14);
     expect(made.tables.flatMap((t) => t.columns)).toHaveLength(97);
-    expect(made.tables.flatMap((t) => t.indexes.filter((i) => i.origin === 'c'))).toHaveLength(12);
+    expect(made.tables.flatMap((t) => t.indexes.filter((i) => i.origin === 'c'))).toHaveLength(13);
     expect(made.tables.flatMap((t) => t.checks)).toHaveLength(16);
     expect(made.triggers.map((t) => t.name)).toEqual([
       'keygate_audit_no_delete',

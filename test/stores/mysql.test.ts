@@ -2,10 +2,10 @@ import { KeyManager, KeyStoreUnavailableError } from 'keygate';
 import { MysqlKeyStore } from 'keygate/mysql';
 import { describeKeyStoreContract } from 'keygate/testing';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { revokeDuringGap } from './support/listener-gap.js';
 import { MYSQL_URL, mysqlAvailable, openTestDatabase, type TestDatabase, throughPort } from './support/mysql.js';
 import { STORE_CALLS } from './support/store-calls.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
 
 const available = await mysqlAvailable();
 const { hostname, port } = new URL(MYSQL_URL);

@@ -3,10 +3,10 @@ import { PostgresKeyStore } from 'keygate/postgres';
 import { describeKeyStoreContract } from 'keygate/testing';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { revokeDuringGap } from './support/listener-gap.js';
 import { PG_URL, RUN_ID, serviceAvailable } from './support/services.js';
 import { STORE_CALLS } from './support/store-calls.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
 
 const available = await serviceAvailable('PostgreSQL', PG_URL, 'KEYGATE_PG_URL');
 const pools: pg.Pool[] = [];

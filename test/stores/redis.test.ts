@@ -4,10 +4,10 @@ import { describeKeyStoreContract } from 'keygate/testing';
 import { createClient as createClient6 } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TcpProxy } from '../support/tcp-proxy.js';
 import { revokeDuringGap } from './support/listener-gap.js';
 import { REDIS_URL, RUN_ID, serviceAvailable } from './support/services.js';
 import { STORE_CALLS } from './support/store-calls.js';
-import { TcpProxy } from '../support/tcp-proxy.js';
 
 const available = await serviceAvailable('Redis', REDIS_URL, 'KEYGATE_REDIS_URL');
 const RUN_PREFIX = `keygate:test:${RUN_ID}:`;

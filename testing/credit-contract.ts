@@ -5,6 +5,7 @@ import { type CreditContext as Context, CREDIT_EDGE_CASES, CREDIT_HOOK_CASES, fi
 import { CREDIT_RECORD_CASES } from './credit-full-record.js';
 import type { CreditLedgerHook, CreditLedgerHooks } from './credit-hooks.js';
 import { leasedNeverOverdraws } from './credit-lease-contract.js';
+import { PRUNE_CASES, PRUNE_HOOK_CASES } from './credit-prune.js';
 import { SYNCHRONOUS_CASES } from './credit-synchronous.js';
 
 /**
@@ -37,6 +38,13 @@ export interface CreditLedgerContractOptions {
    * ended client, a concurrent migration). Default `[]`.
    */
   hooks?: readonly CreditLedgerHook[];
+  /**
+   * Whether `prune` finds the records of closed holds to delete, so that the suite counts them: true
+   * for a ledger that keeps each closed hold where `prune` reaches it (the SQL ledgers); false for one
+   * whose `prune` answers `{ deleted: 0 }` (memory and Redis keep no closed hold; a Durable Object
+   * prunes its own). Default `true`.
+   */
+  prunesClosedHolds?: boolean;
 }
 
 // Every test works on accounts no other test or run touches.
@@ -406,7 +414,9 @@ async function refusesArgument({ ledger, expect }: Context, field: string, call:
  * refused), release, each closing a hold once (a second call, a call after the other, an unknown hold
  * id change nothing); a hold lapsing after its `ttlMs` with its credits back within a second; entries
  * newest first with `limit`; the sum of the entries equal to the balance plus the open holds, and
- * `reconcile` reporting it (an unknown account at zeros); bad
+ * `reconcile` reporting it (an unknown account at zeros); `prune` deleting closed holds older than
+ * its `olderThanMs` (counted unless `prunesClosedHolds` is false), never an open or recent hold nor an
+ * entry, a pruned hold's id settling as an unknown one, and its options checked; bad
  * amounts (and a top-up past 2**53 - 1 credits) and arguments refused as `invalid_input` naming them, with nothing written; and exactness
  * under concurrency (50 holds of 1 against 20 credits, settles racing releases), spread over `peer`
  * when the fixture has one. It runs in real time (a lapse is found by polling), and every test uses
@@ -427,6 +437,8 @@ export function describeCreditLedgerContract(
   const lapseTimeoutMs = lapseMs + LAPSE_GRACE_MS + 5_000;
   const cases: Case<Context>[] = [
     ...SYNCHRONOUS_CASES,
+    // Early, while few holds of earlier cases are open: one lapsing during it would join its count.
+    ...PRUNE_CASES,
     ['gives an unknown account a balance of 0 and no entries', unknownAccount],
     ['adds a top-up to the balance and writes a top_up entry with the balance after it', topsUp],
     [
@@ -457,7 +469,9 @@ export function describeCreditLedgerContract(
     ],
     ...CREDIT_RECORD_CASES,
     ...CREDIT_EDGE_CASES,
-    ...CREDIT_HOOK_CASES.filter(([hook]) => options.hooks?.includes(hook)).map(([, ...rest]) => rest),
+    ...[...CREDIT_HOOK_CASES, ...PRUNE_HOOK_CASES]
+      .filter(([hook]) => options.hooks?.includes(hook))
+      .map(([, ...rest]) => rest),
     [
       'lapses a hold not closed within its ttlMs: its credits return within a second, and a later settle charges 0',
       lapses,
@@ -486,7 +500,8 @@ export function describeCreditLedgerContract(
     ),
   ];
   const contextOf = (fx: CreditLedgerFixture): Context => {
-    return { ledger: fx.ledger, peer: fx.peer ?? fx.ledger, hooks: fx, expect: t.expect, lapseMs };
+    const prunesClosedHolds = options.prunesClosedHolds ?? true;
+    return { ledger: fx.ledger, peer: fx.peer ?? fx.ledger, hooks: fx, expect: t.expect, lapseMs, prunesClosedHolds };
   };
   describeCases(t, `credit ledger contract: ${name}`, factory, contextOf, cases);
 }

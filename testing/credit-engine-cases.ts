@@ -11,6 +11,8 @@ export interface CreditContext {
   readonly expect: Expect;
   /** The `ttlMs` of the hold the suite lets lapse, in milliseconds. */
   readonly lapseMs: number;
+  /** Whether `prune` finds the records of closed holds to delete (see `CreditLedgerContractOptions`). */
+  readonly prunesClosedHolds: boolean;
 }
 
 /** What `reconcile(accountId)` answers for these figures. */

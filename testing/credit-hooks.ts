@@ -30,6 +30,11 @@ export interface CreditLedgerHooks {
   stalled?(timeoutMs: number): { ledger: CreditLedger; unstick(err: Error): void };
   /** A ledger that answered once, whose client has since been closed or ended. */
   ended?(): Promise<CreditLedger>;
+  /**
+   * A ledger over the same data that prunes by itself the holds closed more than `pruneHoldsAfterMs`
+   * milliseconds ago (its `pruneHoldsAfterMs` option). Its case also needs `holdState`.
+   */
+  pruning?(pruneHoldsAfterMs: number): CreditLedger;
   /** `count` ledgers over one fresh database nobody has migrated, as that many processes would open it; `drop` removes it. */
   unmigrated?(count: number): Promise<{ ledgers: MigratableCreditLedger[]; drop?(): Promise<void> }>;
 }

@@ -19,6 +19,7 @@ export {
   type DurableObjectStubLike,
   durableObjectSqlDriver,
   KeygateCreditObject,
+  type KeygateCreditObjectOptions,
   KeygateRateLimitObject,
   type ResponseLike,
   type SqlCursorLike,

@@ -230,6 +230,7 @@ export function mysqlTables(p: string) {
         check('amount', sql`amount > 0`),
         check('state', sql`state IN ('open', 'settled', 'released', 'lapsed')`),
         index('credit_holds_open').on(t.accountId, t.state, t.expiresAt),
+        index('credit_holds_closed').on(t.closedAt),
       ],
     ),
     keygateCreditEntries: mysqlTable(

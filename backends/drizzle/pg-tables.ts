@@ -213,6 +213,7 @@ export function pgTablesWith<S extends string | undefined>(table: PgTableFn<S>) 
         check('keygate_credit_holds_state_check', sql`state IN ('open', 'settled', 'released', 'lapsed')`),
         check('keygate_credit_holds_check', sql`charged >= 0 AND charged <= amount`),
         index('keygate_credit_holds_open').on(t.accountId, t.expiresAt).where(sql`state = 'open'`),
+        index('keygate_credit_holds_closed').on(t.closedAt).where(sql`closed_at IS NOT NULL`),
       ],
     ),
     keygateCreditEntries: table(

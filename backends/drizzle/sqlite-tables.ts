@@ -206,6 +206,7 @@ export function sqliteTables() {
         check('keygate_credit_holds_state_check', sql`state IN ('open', 'settled', 'released', 'lapsed')`),
         check('keygate_credit_holds_charged_check', sql`charged >= 0 AND charged <= amount`),
         index('keygate_credit_holds_open').on(t.accountId, t.expiresAt).where(sql`state = 'open'`),
+        index('keygate_credit_holds_closed').on(t.closedAt).where(sql`closed_at IS NOT NULL`),
       ],
     ),
     keygateCreditEntries: sqliteTable(

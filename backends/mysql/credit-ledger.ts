@@ -25,13 +25,23 @@ export interface MysqlCreditLedgerOptions {
    * @default 1000
    */
   timeoutMs?: number;
+  /**
+   * Milliseconds a closed hold's row stays in `<prefix>credit_holds` before the ledger deletes it by
+   * itself (`prune`): after a hold it took, in the background, at most once an hour (or per this
+   * many milliseconds, if fewer). `null` or `0`: never; call `prune()` yourself. Entries are never deleted.
+   *
+   * @default 86_400_000 (one day)
+   */
+  pruneHoldsAfterMs?: number | null;
 }
 
 // Every member of {@link MysqlCreditLedgerOptions}: any other is refused (`unknown_option`).
-const OPTION_NAMES = Object.keys({ client: true, tablePrefix: true, timeoutMs: true } satisfies Record<
-  keyof MysqlCreditLedgerOptions,
-  true
->);
+const OPTION_NAMES = Object.keys({
+  client: true,
+  tablePrefix: true,
+  timeoutMs: true,
+  pruneHoldsAfterMs: true,
+} satisfies Record<keyof MysqlCreditLedgerOptions, true>);
 
 type Int = string | number;
 
@@ -48,8 +58,9 @@ const EXPIRED = "state = 'open' AND expires_at <= UTC_TIMESTAMP(3)";
  * procedure that `migrate()` creates runs the whole transaction. Expired holds lapse inside the next
  * call on their account (no background job), and `balance()` counts them as returned from the moment
  * they expire, by the database's clock. Closed holds stay in `<prefix>credit_holds` with how they
- * ended. A call that timed out may still complete in the database: a hold taken that way lapses after
- * its `ttlMs`.
+ * ended for `pruneHoldsAfterMs` (a day), then the ledger deletes them (`prune`); entries stay for good.
+ * A call that timed out may still complete in the database: a hold taken that way lapses after its
+ * `ttlMs`.
  *
  * @example
  * const ledger = new MysqlCreditLedger({ client: pool });
@@ -60,6 +71,8 @@ const EXPIRED = "state = 'open' AND expires_at <= UTC_TIMESTAMP(3)";
  */
 export class MysqlCreditLedger extends SqlCreditLedger {
   readonly tablePrefix: string;
+  /** Milliseconds a closed hold is kept before the ledger prunes it by itself; `null`: never. */
+  readonly pruneHoldsAfterMs: number | null;
   private readonly sql: SqlClient;
   private readonly balances: string;
   private readonly holds: string;
@@ -81,6 +94,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
       settle: `${tablePrefix}credit_settle${v}`,
       release: `${tablePrefix}credit_release${v}`,
     };
+    this.pruneHoldsAfterMs = this.pruneHoldsAfter(options.pruneHoldsAfterMs);
   }
 
   /**
@@ -94,6 +108,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
   async migrate(): Promise<void> {
     await withMigrationLock(this.sql, this.tablePrefix, 'credits', async (q) => {
       for (const statement of creditTables(this.tablePrefix)) await q(statement);
+      await addClosedIndex(q, this.holds);
       const { rows } = await q<{ name: string }>(
         `SELECT ROUTINE_NAME AS name FROM information_schema.ROUTINES
           WHERE ROUTINE_SCHEMA = DATABASE() AND ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME LIKE ?`,
@@ -155,6 +170,7 @@ export class MysqlCreditLedger extends SqlCreditLedger {
     );
     const row = answered(rows[0], 'hold');
     const balance = Number(row.available);
+    this.pruneSoon();
     return Number(row.ok) === 1 ? { ok: true, holdId, balance } : { ok: false, balance };
   }
 
@@ -202,6 +218,60 @@ export class MysqlCreditLedger extends SqlCreditLedger {
     return { accountId: account, ...figures, ok };
   }
 
+  // Idle accounts' expired holds lapse (at their expiry) in one transaction, then closed holds go,
+  // by id (so the delete locks those rows alone, no range of the index).
+  protected override async pruneHolds(olderThanMs: number, limit: number) {
+    const ageUs = Math.round(olderThanMs * 1000);
+    await this.sql.transaction((q) => this.lapseIdle(q, ageUs, limit));
+    const { rows } = await this.sql.query<{ id: string }>(
+      `SELECT id FROM ${this.holds} WHERE closed_at <= UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND
+        ORDER BY closed_at LIMIT ${Number(limit)}`,
+      [ageUs],
+    );
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => r.id).sort();
+    // In a transaction of its own, so that a deadlock victim (a call's sweep locks next to these rows) runs again.
+    const gone = await this.sql.transaction((q) =>
+      q(`DELETE FROM ${this.holds} WHERE id IN (?) AND closed_at IS NOT NULL`, [ids]),
+    );
+    return gone.affectedRows;
+  }
+
+  /**
+   * Lapses the expired holds of at most `limit` accounts that have one expired more than `ageUs`
+   * microseconds ago, as a call on the account would (its balance row locked first; an account another
+   * call holds is skipped, that call lapses them), but dated at each hold's expiry.
+   */
+  private async lapseIdle(q: Query, ageUs: number, limit: number): Promise<void> {
+    // A plain read first: a locking read would lock every hold row it passed, not only the balances.
+    const { rows: idle } = await q<{ account_id: string }>(
+      `SELECT DISTINCT account_id FROM ${this.holds}
+        WHERE state = 'open' AND expires_at <= UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND LIMIT ${Number(limit)}`,
+      [ageUs],
+    );
+    if (idle.length === 0) return;
+    const { rows: locked } = await q<{ account_id: string }>(
+      `SELECT account_id FROM ${this.balances} WHERE account_id IN (?) ORDER BY account_id FOR UPDATE SKIP LOCKED`,
+      [idle.map((r) => r.account_id)],
+    );
+    if (locked.length === 0) return;
+    const accounts = locked.map((r) => r.account_id);
+    const { rows: expired } = await q<{ id: string }>(
+      `SELECT id FROM ${this.holds} WHERE account_id IN (?) AND ${EXPIRED} FOR UPDATE`,
+      [accounts],
+    );
+    if (expired.length === 0) return;
+    const ids = expired.map((h) => h.id);
+    await q(`UPDATE ${this.holds} SET state = 'lapsed', closed_at = expires_at WHERE id IN (?)`, [ids]);
+    await q(
+      `UPDATE ${this.balances} b JOIN (
+          SELECT account_id, SUM(amount) AS amount FROM ${this.holds} WHERE id IN (?) GROUP BY account_id
+        ) r ON r.account_id = b.account_id
+        SET b.available = b.available + r.amount`,
+      [ids],
+    );
+  }
+
   /**
    * Locks the account's row, then lapses its expired holds (by id, as the locking read found them) and
    * returns their credits: the balance after, or undefined for no account.
@@ -225,6 +295,19 @@ export class MysqlCreditLedger extends SqlCreditLedger {
     await q(`UPDATE ${this.balances} SET available = ? WHERE account_id = ?`, [available + returned, account]);
     return available + returned;
   }
+}
+
+/**
+ * Adds the index `prune` reads (`credit_holds_closed`, on `closed_at`) to a holds table made before
+ * it: MySQL 8 has no `ADD INDEX IF NOT EXISTS`, so the catalogue says whether it is there.
+ */
+async function addClosedIndex(q: Query, holds: string): Promise<void> {
+  const { rows } = await q(
+    `SELECT 1 FROM information_schema.STATISTICS
+      WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = 'credit_holds_closed' LIMIT 1`,
+    [holds],
+  );
+  if (rows.length === 0) await q(`ALTER TABLE ${holds} ADD KEY credit_holds_closed (closed_at)`);
 }
 
 /** The one row a procedure answers; none is a broken database. */

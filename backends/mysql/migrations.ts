@@ -224,7 +224,9 @@ export function rateLimitTables(p: string): readonly string[] {
  * - `<p>credit_balances`: one row per account, its available balance (top-ups - charges - open holds),
  *   never past 2**53 - 1. Every call that changes an account locks this row first (`FOR UPDATE`), so
  *   they run one at a time per account, in every process.
- * - `<p>credit_holds`: every hold, open or closed (`state`); only open holds count against the balance.
+ * - `<p>credit_holds`: every hold, open or closed (`state`) until `prune` deletes it (by `closed_at`,
+ *   indexed; tables made before that index gain it in `MysqlCreditLedger.migrate()`); only open holds
+ *   count against the balance.
  * - `<p>credit_entries`: the ledger, `top_up` (positive) and `charge` (negative) lines, each with the
  *   balance just after it. A reference credits an account once; a hold is charged once.
  *
@@ -247,7 +249,8 @@ export function creditTables(p: string): readonly string[] {
       created_at DATETIME(3) NOT NULL,
       expires_at DATETIME(3) NOT NULL,
       closed_at DATETIME(3) NULL,
-      KEY credit_holds_open (account_id, state, expires_at)
+      KEY credit_holds_open (account_id, state, expires_at),
+      KEY credit_holds_closed (closed_at)
     ) ${TABLE}`,
     `CREATE TABLE IF NOT EXISTS ${p}credit_entries (
       seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,

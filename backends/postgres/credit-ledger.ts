@@ -29,13 +29,23 @@ export interface PostgresCreditLedgerOptions {
    * @default 1000
    */
   timeoutMs?: number;
+  /**
+   * Milliseconds a closed hold's row stays in `keygate_credit_holds` before the ledger deletes it by
+   * itself (`prune`): after a hold it took, in the background, at most once an hour (or per this
+   * many milliseconds, if fewer). `null` or `0`: never; call `prune()` yourself. Entries are never deleted.
+   *
+   * @default 86_400_000 (one day)
+   */
+  pruneHoldsAfterMs?: number | null;
 }
 
 // Every member of {@link PostgresCreditLedgerOptions}: any other is refused (`unknown_option`).
-const OPTION_NAMES = Object.keys({ client: true, schema: true, timeoutMs: true } satisfies Record<
-  keyof PostgresCreditLedgerOptions,
-  true
->);
+const OPTION_NAMES = Object.keys({
+  client: true,
+  schema: true,
+  timeoutMs: true,
+  pruneHoldsAfterMs: true,
+} satisfies Record<keyof PostgresCreditLedgerOptions, true>);
 
 // Neither the key store's nor the rate limiter's lock class: the three migrations may run at once.
 const LOCK_CLASS = 0x6b69;
@@ -54,6 +64,10 @@ interface Figures {
   available: string | number;
   held: string | number;
   ok: boolean;
+}
+
+interface Pruned {
+  deleted: string | number;
 }
 
 interface Held {
@@ -83,8 +97,9 @@ interface Released {
  * in the statement's transaction. Expired holds lapse inside the next call on their account (no
  * background job), and `balance()` counts them as returned from the moment they expire, by the
  * database's clock. Closed holds stay in `keygate_credit_holds` with how they ended (`settled`,
- * `released`, `lapsed`). A call that timed out may still complete in the database: a hold taken that
- * way lapses after its `ttlMs`.
+ * `released`, `lapsed`) for `pruneHoldsAfterMs` (a day), then the ledger deletes them (`prune`); entries
+ * stay for good. A call that timed out may still complete in the database: a hold taken that way
+ * lapses after its `ttlMs`.
  *
  * @example
  * const ledger = new PostgresCreditLedger({ client: new pg.Pool({ connectionString }) });
@@ -95,6 +110,8 @@ interface Released {
  */
 export class PostgresCreditLedger extends SqlCreditLedger {
   readonly schema: string;
+  /** Milliseconds a closed hold is kept before the ledger prunes it by itself; `null`: never. */
+  readonly pruneHoldsAfterMs: number | null;
   private readonly sql: SqlClient;
   private readonly statements: CreditStatements;
 
@@ -106,6 +123,7 @@ export class PostgresCreditLedger extends SqlCreditLedger {
     this.schema = schema;
     // The schema is validated above and quoted, never taken from request data; values always go as parameters.
     this.statements = creditStatements(`"${schema}"`);
+    this.pruneHoldsAfterMs = this.pruneHoldsAfter(options.pruneHoldsAfterMs);
   }
 
   /**
@@ -153,6 +171,7 @@ export class PostgresCreditLedger extends SqlCreditLedger {
     const row = rows[0];
     if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the hold function returned no row');
     const balance = Number(row.r_available);
+    this.pruneSoon();
     return row.r_ok === true ? { ok: true, holdId, balance } : { ok: false, balance };
   }
 
@@ -183,6 +202,14 @@ export class PostgresCreditLedger extends SqlCreditLedger {
     if (!row) throw new CreditLedgerUnavailableError('PostgresCreditLedger: the reconcile statement returned no row');
     const figures = { entries: Number(row.entries), balance: Number(row.available), held: Number(row.held) };
     return { accountId: account, ...figures, ok: row.ok === true };
+  }
+
+  // Two statements, each its own transaction: idle accounts' expired holds lapse (at their expiry),
+  // then closed holds go; a lapse of this batch is deleted by it when it is old enough.
+  protected override async pruneHolds(olderThanMs: number, limit: number) {
+    await this.sql.query(this.statements.lapseIdle, [olderThanMs, limit]);
+    const { rows } = await this.sql.query<Pruned>(this.statements.prune, [olderThanMs, limit]);
+    return Number(rows[0]?.deleted ?? 0);
   }
 
   /** Locks the account's row, then lapses its expired holds: the balance after, or undefined for no account. */

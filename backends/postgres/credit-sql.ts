@@ -7,7 +7,7 @@
  *   holds), never past 2**53 - 1 (the largest whole number a JavaScript number holds exactly). Every call that changes an account locks this row first, so they run one at a time per
  *   account, in every process.
  * - `keygate_credit_holds`: every hold, open or closed (`state`), kept as the record of what each
- *   request held and how it ended. Only open holds count against the balance.
+ *   request held and how it ended until `prune` deletes it. Only open holds count against the balance.
  * - `keygate_credit_entries`: the ledger, `top_up` (positive) and `charge` (negative) lines, each with
  *   the balance just after it. A reference credits an account once; a hold is charged once.
  *
@@ -32,6 +32,9 @@ export const CREDIT_TABLES: readonly string[] = [
   )`,
   `CREATE INDEX IF NOT EXISTS keygate_credit_holds_open
     ON S.keygate_credit_holds (account_id, expires_at) WHERE state = 'open'`,
+  // What `prune` deletes: closed holds by when they closed (an open hold has no `closed_at`).
+  `CREATE INDEX IF NOT EXISTS keygate_credit_holds_closed
+    ON S.keygate_credit_holds (closed_at) WHERE closed_at IS NOT NULL`,
   `CREATE TABLE IF NOT EXISTS S.keygate_credit_entries (
     seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     account_id text NOT NULL,
@@ -130,6 +133,47 @@ export function creditStatements(s: string) {
             WHERE account_id = $1 AND state = 'open' AND NOT ${expired}) AS held
       )
       SELECT entries, available, held, entries = available + held AS ok FROM figures`,
+    /**
+     * $1 age in ms, $2 the most accounts. Lapses the expired open holds of accounts that have one
+     * expired longer ago than the age, and returns their credits, as a call on the account would
+     * (their balance rows locked; an account another call holds is skipped, that call lapses them),
+     * but dating each lapse at its hold's expiry. One row: how many holds it lapsed.
+     */
+    lapseIdle: `WITH idle AS (
+        SELECT b.account_id FROM ${balances} b
+        WHERE b.account_id IN (
+          SELECT h.account_id FROM ${holds} h
+          WHERE h.state = 'open' AND h.expires_at <= statement_timestamp() - $1::float8 * interval '1 millisecond'
+          GROUP BY h.account_id LIMIT $2::integer
+        )
+        ORDER BY b.account_id
+        FOR UPDATE SKIP LOCKED
+      ), lapsed AS (
+        UPDATE ${holds} h SET state = 'lapsed', closed_at = h.expires_at
+        FROM idle i WHERE h.account_id = i.account_id AND h.state = 'open' AND h.${expired}
+        RETURNING h.account_id, h.amount
+      ), returned AS (
+        UPDATE ${balances} b SET available = b.available + r.amount
+        FROM (SELECT account_id, sum(amount) AS amount FROM lapsed GROUP BY account_id) r
+        WHERE b.account_id = r.account_id
+        RETURNING 1
+      )
+      SELECT count(*) AS lapsed FROM lapsed`,
+    /**
+     * $1 age in ms, $2 the most holds. Deletes closed holds that closed longer ago than the age, oldest
+     * first along `keygate_credit_holds_closed` (rows another statement holds are skipped). One row:
+     * how many it deleted.
+     */
+    prune: `WITH gone AS (
+        DELETE FROM ${holds} WHERE id IN (
+          SELECT id FROM ${holds}
+          WHERE closed_at <= statement_timestamp() - $1::float8 * interval '1 millisecond'
+          ORDER BY closed_at LIMIT $2::integer
+          FOR UPDATE SKIP LOCKED
+        )
+        RETURNING 1
+      )
+      SELECT count(*) AS deleted FROM gone`,
     /** $1 account, $2 limit. The newest entries first. */
     entries: `SELECT seq, account_id, kind, amount, balance, key_id, reference, created_at
       FROM ${entries} WHERE account_id = $1 ORDER BY seq DESC LIMIT $2::integer`,

@@ -46,7 +46,9 @@ const OPTION_NAMES = Object.keys({ client: true, prefix: true, timeoutMs: true }
  * tag being the SHA-256 of the account id; a hold id carries the tag, so `settle` and `release` find
  * the account's keys from the id alone. Every script first returns the account's lapsed holds, by
  * the server's clock, so a hold's credits come back on the account's next call after its `ttlMs`
- * with no background job.
+ * with no background job. A hold's keys go when it closes (settled, released, or lapsed on the
+ * account's next call), so `prune()` has nothing to delete and answers `{ deleted: 0 }`; the entries
+ * list is kept for good.
  *
  * Durability is the Redis server's persistence setting, which is yours to configure: with snapshots
  * only (or none), a crash loses the latest top-ups and charges. To bill from it, run Redis with AOF

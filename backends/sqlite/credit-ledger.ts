@@ -32,10 +32,19 @@ export interface SqliteCreditLedgerOptions {
    * @default 1000
    */
   timeoutMs?: number;
+  /**
+   * Milliseconds a closed hold's row stays in `keygate_credit_holds` before the ledger deletes it by
+   * itself (`prune`): after a hold it took, at most once an hour (or per this many milliseconds, if
+   * fewer), on a timer of 0 ms so the hold does not wait. `null` or `0`: never; call `prune()`
+   * yourself. Entries are never deleted.
+   *
+   * @default 86_400_000 (one day)
+   */
+  pruneHoldsAfterMs?: number | null;
 }
 
 // Every member of {@link SqliteCreditLedgerOptions}: any other is refused (`unknown_option`).
-const OPTION_NAMES = Object.keys({ database: true, timeoutMs: true } satisfies Record<
+const OPTION_NAMES = Object.keys({ database: true, timeoutMs: true, pruneHoldsAfterMs: true } satisfies Record<
   keyof SqliteCreditLedgerOptions,
   true
 >);
@@ -55,7 +64,8 @@ interface HoldRow {
  * its credits with one conditional `UPDATE ... WHERE available >= amount`: no interleaving overdraws
  * an account or loses a credit. Expired holds lapse inside the next call on their account, and
  * `balance()` counts them as returned from the moment they expire (the machine's clock). Closed holds
- * stay in `keygate_credit_holds` with how they ended.
+ * stay in `keygate_credit_holds` with how they ended for `pruneHoldsAfterMs` (a day), then the ledger
+ * deletes them (`prune`); entries stay for good.
  *
  * SQLite answers synchronously, so the ledger also offers the `synchronous` capability: `authenticate`
  * and the adapters hold, settle and release without a promise, with the same transactions.
@@ -68,6 +78,8 @@ interface HoldRow {
  * if (held.ok) await ledger.settle(held.holdId);
  */
 export class SqliteCreditLedger extends SqlCreditLedger {
+  /** Milliseconds a closed hold is kept before the ledger prunes it by itself; `null`: never. */
+  readonly pruneHoldsAfterMs: number | null;
   private readonly driver: SqliteDriver;
 
   constructor(options: SqliteCreditLedgerOptions) {
@@ -78,6 +90,7 @@ export class SqliteCreditLedger extends SqlCreditLedger {
       names: OPTION_NAMES,
     });
     this.driver = driver;
+    this.pruneHoldsAfterMs = this.pruneHoldsAfter(options.pruneHoldsAfterMs);
     // What `authenticate` passes was checked before (a stored key's ids, the validated cost and ttl, an
     // id this ledger made), so the synchronous twins skip the argument checks of the public methods.
     const synchronous: SynchronousLedger = {
@@ -125,7 +138,14 @@ export class SqliteCreditLedger extends SqlCreditLedger {
     return row ? Number(row.available) : 0;
   }
 
+  // The synchronous `holdSync` comes here too, so billing through either prunes.
   protected placeHold(args: HoldArgs): HoldResult {
+    const held = this.takeHold(args);
+    this.pruneSoon();
+    return held;
+  }
+
+  private takeHold(args: HoldArgs): HoldResult {
     return this.write((now): HoldResult => {
       const before = this.sweep(args.accountId, now);
       if (before === undefined) return { ok: false, balance: 0 };
@@ -195,6 +215,23 @@ export class SqliteCreditLedger extends SqlCreditLedger {
       held: Number(row?.held ?? 0),
     };
     return { accountId: account, ...figures, ok: figures.entries === figures.balance + figures.held };
+  }
+
+  // One write transaction: idle accounts' expired holds lapse (dated at their expiry), then closed holds go.
+  protected override pruneHolds(olderThanMs: number, limit: number): number {
+    return this.write((now) => {
+      const cutoffMs = now - olderThanMs;
+      const idle = this.driver.all<{ account_id: string }>(CREDIT_SQL.idleAccounts, [cutoffMs, limit]);
+      for (const { account_id } of idle) this.lapseAtExpiry(account_id, now);
+      return this.driver.all(CREDIT_SQL.prune, [new Date(cutoffMs).toISOString(), limit]).length;
+    });
+  }
+
+  /** Lapses the account's expired holds as `sweep` does (under the write lock), dated at their expiry. */
+  private lapseAtExpiry(account: string, now: number): void {
+    const lapsed = this.driver.all<{ amount: number }>(CREDIT_SQL.lapseAtExpiry, [account, now]);
+    const returned = lapsed.reduce((sum, h) => sum + Number(h.amount), 0);
+    if (returned > 0) this.add(account, returned);
   }
 
   /** `work`'s answer, or its failure as a keygate error: SQLite's errors become `CreditLedgerUnavailableError`. */

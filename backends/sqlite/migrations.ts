@@ -22,8 +22,8 @@ export const RATE_LIMIT_TABLES: readonly string[] = [
  *
  * - `keygate_credit_balances`: one row per account, its available balance (top-ups - charges - open
  *   holds), never past 2**53 - 1.
- * - `keygate_credit_holds`: every hold, open or closed (`state`); `expires_at` in epoch ms. Only open
- *   holds count against the balance.
+ * - `keygate_credit_holds`: every hold, open or closed (`state`) until `prune` deletes it (by
+ *   `closed_at`, indexed); `expires_at` in epoch ms. Only open holds count against the balance.
  * - `keygate_credit_entries`: the ledger, `top_up` (positive) and `charge` (negative) lines, each with
  *   the balance just after it. A reference credits an account once; a hold is charged once.
  *
@@ -48,6 +48,9 @@ export const CREDIT_TABLES: readonly string[] = [
   )`,
   `CREATE INDEX IF NOT EXISTS keygate_credit_holds_open
     ON keygate_credit_holds (account_id, expires_at) WHERE state = 'open'`,
+  // What `prune` deletes: closed holds by when they closed (an open hold has no `closed_at`).
+  `CREATE INDEX IF NOT EXISTS keygate_credit_holds_closed
+    ON keygate_credit_holds (closed_at) WHERE closed_at IS NOT NULL`,
   `CREATE TABLE IF NOT EXISTS keygate_credit_entries (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id TEXT NOT NULL,

@@ -16,9 +16,11 @@ import type {
   SettleResult,
   TopUpOptions,
 } from '../vocabulary/credit-ledger.js';
+import type { PruneArgs, PruneResult } from '../vocabulary/retention.js';
 import { amountOverHold } from './amount.js';
 import { checkHoldArgs, validHoldArgs, validSettleArgs } from './arguments.js';
 import { withLedgerDeadline } from './deadline.js';
+import { validHoldPruneArgs } from './prune.js';
 import { sliceOutcome } from './slice-outcome.js';
 
 /**
@@ -549,6 +551,18 @@ export class LeasedCreditLedger extends LeaseEngine<CreditLedger> implements Cre
   /** The shared ledger's `reconcile`: slices are ordinary holds there, so it stays ok. */
   reconcile(accountId: string): Promise<CreditReconciliation> {
     return this.inner.reconcile(accountId);
+  }
+
+  /**
+   * The shared ledger's `prune` (`{ deleted: 0 }` for a shared ledger without one), once `olderThanMs`
+   * is checked: slices are its holds, and this process keeps no closed hold of its own.
+   *
+   * @example
+   * await ledger.prune({ olderThanMs: 86_400_000 }); // { deleted: 37 }
+   */
+  async prune(options: PruneArgs): Promise<PruneResult> {
+    validHoldPruneArgs(options);
+    return this.inner.prune ? this.inner.prune(options) : { deleted: 0 };
   }
 
   /**

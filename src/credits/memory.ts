@@ -14,6 +14,7 @@ import type {
   SettleResult,
   TopUpOptions,
 } from '../vocabulary/credit-ledger.js';
+import type { PruneArgs, PruneResult } from '../vocabulary/retention.js';
 import { amountOverflow, amountOverHold } from './amount.js';
 import {
   checkHoldArgs,
@@ -26,6 +27,7 @@ import {
   validSettleArgs,
   validTopUpArgs,
 } from './arguments.js';
+import { validHoldPruneArgs } from './prune.js';
 
 /**
  * Options of {@link MemoryCreditLedger}.
@@ -81,7 +83,8 @@ const HOLD_ACCOUNT_AT = 22;
  * one ledger between processes and keep it). Every call runs to its end without yielding, so holds
  * never interleave. A hold neither settled nor released lapses `ttlMs` after it was taken: every call
  * first returns the credits of the holds that have lapsed, so no timer runs and none keeps a process
- * alive. Entries are kept for good, like a ledger's.
+ * alive. A hold is forgotten when it closes (so `prune` has nothing to delete); entries are kept for
+ * good, like a ledger's.
  *
  * @example
  * const ledger = new MemoryCreditLedger();
@@ -236,6 +239,21 @@ export class MemoryCreditLedger implements CreditLedger {
       const balance = known?.available ?? 0;
       const held = known?.held ?? 0;
       return { accountId: account, entries, balance, held, ok: entries === balance + held };
+    });
+  }
+
+  /**
+   * Answers `{ deleted: 0 }` once `olderThanMs` is checked (a non-negative number, else
+   * `InvalidInputError` naming it): this ledger forgets a hold when it closes, so no closed hold is
+   * left to prune. Entries are kept for good.
+   *
+   * @example
+   * await ledger.prune({ olderThanMs: 86_400_000 }); // { deleted: 0 }
+   */
+  prune(options: PruneArgs): Promise<PruneResult> {
+    return this.run(() => {
+      validHoldPruneArgs(options);
+      return { deleted: 0 };
     });
   }
 

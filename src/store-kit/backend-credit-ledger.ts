@@ -10,6 +10,7 @@ import {
   validTopUpArgs,
 } from '../credits/arguments.js';
 import { withLedgerDeadline } from '../credits/deadline.js';
+import { PRUNE_HOLDS_BATCH, PruneSchedule, validHoldPruneArgs, validPruneHoldsAfterMs } from '../credits/prune.js';
 import { checkOptionNames } from '../validate/options.js';
 import { validTimeoutMs } from '../validate/timeout.js';
 import { CAPABILITIES, type Capabilities, type Capable } from '../vocabulary/capabilities.js';
@@ -24,6 +25,7 @@ import type {
   SettleResult,
   TopUpOptions,
 } from '../vocabulary/credit-ledger.js';
+import type { PruneArgs, PruneResult } from '../vocabulary/retention.js';
 
 /**
  * What every shared credit ledger does the same way, whatever keeps the accounts: it checks each
@@ -172,6 +174,71 @@ export abstract class BackendCreditLedger implements CreditLedger, Capable {
     const account = validCreditAccount(accountId);
     return this.call(() => this.readFigures(account));
   }
+
+  /**
+   * Deletes the records of holds closed (settled, released or lapsed) more than `olderThanMs` ago,
+   * and answers how many (an open hold expired that long ago lapses first, its credits back). It runs
+   * batches of 1,000 (each one hook call under `timeoutMs`) until one deletes fewer. Never an open hold nor an entry: balances,
+   * entries and `reconcile` are unchanged, and a settle or release of a pruned hold id changes nothing,
+   * as for an unknown id. `olderThanMs` must be a non-negative number (`InvalidInputError` naming it).
+   *
+   * @example
+   * await ledger.prune({ olderThanMs: 86_400_000 }); // { deleted: 1204 }, and again: { deleted: 0 }
+   */
+  async prune(options: PruneArgs): Promise<PruneResult> {
+    const { olderThanMs } = validHoldPruneArgs(options);
+    let deleted = 0;
+    for (;;) {
+      const batch = await this.call(() => this.pruneHolds(olderThanMs, PRUNE_HOLDS_BATCH));
+      deleted += batch;
+      if (batch < PRUNE_HOLDS_BATCH) return { deleted };
+    }
+  }
+
+  /**
+   * `prune` in the backend, one batch: deletes at most `limit` closed holds whose close is older than
+   * `olderThanMs` by the backend's clock (returning first, as a call on their account would, the
+   * credits of open holds that expired that long ago, so that they lapse and go too), and answers how
+   * many it deleted. The default deletes nothing: for a backend that keeps no record of a closed hold.
+   *
+   * @example
+   * protected pruneHolds(olderThanMs: number, limit: number) { return this.backend.deleteClosedHolds(olderThanMs, limit); }
+   */
+  protected pruneHolds(_olderThanMs: number, _limit: number): number | Promise<number> {
+    return 0;
+  }
+
+  /**
+   * Checks a subclass's `pruneHoldsAfterMs` option (absent: one day; `null` or `0`: off; else a whole
+   * number of milliseconds, or `InvalidInputError` naming it) and, unless off, makes
+   * {@link BackendCreditLedger.pruneSoon} prune holds closed longer ago than that. Answers the value
+   * checked, for the subclass to show. Call it once, from the constructor.
+   *
+   * @example
+   * this.pruneHoldsAfterMs = this.pruneHoldsAfter(options.pruneHoldsAfterMs); // 86400000
+   */
+  protected pruneHoldsAfter(value: unknown): number | null {
+    const afterMs = validPruneHoldsAfterMs(value);
+    this.holdPruning =
+      afterMs === null ? undefined : new PruneSchedule(afterMs, () => this.prune({ olderThanMs: afterMs }));
+    return afterMs;
+  }
+
+  /**
+   * Starts a prune in the background when one is due (see {@link BackendCreditLedger.pruneHoldsAfter}):
+   * at most one at a time, at most once an hour (or per `pruneHoldsAfterMs`, if shorter), the first at
+   * the first call. A subclass calls it after each hold it took, so a ledger that bills prunes what
+   * billing adds; the hold does not wait for it, and a prune that fails is tried again an interval later.
+   *
+   * @example
+   * const held = await this.backend.hold(args); this.pruneSoon(); return held;
+   */
+  protected pruneSoon(): void {
+    this.holdPruning?.due();
+  }
+
+  // The background prune `pruneHoldsAfter` set up; undefined when off.
+  private holdPruning: PruneSchedule | undefined;
 
   /**
    * `topUp` in the backend, atomically per account.

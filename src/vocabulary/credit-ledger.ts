@@ -1,3 +1,4 @@
+import type { PruneArgs, PruneResult } from './retention.js';
 // The credit ledger's interface (docs/guide/credits.md, "What it promises"): what every backend implements and
 // what `authenticate`'s `credits` option and the CLI call.
 
@@ -146,6 +147,17 @@ export interface CreditLedger {
    * (`keygate credits reconcile`), not a request's. An unknown account reconciles with zeros.
    */
   reconcile(accountId: string): Promise<CreditReconciliation>;
+  /**
+   * Deletes the records of holds closed (settled, released or lapsed) more than `olderThanMs` ago,
+   * in batches, and answers how many; an open hold expired that long ago lapses first (its credits
+   * back), then goes too. Never an open hold, never an entry (the
+   * financial record `reconcile` sums): balances, entries and `reconcile` are as before, and a settle
+   * or release of a pruned hold's id changes nothing, as for an unknown id. A ledger that keeps no
+   * record of a closed hold (memory, Redis) answers `{ deleted: 0 }`. Every keygate ledger has it;
+   * optional so that a ledger written before it still is a `CreditLedger`. `olderThanMs` that is not
+   * a non-negative number is an `InvalidInputError` naming it.
+   */
+  prune?(options: PruneArgs): Promise<PruneResult>;
 }
 
 /**

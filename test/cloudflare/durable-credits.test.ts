@@ -22,7 +22,8 @@ describeCreditLedgerContract(
   'DurableObjectCreditLedger on workerd (SQLite-backed objects, two clients)',
   async () => ({ ledger: await ledgerOn(mf), peer: await ledgerOn(mf) }),
   { describe, it, expect, beforeEach, afterEach },
-  { lapseMs: 2_000 },
+  // Each object prunes its own closed holds: the client's `prune` reaches none.
+  { lapseMs: 2_000, prunesClosedHolds: false },
 );
 
 describe('DurableObjectCreditLedger', () => {
@@ -89,6 +90,44 @@ describe('DurableObjectCreditLedger', () => {
     } finally {
       await plain.dispose();
     }
+  });
+
+  it('prunes its own closed holds after the pruneHoldsAfterMs its class gives, keeping open holds and entries', async () => {
+    const namespace = await namespaceOf(mf, 'KEYGATE_CREDITS_PRUNING');
+    const ledger = new DurableObjectCreditLedger({ namespace, timeoutMs: 10_000 });
+    const account = freshAccount('pruning');
+    // What the account's object stores for a hold, read around the ledger (`null`: nothing).
+    const stateOf = async (holdId: string) => {
+      const [, inner, objectHex] = /^(hold_[0-9a-f]{32})_([0-9a-f]{64})$/.exec(holdId) ?? [];
+      const stub = namespace.get(namespace.idFromString(String(objectHex)));
+      const res = await stub.fetch('https://keygate.do/holdState', {
+        method: 'POST',
+        body: JSON.stringify({ args: [inner] }),
+      });
+      return ((await res.json()) as { value: string | null }).value;
+    };
+    await ledger.topUp(account, 100);
+    const settled = await ledger.hold(account, 4, { keyId: 'key_1' });
+    const open = await ledger.hold(account, 5, { ttlMs: 60_000 });
+    if (!settled.ok || !open.ok) throw new Error('hold refused');
+    await ledger.settle(settled.holdId);
+    expect(await stateOf(settled.holdId)).toBe('settled');
+    // The account bills on; the object prunes after a hold, once the settled one is 300 ms old.
+    const bill = async () => {
+      const held = await ledger.hold(account, 1);
+      if (held.ok) await ledger.release(held.holdId);
+      return stateOf(settled.holdId);
+    };
+    let state = await bill();
+    for (const until = Date.now() + 5_000; state !== null && Date.now() < until; state = await bill()) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(state).toBe(null);
+    expect(await stateOf(open.holdId)).toBe('open');
+    expect(await ledger.settle(settled.holdId)).toEqual({ charged: 0, balance: 0 });
+    expect((await ledger.entries(account)).map((e) => e.amount)).toEqual([-4, 100]);
+    expect(await ledger.reconcile(account)).toMatchObject({ entries: 96, balance: 91, held: 5, ok: true });
+    expect(await ledger.prune({ olderThanMs: 0 })).toEqual({ deleted: 0 });
   });
 
   it('refuses a namespace that is not a binding as invalid_input naming namespace', () => {

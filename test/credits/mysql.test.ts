@@ -34,6 +34,27 @@ describe('MysqlCreditLedger without a server', () => {
     expect(capabilityOf(ledger, 'deadline')?.timeoutMs).toBe(1_000);
   });
 
+  it('prunes by itself the holds closed a day ago by default; null or 0 turns that off', () => {
+    const client = { pool: {}, query() {}, getConnection() {} } as never;
+    expect(new MysqlCreditLedger({ client }).pruneHoldsAfterMs).toBe(86_400_000);
+    for (const off of [null, 0])
+      expect(new MysqlCreditLedger({ client, pruneHoldsAfterMs: off }).pruneHoldsAfterMs).toBe(null);
+  });
+
+  it.each([
+    [-1, 'out_of_range'],
+    [Number.NaN, 'out_of_range'],
+  ])('refuses a pruneHoldsAfterMs of %j (%s) at construction', (value, reason) => {
+    const client = { pool: {}, query() {}, getConnection() {} } as never;
+    expect(() => new MysqlCreditLedger({ client, pruneHoldsAfterMs: value })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_input',
+        field: 'pruneHoldsAfterMs',
+        issues: [expect.objectContaining({ reason })],
+      }),
+    );
+  });
+
   it.each([
     ['client', { client: {} }],
     ['tablePrefix', { client: 'pool', tablePrefix: 'Credits' }],
@@ -74,6 +95,7 @@ describe.skipIf(!available)('MysqlCreditLedger over MariaDB', () => {
         const row = (rows as Record<string, unknown>[])[0] ?? {};
         return { entries: Number(row.entries), available: Number(row.available), open: Number(row.open) };
       },
+      pruning: (pruneHoldsAfterMs) => new MysqlCreditLedger({ client: other, timeoutMs: 10_000, pruneHoldsAfterMs }),
       stalled: (timeoutMs) => {
         const { pool, unstick } = stuckPool();
         return { ledger: new MysqlCreditLedger({ client: pool, timeoutMs }), unstick };
@@ -92,7 +114,7 @@ describe.skipIf(!available)('MysqlCreditLedger over MariaDB', () => {
       },
     }),
     { describe, it, expect, beforeEach, afterEach },
-    { hooks: ['writeAround', 'holdState', 'storedFigures', 'stalled', 'ended', 'unmigrated'] },
+    { hooks: ['writeAround', 'holdState', 'pruning', 'storedFigures', 'stalled', 'ended', 'unmigrated'] },
   );
 
   it('sends one CALL per hold, settle and release (no transaction statements of its own)', async () => {
@@ -104,7 +126,8 @@ describe.skipIf(!available)('MysqlCreditLedger over MariaDB', () => {
       return query(...a);
     }) as never;
     p.getConnection = (() => Promise.reject(new Error('a hold, settle or release checked a connection out'))) as never;
-    const ledger = ledgerOn(p);
+    // Without its own background prune, which is no statement of a hold's.
+    const ledger = new MysqlCreditLedger({ client: p, timeoutMs: 10_000, pruneHoldsAfterMs: null });
     const account = freshAccount('one_call');
     await ledgerOn(shared).topUp(account, 10);
     const held = await ledger.hold(account, 4, { keyId: 'key_1' });
@@ -132,5 +155,27 @@ describe.skipIf(!available)('MysqlCreditLedger over MariaDB', () => {
     await ledger.migrate();
     expect(await ledger.settle(held.ok ? held.holdId : '')).toEqual({ charged: 4, balance: 6 });
     expect(await ledger.reconcile('acct_1')).toMatchObject({ ok: true, balance: 6, held: 0 });
+  });
+
+  it('upgrades a holds table made before the index prune reads: migrate() adds it once', async () => {
+    const p = db.pool();
+    const ledger = new MysqlCreditLedger({ client: p, tablePrefix: 'ix_', timeoutMs: 10_000 });
+    const indexes = async () => {
+      const [rows] = await p.query(
+        `SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS
+          WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'ix_credit_holds' AND INDEX_NAME = 'credit_holds_closed'`,
+      );
+      return (rows as { name: string }[]).map((r) => r.name);
+    };
+    await ledger.migrate();
+    await p.query('ALTER TABLE ix_credit_holds DROP INDEX credit_holds_closed');
+    expect(await indexes()).toEqual([]);
+    await Promise.all([ledger.migrate(), ledger.migrate()]);
+    await ledger.migrate();
+    expect(await indexes()).toEqual(['credit_holds_closed']);
+    await ledger.topUp('acct_1', 10);
+    const held = await ledger.hold('acct_1', 4);
+    await ledger.settle(held.ok ? held.holdId : '');
+    expect(await ledger.prune({ olderThanMs: 0 })).toEqual({ deleted: 1 });
   });
 });

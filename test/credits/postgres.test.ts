@@ -64,6 +64,11 @@ describeCreditLedgerContract(
           [accountId, amount],
         );
       },
+      holdState: async (holdId) =>
+        (await db.query<{ state: string }>('SELECT state FROM credits.keygate_credit_holds WHERE id = $1', [holdId]))
+          .rows[0]?.state,
+      pruning: (pruneHoldsAfterMs) =>
+        new PostgresCreditLedger({ client: db, schema: 'credits', timeoutMs: 10_000, pruneHoldsAfterMs }),
       stalled,
       ended: async () => {
         const closed = await PGlite.create();
@@ -76,7 +81,7 @@ describeCreditLedgerContract(
     };
   },
   { describe, it, expect, beforeEach, afterEach },
-  { hooks: ['writeAround', 'stalled', 'ended'] },
+  { hooks: ['writeAround', 'holdState', 'pruning', 'stalled', 'ended'] },
 );
 
 describe('PostgresCreditLedger over PGlite', () => {
@@ -84,6 +89,51 @@ describe('PostgresCreditLedger over PGlite', () => {
     const ledger = new PostgresCreditLedger({ client: await embedded(), schema: 'credits' });
     expect(ledger.timeoutMs).toBe(1_000);
     expect(capabilityOf(ledger, 'deadline')?.timeoutMs).toBe(1_000);
+  });
+
+  it('prunes by itself the holds closed a day ago by default; null or 0 turns that off', async () => {
+    const client = await embedded();
+    expect(new PostgresCreditLedger({ client, schema: 'credits' }).pruneHoldsAfterMs).toBe(86_400_000);
+    for (const off of [null, 0]) {
+      expect(new PostgresCreditLedger({ client, pruneHoldsAfterMs: off }).pruneHoldsAfterMs).toBe(null);
+    }
+  });
+
+  it.each([
+    [-1, 'out_of_range'],
+    ['1d', 'wrong_type'],
+  ])('refuses a pruneHoldsAfterMs of %j (%s) at construction', async (value, reason) => {
+    const client = await embedded();
+    expect(() => new PostgresCreditLedger({ client, pruneHoldsAfterMs: value as never })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_input',
+        field: 'pruneHoldsAfterMs',
+        issues: [expect.objectContaining({ reason })],
+      }),
+    );
+  });
+
+  it('deletes in batches of 1,000 until a batch deletes fewer, lapsing idle accounts first', async () => {
+    const db = await embedded();
+    const ledger = new PostgresCreditLedger({ client: db, schema: 'credits_batches', timeoutMs: 10_000 });
+    await ledger.migrate();
+    const t = 'credits_batches.keygate_credit_holds';
+    await ledger.prune({ olderThanMs: 0 });
+    await ledger.topUp('acct_batch', 1_000);
+    // 2,100 settled an hour ago, and an idle account's hold expired an hour ago (its 5 credits held).
+    await db.query(
+      `INSERT INTO ${t} (id, account_id, amount, key_id, state, charged, created_at, expires_at, closed_at)
+        SELECT 'hold_b' || n, 'acct_batch', 1, NULL, 'settled', 0, now() - interval '2 hours', now(), now() - interval '1 hour'
+        FROM generate_series(1, 2100) n`,
+    );
+    await ledger.topUp('acct_idle', 5);
+    const held = await ledger.hold('acct_idle', 5, { ttlMs: 1 });
+    await db.query(`UPDATE ${t} SET expires_at = now() - interval '1 hour' WHERE account_id = 'acct_idle'`);
+    expect(await ledger.prune({ olderThanMs: 60_000 })).toEqual({ deleted: 2_101 });
+    expect(await ledger.reconcile('acct_idle')).toMatchObject({ entries: 5, balance: 5, held: 0, ok: true });
+    expect(await ledger.settle(held.ok ? held.holdId : '')).toMatchObject({ charged: 0 });
+    expect(await ledger.balance('acct_idle')).toBe(5);
+    expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${t}`)).rows[0]?.n).toBe(0);
   });
 });
 
@@ -119,6 +169,8 @@ describe.skipIf(!available)('PostgresCreditLedger over pg', () => {
       holdState: async (holdId) =>
         (await shared!.query(`SELECT state FROM "${SCHEMA}".keygate_credit_holds WHERE id = $1`, [holdId])).rows[0]
           ?.state,
+      pruning: (pruneHoldsAfterMs) =>
+        new PostgresCreditLedger({ client: other!, schema: SCHEMA, timeoutMs: 10_000, pruneHoldsAfterMs }),
       storedFigures: async (accountId) => {
         const row = (await shared!.query(figuresSql(SCHEMA), [accountId])).rows[0];
         return { entries: Number(row.entries), available: Number(row.available), open: Number(row.open) };
@@ -138,7 +190,7 @@ describe.skipIf(!available)('PostgresCreditLedger over pg', () => {
       },
     }),
     { describe, it, expect, beforeEach, afterEach },
-    { hooks: ['writeAround', 'holdState', 'storedFigures', 'ended', 'unmigrated'] },
+    { hooks: ['writeAround', 'holdState', 'pruning', 'storedFigures', 'ended', 'unmigrated'] },
   );
 
   it('sends one statement per hold, settle and release (no BEGIN or COMMIT of its own)', async () => {
@@ -152,7 +204,8 @@ describe.skipIf(!available)('PostgresCreditLedger over pg', () => {
         return query(...a);
       }) as never;
     });
-    const ledger = new PostgresCreditLedger({ client: p, schema: SCHEMA });
+    // Without its own background prune, which is no statement of a hold's.
+    const ledger = new PostgresCreditLedger({ client: p, schema: SCHEMA, pruneHoldsAfterMs: null });
     const account = freshAccount('one_statement');
     await ledgerOn(shared).topUp(account, 10);
     const held = await ledger.hold(account, 4, { keyId: 'key_1' });

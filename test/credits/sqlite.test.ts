@@ -35,6 +35,8 @@ describeCreditLedgerContract(
       holdState: async (holdId) =>
         (db.prepare('SELECT state FROM keygate_credit_holds WHERE id = ?').get(holdId) as { state: string } | undefined)
           ?.state,
+      pruning: (pruneHoldsAfterMs) =>
+        new SqliteCreditLedger({ database: files.connect(path), timeoutMs: 10_000, pruneHoldsAfterMs }),
       ended: async () => {
         const conn = reopenable(files, path);
         const ledger = new SqliteCreditLedger({ database: conn.driver });
@@ -51,7 +53,7 @@ describeCreditLedgerContract(
     };
   },
   { describe, it, expect, beforeEach, afterEach },
-  { hooks: ['writeAround', 'holdState', 'ended', 'unmigrated'] },
+  { hooks: ['writeAround', 'holdState', 'pruning', 'ended', 'unmigrated'] },
 );
 
 describe('SqliteCreditLedger', () => {
@@ -107,6 +109,60 @@ describe('SqliteCreditLedger', () => {
       holder.exec('ROLLBACK');
     }
     expect(await ledger.balance(account)).toBe(5);
+  });
+
+  it('prunes by itself the holds closed a day ago by default; null or 0 turns that off', () => {
+    expect(ledgerOn().pruneHoldsAfterMs).toBe(86_400_000);
+    expect(new SqliteCreditLedger({ database: files.connect(path), pruneHoldsAfterMs: 5_000 }).pruneHoldsAfterMs).toBe(
+      5_000,
+    );
+    for (const off of [null, 0]) {
+      expect(new SqliteCreditLedger({ database: files.connect(path), pruneHoldsAfterMs: off }).pruneHoldsAfterMs).toBe(
+        null,
+      );
+    }
+  });
+
+  it.each([
+    [-1, 'out_of_range'],
+    [1.5, 'out_of_range'],
+    ['86400000', 'wrong_type'],
+  ])('refuses a pruneHoldsAfterMs of %j (%s), and names it when misspelt', (value, reason) => {
+    const database = files.connect(path);
+    expect(() => new SqliteCreditLedger({ database, pruneHoldsAfterMs: value as never })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_input',
+        field: 'pruneHoldsAfterMs',
+        issues: [expect.objectContaining({ reason })],
+      }),
+    );
+    expect(() => new SqliteCreditLedger({ database, pruneHoldsAfter: 1_000 } as never)).toThrow(
+      /pruneHoldsAfter is not an option of SqliteCreditLedger; did you mean `pruneHoldsAfterMs`\?/,
+    );
+  });
+
+  it('keeps closed holds with pruneHoldsAfterMs 0, where one of 50 ms over the same file prunes them', async () => {
+    const db = files.connect(path);
+    const stateOf = (holdId: string) =>
+      (db.prepare('SELECT state FROM keygate_credit_holds WHERE id = ?').get(holdId) as { state: string } | undefined)
+        ?.state;
+    const account = freshAccount('prune_off');
+    const billOn = async (ledger: SqliteCreditLedger) => {
+      for (let i = 0; i < 5; i++) {
+        const held = await ledger.hold(account, 1);
+        if (held.ok) await ledger.release(held.holdId);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+      }
+    };
+    const off = new SqliteCreditLedger({ database: files.connect(path), pruneHoldsAfterMs: 0 });
+    await off.topUp(account, 10);
+    const held = await off.hold(account, 4);
+    if (!held.ok) throw new Error('hold refused');
+    await off.settle(held.holdId);
+    await billOn(off);
+    expect(stateOf(held.holdId)).toBe('settled');
+    await billOn(new SqliteCreditLedger({ database: files.connect(path), pruneHoldsAfterMs: 50 }));
+    expect(stateOf(held.holdId)).toBe(undefined);
   });
 
   it.each([

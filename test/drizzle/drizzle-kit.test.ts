@@ -94,7 +94,7 @@ describe('drizzle-kit over PGlite, keygate in public', () => {
     expect(made.versions).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     expect(made.tables).toHaveLength(14);
     expect(made.columns).toHaveLength(97);
-    expect(made.indexes).toHaveLength(30);
+    expect(made.indexes).toHaveLength(31);
     expect(made.triggers).toHaveLength(4);
     expect(made.functions).toHaveLength(7);
     expect(made.sequences).toHaveLength(1);

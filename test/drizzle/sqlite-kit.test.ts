@@ -77,7 +77,7 @@ describe('drizzle-kit over a SQLite file', () => {
     expect(made.versions).toEqual([1, 2]);
     expect(made.tables).toHaveLength(15);
     expect(made.tables.flatMap((t) => t.columns)).toHaveLength(99);
-    expect(made.tables.flatMap((t) => t.indexes.filter((i) => i.origin === 'c'))).toHaveLength(16);
+    expect(made.tables.flatMap((t) => t.indexes.filter((i) => i.origin === 'c'))).toHaveLength(17);
     expect(made.tables.flatMap((t) => t.checks)).toHaveLength(17);
     expect(made.triggers.map((t) => t.name)).toEqual([
       'keygate_audit_no_delete',

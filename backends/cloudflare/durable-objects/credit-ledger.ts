@@ -39,7 +39,9 @@ const HOLD_ID = /^(hold_[0-9a-f]{32})_([0-9a-f]{64})$/;
  * a credit. One round trip to the account's object per call; a hold's id names its object, so settle
  * and release go straight to it. Arguments are checked here (`InvalidInputError`, nothing sent); an
  * object that fails, throws or does not answer within `timeoutMs` makes the call reject with
- * `CreditLedgerUnavailableError`: fail closed (503 through `authenticate`).
+ * `CreditLedgerUnavailableError`: fail closed (503 through `authenticate`). Each object deletes its
+ * own closed holds (`KeygateCreditObject`'s `pruneHoldsAfterMs`, a day): objects are reached by
+ * account only, so `prune()` reaches none and answers `{ deleted: 0 }`.
  *
  * @example
  * const ledger = new DurableObjectCreditLedger({ namespace: env.KEYGATE_CREDITS });

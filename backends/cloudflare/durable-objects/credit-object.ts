@@ -1,14 +1,38 @@
 import type { EntriesOptions, HoldOptions, TopUpOptions } from 'keygate';
 import { CREDIT_TABLES, SqliteCreditLedger } from 'keygate/sqlite';
+import { checkOptionNames } from 'keygate/store-kit';
 import { answerCall } from './protocol.js';
 import { openTables } from './storage-driver.js';
 import type { DurableObjectStateLike } from './workers-types.js';
+
+/**
+ * Options of {@link KeygateCreditObject}, which a subclass passes (the runtime constructs the class
+ * with `(ctx, env)` only).
+ *
+ * @example
+ * export class Credits extends KeygateCreditObject {
+ *   constructor(ctx: DurableObjectStateLike, env: unknown) { super(ctx, env, { pruneHoldsAfterMs: 7 * 86_400_000 }); }
+ * }
+ */
+export interface KeygateCreditObjectOptions {
+  /**
+   * Milliseconds a closed hold stays in the object's storage before the object deletes it by itself
+   * (after a hold it took, at most once an hour, or per this many milliseconds if fewer). `null` or
+   * `0`: never. Entries are never deleted.
+   *
+   * @default 86_400_000 (one day)
+   */
+  pruneHoldsAfterMs?: number | null;
+}
 
 /**
  * The Durable Object that keeps one account's credits: a Worker's `DurableObjectCreditLedger` reaches
  * the object named by the account id, so every hold, settle and top-up of an account is applied by
  * one object, one at a time (a `SqliteCreditLedger` over the object's own SQLite storage, each call one
  * `transactionSync`). Exact by construction: no interleaving overdraws the account or loses a credit.
+ * The object deletes its own closed holds after `pruneHoldsAfterMs` (a day; see
+ * {@link KeygateCreditObjectOptions}), since `DurableObjectCreditLedger.prune()` reaches no object but
+ * by its account.
  * Export the class from your Worker's entry and declare it in `wrangler.toml` as a SQLite-backed class:
  *
  * ```
@@ -27,10 +51,13 @@ import type { DurableObjectStateLike } from './workers-types.js';
  */
 export class KeygateCreditObject {
   private readonly ctx: DurableObjectStateLike;
+  private readonly options: KeygateCreditObjectOptions;
   private ledger: SqliteCreditLedger | undefined;
 
-  constructor(ctx: DurableObjectStateLike, _env?: unknown) {
+  constructor(ctx: DurableObjectStateLike, _env?: unknown, options: KeygateCreditObjectOptions = {}) {
+    checkOptionNames(options, ['pruneHoldsAfterMs'], 'KeygateCreditObject');
     this.ctx = ctx;
+    this.options = options;
   }
 
   /**
@@ -56,7 +83,11 @@ export class KeygateCreditObject {
   }
 
   private open(): SqliteCreditLedger {
-    this.ledger ??= openTables(this.ctx, CREDIT_TABLES, (database) => new SqliteCreditLedger({ database }));
+    this.ledger ??= openTables(
+      this.ctx,
+      CREDIT_TABLES,
+      (database) => new SqliteCreditLedger({ database, pruneHoldsAfterMs: this.options.pruneHoldsAfterMs }),
+    );
     return this.ledger;
   }
 }

@@ -47,6 +47,16 @@ export const CREDIT_SQL = {
       ), 0) AS available,
       (SELECT coalesce(sum(amount), 0) FROM keygate_credit_holds
         WHERE account_id = ? AND state = 'open' AND expires_at > ?) AS held`,
+  /** ? expired at or before (epoch ms), limit. Accounts with an open hold expired that long ago. */
+  idleAccounts: `SELECT DISTINCT account_id FROM keygate_credit_holds WHERE state = 'open' AND expires_at <= ? LIMIT ?`,
+  /** ? account, now. Lapses the account's expired open holds as `lapse` does, but dated at their expiry. */
+  lapseAtExpiry: `UPDATE keygate_credit_holds
+      SET state = 'lapsed', closed_at = strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch')
+      WHERE account_id = ? AND state = 'open' AND expires_at <= ? RETURNING amount`,
+  /** ? closed at or before (ISO), limit. Deletes closed holds that closed that long ago; a row per hold. */
+  prune: `DELETE FROM keygate_credit_holds WHERE id IN (
+        SELECT id FROM keygate_credit_holds WHERE closed_at <= ? ORDER BY closed_at LIMIT ?
+      ) RETURNING 1 AS gone`,
   /** ? account, limit. The newest entries first. */
   entries: `SELECT seq, account_id, kind, amount, balance, key_id, reference, created_at
       FROM keygate_credit_entries WHERE account_id = ? ORDER BY seq DESC LIMIT ?`,

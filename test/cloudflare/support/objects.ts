@@ -8,7 +8,8 @@ import { bundleWorker } from '../../frameworks/workerd.js';
 
 /**
  * Starts workerd (Miniflare, in memory) with keygate's Durable Object classes bound as
- * `KEYGATE_LIMITS` and `KEYGATE_CREDITS`, SQLite-backed as `new_sqlite_classes` declares them unless
+ * `KEYGATE_LIMITS` and `KEYGATE_CREDITS` (and `KEYGATE_CREDITS_PRUNING`, a credit object that prunes
+ * its closed holds after 300 ms), SQLite-backed as `new_sqlite_classes` declares them unless
  * `useSQLite` is false (what a `new_classes` migration gives), and a `STUCK` object that never
  * answers. Call `dispose()` when done.
  */
@@ -21,6 +22,7 @@ export async function startObjects({ useSQLite = true } = {}): Promise<Miniflare
     durableObjects: {
       KEYGATE_LIMITS: { className: 'KeygateRateLimitObject', useSQLite },
       KEYGATE_CREDITS: { className: 'KeygateCreditObject', useSQLite },
+      KEYGATE_CREDITS_PRUNING: { className: 'PruningCreditObject', useSQLite },
       STUCK: { className: 'StuckObject', useSQLite },
     },
   });

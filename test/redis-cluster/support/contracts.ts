@@ -73,6 +73,8 @@ export function describeRedisContracts(name: string, clients: Clients<unknown>, 
         };
       },
       t,
+      // A hold's keys go when it closes: `prune` finds nothing to delete.
+      { prunesClosedHolds: false },
     );
   }
   if (parts.includes('dashboard')) {

@@ -129,7 +129,7 @@ const BAD_PRUNE_OPTIONS: ReadonlyArray<readonly [title: string, options: unknown
   ['an infinite olderThanMs', { olderThanMs: Number.POSITIVE_INFINITY }, 'olderThanMs', 'out_of_range'],
   ['an olderThanMs as text', { olderThanMs: '60000' }, 'olderThanMs', 'wrong_type'],
   ['an olderThan without its unit', { olderThan: 60_000 }, 'olderThan', 'unknown_option'],
-  ['a number as options', 60_000, 'options', 'wrong_type'],
+  ['a number as options', 60_000, 'olderThanMs', 'wrong_type'],
 ];
 
 async function refusesPruneOptions({ ledger, expect }: Context, options: unknown, field: string, reason: string) {

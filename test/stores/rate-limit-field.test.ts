@@ -35,10 +35,12 @@ describe('a key stored before rate limits existed', () => {
     );
     await db.query('DROP TABLE keygate_used_tokens');
     await db.query('DROP TABLE keygate_audit');
-    await db.query('DROP FUNCTION keygate_audit_is_append_only()');
+    await db.query('DROP FUNCTION keygate_audit_is_append_only(), keygate_audit_deletes_past_retention()');
+    await db.query('DROP TABLE keygate_audit_retention');
+    await db.query('DROP INDEX keygate_usage_day');
     await db.query('DROP TABLE keygate_outbox, keygate_webhook_endpoints, keygate_webhook_deliveries');
     await db.query('DELETE FROM keygate_migrations WHERE version >= 3');
-    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [3, 4, 5, 6, 7] });
+    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [3, 4, 5, 6, 7, 8] });
     expect(await keys.get(key.id)).toMatchObject({ rateLimit: null, version: 1 });
     expect(await keys.update(key.id, { rateLimit: { limit: 10, windowMs: 1000 } })).toMatchObject({
       rateLimit: { limit: 10, windowMs: 1000 },

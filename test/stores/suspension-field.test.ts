@@ -37,10 +37,18 @@ describe('a key stored before suspension existed', () => {
       `ALTER TABLE keygate_keys ADD CONSTRAINT keygate_keys_status_check CHECK (status IN ('active', 'revoked'))`,
     );
     await db.query('DROP TABLE keygate_outbox, keygate_webhook_endpoints, keygate_webhook_deliveries');
+    // And the audit log as version 5 made it: UPDATE and DELETE refused alike, no retention.
+    await db.query('DROP TRIGGER keygate_audit_no_update ON keygate_audit');
+    await db.query('DROP TRIGGER keygate_audit_no_delete ON keygate_audit');
+    await db.query(`CREATE TRIGGER keygate_audit_no_update_or_delete BEFORE UPDATE OR DELETE ON keygate_audit
+      FOR EACH ROW EXECUTE FUNCTION keygate_audit_is_append_only()`);
+    await db.query('DROP FUNCTION keygate_audit_deletes_past_retention()');
+    await db.query('DROP TABLE keygate_audit_retention');
+    await db.query('DROP INDEX keygate_audit_at, keygate_usage_day');
     await db.query('DELETE FROM keygate_migrations WHERE version >= 6');
     await expect(db.query(`UPDATE keygate_keys SET status = 'suspended' WHERE id = $1`, [key.id])).rejects.toThrow();
 
-    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [6, 7] });
+    expect(await new PostgresKeyStore({ client: db }).migrate()).toEqual({ applied: [6, 7, 8] });
     expect(await keys.get(key.id)).toMatchObject({ status: 'active', suspendedAt: null, suspendedReason: null });
     expect(await keys.suspend(key.id, { reason: 'after the upgrade' })).toMatchObject({ status: 'suspended' });
     expect(await keys.get(key.id)).toMatchObject({ status: 'suspended', suspendedReason: 'after the upgrade' });

@@ -129,7 +129,7 @@ async function soak(backend: BackendName): Promise<StoreResult> {
     const churn = await startChurn(manager, population.accounts, receiver);
     for (let i = 0; i < settings.workers; i++) workers.push(await startWorker(WORKER_BUNDLE, ns, i));
 
-    const retention = retentionOf(runner, settings.keepMs);
+    const retention = await retentionOf(runner, settings.keepMs, backend === 'postgres' ? ns.schema : undefined);
     console.log(`prune present: ${retention.parts.map((p) => `${p.name} ${p.present ? 'yes' : 'no'}`).join(', ')}`);
     const watch = watchLedger(runner.ledger, population.accounts);
     const loops = {

@@ -15,21 +15,18 @@ function freshFolder(): string {
   return cwd;
 }
 
+/** Runs `keygate ...args` in a fresh folder over its default store; answers the run and the folder. */
+async function inFreshFolder(...args: string[]): Promise<{ run: Run; cwd: string }> {
+  const cwd = freshFolder();
+  return { run: await keygate({ store: 'pglite:./.keygate', cwd }, ...args), cwd };
+}
+
 beforeAll(() => ensureBuilt());
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('a refused value', () => {
   it('a negative --amount given as its own word is read as the value, and refused naming it', async () => {
-    const cwd = freshFolder();
-    const run = await keygate(
-      { store: 'pglite:./.keygate', cwd },
-      'credits',
-      'top-up',
-      '--account',
-      'acct_1',
-      '--amount',
-      '-5',
-    );
+    const { run, cwd } = await inFreshFolder('credits', 'top-up', '--account', 'acct_1', '--amount', '-5');
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('--amount must be a whole number');
     expect(run.stderr).toContain('"-5"');
@@ -38,18 +35,7 @@ describe('a refused value', () => {
   });
 
   it('a mode that is neither live nor test is shown back, and no store is created for the refused key', async () => {
-    const cwd = freshFolder();
-    const run = await keygate(
-      { store: 'pglite:./.keygate', cwd },
-      'keys',
-      'create',
-      '--account',
-      'a',
-      '--name',
-      'n',
-      '--mode',
-      'prod',
-    );
+    const { run, cwd } = await inFreshFolder('keys', 'create', '--account', 'a', '--name', 'n', '--mode', 'prod');
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('keygate: mode must be "live" or "test", got "prod"\n');
     expect(existsSync(join(cwd, '.keygate'))).toBe(false);
@@ -57,17 +43,7 @@ describe('a refused value', () => {
 
   it('a key pasted as the mode is described, never shown', async () => {
     const key = `mk_live_${'A1b2C3d4'.repeat(4)}x9`;
-    const run = await keygate(
-      { store: 'pglite:./.keygate', cwd: freshFolder() },
-      'keys',
-      'create',
-      '--account',
-      'a',
-      '--name',
-      'n',
-      '--mode',
-      key,
-    );
+    const { run } = await inFreshFolder('keys', 'create', '--account', 'a', '--name', 'n', '--mode', key);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`got a string of ${key.length} characters`);
     expect(run.stderr).not.toContain('A1b2C3d4');
